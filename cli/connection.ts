@@ -1,0 +1,48 @@
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { connectNats } from '../pipeline/adapters/nats-connection.js';
+import { startEmbeddedServer, type EmbeddedServer } from '../ops/nats/embedded-server.js';
+import { UsageError } from './usage-error.js';
+
+export const natsDir = (outDir: string) => path.join(outDir, 'nats');
+const urlFile = (outDir: string) => path.join(natsDir(outDir), 'server-url');
+
+export interface CrawlConnection {
+  nc: NatsConnection;
+  server: EmbeddedServer | null;
+  url: string;
+  close(): Promise<void>;
+}
+
+/** NATS_URL if set; otherwise an embedded nats-server whose JetStream store lives under the output directory. */
+export async function openCrawlConnection(outDir: string, name: string): Promise<CrawlConnection> {
+  const external = process.env.NATS_URL;
+  const server = external ? null : await startEmbeddedServer(natsDir(outDir));
+  const url = external ?? server!.url;
+  if (server) writeFileSync(urlFile(outDir), url);
+  const nc = await connectNats(url, name);
+  return {
+    nc,
+    server,
+    url,
+    async close() {
+      await nc.drain().catch(() => undefined);
+      await server?.stop();
+    },
+  };
+}
+
+/**
+ * For commands that join a running crawl (seed, worker): NATS_URL, or the embedded server
+ * that `crawl run --out DIR` started.
+ */
+export async function joinCrawl(outDir: string, name: string): Promise<NatsConnection> {
+  const url = process.env.NATS_URL ?? (existsSync(urlFile(outDir)) ? readFileSync(urlFile(outDir), 'utf8').trim() : '');
+  if (!url) throw new UsageError(`no running crawl: set NATS_URL, or start one with \`crawl run --out ${outDir}\``);
+  try {
+    return await connectNats(url, name);
+  } catch (err) {
+    throw new UsageError(`cannot reach the crawl's NATS server at ${url}: ${(err as Error).message}`);
+  }
+}

@@ -1,0 +1,97 @@
+#!/usr/bin/env node
+import { Command, CommanderError, Option } from 'commander';
+import { UsageError, collect, parseIntOption } from './usage-error.js';
+import { runCrawl } from './run.js';
+import { seedCrawl } from './seed.js';
+import { runWorker } from './worker.js';
+import { runSql } from './sql.js';
+import { applyTopologyCommand } from './topology-command.js';
+
+const DEFAULT_OUT = 'crawl-output';
+
+function program(): Command {
+  const cli = new Command('crawl')
+    .description('A polite, durable web crawler built as a NATS JetStream dataflow')
+    .exitOverride()
+    .showHelpAfterError(false)
+    .configureOutput({ writeErr: (s) => process.stderr.write(s) });
+
+  cli
+    .command('run')
+    .description('crawl from seeds with every stage in this process (starts nats-server unless NATS_URL is set); resumes a crawl in the same --out')
+    .option('--seed <url>', 'a seed URL (repeatable)', collect, [])
+    .option('--seeds-file <file>', 'a file of seed URLs, one a line (# comments)')
+    .option('--out <dir>', 'output directory (Parquet tables, and the JetStream store when embedded)', DEFAULT_OUT)
+    .option('--resolve <pattern=address>', 'map hosts matching PATTERN (e.g. *.site.test) to ADDRESS[:PORT], like curl (repeatable)', collect, [])
+    .option('--max-depth <n>', 'link hops from a seed to follow (default 5)', parseIntOption('--max-depth', 0, 1000))
+    .option('--max-pages <n>', 'stop admitting URLs after this many (0 = no limit)', parseIntOption('--max-pages', 0))
+    .option('--partitions <p>', 'partitions per edge (default 16)', parseIntOption('--partitions', 1, 1024))
+    .option('--min-delay-ms <n>', 'minimum gap between requests to one host (default 1000)', parseIntOption('--min-delay-ms', 0, 3_600_000))
+    .option('--user-agent <s>', 'User-Agent header, with a contact URL; its product token is matched in robots.txt')
+    .option('--include <pattern>', 'only crawl URLs matching this glob or /regex/ (repeatable)', collect, [])
+    .option('--exclude <pattern>', 'never crawl URLs matching this glob or /regex/ (repeatable)', collect, [])
+    .option('--until-idle', 'exit 0 once every accepted URL has a terminal outcome and the output is flushed', false)
+    .action(async (o) => process.exit(await runCrawl(o)));
+
+  cli
+    .command('seed')
+    .description('publish seed URLs (arguments, or one per line on stdin) to a running crawl')
+    .argument('[urls...]')
+    .option('--out <dir>', 'the running crawl’s output directory (when it runs an embedded server)', DEFAULT_OUT)
+    .action(async (urls: string[], o) => process.exit(await seedCrawl(urls, o)));
+
+  cli
+    .command('worker')
+    .description('run one stage of a running crawl in this process (start as many as you like)')
+    .requiredOption('--stage <name>', 'normalize | seen-filter | politeness-gate | fetch | extract | simhash | persist')
+    .option('--concurrency <n>', 'messages handled at once by this process', parseIntOption('--concurrency', 1, 100_000))
+    .option('--out <dir>', 'output directory (persist writes here; also where an embedded server is found)', DEFAULT_OUT)
+    .action(async (o) => process.exit(await runWorker(o)));
+
+  cli
+    .command('sql')
+    .description('query the crawl output with DuckDB: views pages, links, fetch_log (a prompt without SQL)')
+    .argument('[sql]')
+    .option('--out <dir>', 'output directory', DEFAULT_OUT)
+    .addOption(new Option('--format <format>', 'table | csv | json').default('table'))
+    .action(async (sql: string | undefined, o) => process.exit(await runSql(sql, o)));
+
+  cli
+    .command('testweb')
+    .description('serve the built-in deterministic test web on 127.0.0.1')
+    .option('--hosts <n>', 'number of site hosts', parseIntOption('--hosts', 1, 999), 20)
+    .option('--port <p>', 'port (0 = any free port)', parseIntOption('--port', 0, 65535), 0)
+    .option('--seed <n>', 'generator seed', parseIntOption('--seed', 0), 1)
+    .option('--bench-hosts <n>', 'extra allow-all hosts for benchmarks', parseIntOption('--bench-hosts', 0, 10_000), 0)
+    .action(async (o) => {
+      const { runTestWebCli } = await import('../testweb/main.js');
+      await runTestWebCli({ hosts: o.hosts, port: o.port, seed: o.seed, benchHosts: o.benchHosts });
+    });
+
+  const topology = cli.command('topology').description('streams, consumers and KV buckets');
+  topology
+    .command('apply')
+    .description('apply the topology to NATS_URL idempotently')
+    .action(async () => process.exit(await applyTopologyCommand()));
+  return cli;
+}
+
+async function main(argv: string[]): Promise<void> {
+  try {
+    await program().parseAsync(argv);
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.exitCode === 0) process.exit(0);
+      // commander already printed its one-line message
+      process.exit(2);
+    }
+    if (err instanceof UsageError || (err as Error)?.name === 'UsageError') {
+      process.stderr.write(`crawl: ${(err as Error).message}\n`);
+      process.exit(2);
+    }
+    process.stderr.write(`crawl: ${(err as Error)?.stack ?? String(err)}\n`);
+    process.exit(1);
+  }
+}
+
+void main(process.argv);

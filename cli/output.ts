@@ -1,0 +1,10 @@
+import { openParquetOutput as openOutput } from '../pipeline/adapters/duckdb-output.js';
+import type { OutputWriter } from '../stages/persist/index.js';
+
+/**
+ * The persist stage's writer for a local output directory. Several persist workers may share
+ * one directory, so a leftover `.tmp` is only removed once it is clearly abandoned.
+ */
+export async function openParquetOutput(outDir: string): Promise<OutputWriter> {
+  return openOutput(outDir, { staleTmpAgeMs: 10 * 60 * 1000, threads: 1 });
+}

@@ -1,0 +1,38 @@
+import { jetstream } from '@nats-io/jetstream';
+import { encodeSeed } from '../schemas/index.js';
+import { SUBJECTS } from '../ops/nats/edges.js';
+import { joinCrawl } from './connection.js';
+import { readSeeds } from './seeds-input.js';
+import { UsageError } from './usage-error.js';
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** `crawl seed URL...` or URLs on stdin: publishes them on crawl.seeds of a running crawl. */
+export async function seedCrawl(urls: string[], o: { out: string }): Promise<number> {
+  let list = readSeeds(urls, undefined);
+  if (urls.length === 0) {
+    if (process.stdin.isTTY) throw new UsageError('no seeds: give URLs as arguments or one per line on stdin');
+    const { mkdtempSync, writeFileSync, rmSync } = await import('node:fs');
+    const dir = mkdtempSync('/tmp/crawl-seeds-');
+    try {
+      writeFileSync(`${dir}/seeds.txt`, await readStdin());
+      list = readSeeds([], `${dir}/seeds.txt`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  for (const r of list.rejected) process.stderr.write(`stdin line ${r.line}: skipped "${r.text}": ${r.reason}\n`);
+  const nc = await joinCrawl(o.out, 'crawl seed');
+  try {
+    const js = jetstream(nc);
+    for (const url of list.urls) await js.publish(SUBJECTS.seeds, encodeSeed({ url }));
+  } finally {
+    await nc.drain();
+  }
+  process.stdout.write(`published ${list.urls.length} seed(s)\n`);
+  return list.urls.length > 0 ? 0 : 2;
+}

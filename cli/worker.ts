@@ -1,0 +1,42 @@
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { openKvStores } from '../pipeline/adapters/nats-kv.js';
+import { readStoredSettings, startStages } from '../pipeline/crawl-node.js';
+import { createLogger } from '../pipeline/logger.js';
+import { STAGE_NAMES, type StageName } from '../pipeline/stage.js';
+import { joinCrawl } from './connection.js';
+import { openParquetOutput } from './output.js';
+import { UsageError } from './usage-error.js';
+
+/** `crawl worker --stage NAME`: one stage in this process, joined to a running crawl; start as many as needed. */
+export async function runWorker(o: { stage: string; concurrency?: number; out: string }): Promise<number> {
+  if (!(STAGE_NAMES as readonly string[]).includes(o.stage)) {
+    throw new UsageError(`unknown stage "${o.stage}": one of ${STAGE_NAMES.join(', ')}`);
+  }
+  const stage = o.stage as StageName;
+  const outDir = path.resolve(o.out);
+  const nc = await joinCrawl(outDir, `crawl worker ${stage}`);
+  const log = createLogger(`worker-${stage}`);
+  let stop = false;
+  const onSignal = () => {
+    stop = true;
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  try {
+    const settings = await readStoredSettings(await openKvStores(nc));
+    if (!settings) throw new UsageError('the crawl has no settings yet: start it with `crawl run` or `crawl topology apply` first');
+    const node = await startStages(nc, settings, [stage], {
+      log,
+      openOutput: () => openParquetOutput(outDir),
+      persist: { maxRows: settings.persistBatchRows, maxDelayMs: settings.persistFlushMs },
+      concurrency: o.concurrency ? { [stage]: o.concurrency } : undefined,
+    });
+    log.info({ stage, concurrency: o.concurrency ?? 'default' }, 'worker started');
+    while (!stop) await sleep(200);
+    await node.stop();
+  } finally {
+    await nc.drain().catch(() => undefined);
+  }
+  return 0;
+}

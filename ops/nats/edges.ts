@@ -1,0 +1,49 @@
+/**
+ * The edges of the dataflow: one retained stream per edge. Subjects after normalize are
+ * `crawl.<edge>.<partition>`, partition = stable hash of the host (pipeline/partition.ts).
+ * Seeds and discovered links are both "URLs into normalize", so they share one stream;
+ * stored pages and other outcomes are both "results into persist", so they share one too:
+ * that way every stage reads exactly one stream through one durable consumer.
+ */
+export const EDGES = {
+  discovered: { stream: 'CRAWL_DISCOVERED', subjects: ['crawl.seeds', 'crawl.links.*'] },
+  normalized: { stream: 'CRAWL_NORMALIZED', subjects: ['crawl.normalized.*'] },
+  frontier: { stream: 'CRAWL_FRONTIER', subjects: ['crawl.frontier.*'] },
+  ready: { stream: 'CRAWL_READY', subjects: ['crawl.ready.*'] },
+  fetched: { stream: 'CRAWL_FETCHED', subjects: ['crawl.fetched.*'] },
+  extracted: { stream: 'CRAWL_EXTRACTED', subjects: ['crawl.extracted.*'] },
+  results: { stream: 'CRAWL_RESULTS', subjects: ['crawl.pages.*', 'crawl.outcomes.*'] },
+  deadletter: { stream: 'CRAWL_DEADLETTER', subjects: ['crawl.dlq.>'] },
+} as const;
+
+export type EdgeName = keyof typeof EDGES;
+
+/** Subject prefixes a stage publishes under (the partition is appended). */
+export const SUBJECTS = {
+  seeds: 'crawl.seeds',
+  links: 'crawl.links',
+  normalized: 'crawl.normalized',
+  frontier: 'crawl.frontier',
+  ready: 'crawl.ready',
+  fetched: 'crawl.fetched',
+  extracted: 'crawl.extracted',
+  pages: 'crawl.pages',
+  outcomes: 'crawl.outcomes',
+  deadletter: 'crawl.dlq',
+} as const;
+
+/** KV buckets: state that must outlive any stage process. */
+export const BUCKETS = {
+  /** per-host politeness slot: next allowed time, delay, lease of the request in flight */
+  hosts: 'crawl-hosts',
+  /** robots.txt per host, with when it was fetched */
+  robots: 'crawl-robots',
+  /** the seen set: one key per admitted URL */
+  seen: 'crawl-seen',
+  /** SimHash block index and content digests for near-duplicate detection */
+  fingerprints: 'crawl-fingerprints',
+  /** registrable domains of the seeds: the default crawl scope */
+  scope: 'crawl-scope',
+  /** the crawl's settings, written by `crawl run`, read by workers */
+  config: 'crawl-config',
+} as const;

@@ -1,0 +1,3 @@
+export * from './edges.js';
+export * from './topology.js';
+export * from './embedded-server.js';

@@ -1,0 +1,70 @@
+import { Kvm, type KV } from '@nats-io/kv';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { KvConflictError, type KvEntry, type KvStore } from '../kv-store.js';
+import { BUCKETS } from '../../ops/nats/edges.js';
+
+const WRONG_LAST_SEQUENCE = new Set([10071, 10164]);
+
+function isConflict(err: unknown): boolean {
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'number' && WRONG_LAST_SEQUENCE.has(code)) return true;
+  return /wrong last sequence/i.test((err as Error)?.message ?? '');
+}
+
+/** KV keys allow [-/_=.a-zA-Z0-9]; hosts and hashes fit, anything else is escaped. */
+export function kvKey(raw: string): string {
+  return raw.replace(/[^-/_=.a-zA-Z0-9]/g, (c) => `_${c.charCodeAt(0).toString(16)}_`);
+}
+
+/** A KvStore over a JetStream KV bucket; compare-and-set conflicts become KvConflictError. */
+export class NatsKvStore implements KvStore {
+  constructor(private readonly kv: KV) {}
+
+  async get(key: string): Promise<KvEntry | null> {
+    const entry = await this.kv.get(kvKey(key));
+    if (!entry || entry.operation !== 'PUT') return null;
+    return { value: entry.value, revision: entry.revision };
+  }
+  async create(key: string, value: Uint8Array): Promise<number> {
+    try {
+      return await this.kv.create(kvKey(key), value);
+    } catch (err) {
+      if (isConflict(err)) throw new KvConflictError(`key ${key} exists`);
+      throw err;
+    }
+  }
+  async update(key: string, value: Uint8Array, revision: number): Promise<number> {
+    try {
+      return await this.kv.update(kvKey(key), value, revision);
+    } catch (err) {
+      if (isConflict(err)) throw new KvConflictError(`key ${key} changed`);
+      throw err;
+    }
+  }
+  async put(key: string, value: Uint8Array): Promise<number> {
+    return this.kv.put(kvKey(key), value);
+  }
+  async delete(key: string): Promise<void> {
+    await this.kv.delete(kvKey(key));
+  }
+  async *keys(): AsyncIterable<string> {
+    const iter = await this.kv.keys();
+    for await (const key of iter) yield key;
+  }
+}
+
+export type KvStores = Record<'hosts' | 'robots' | 'seen' | 'fingerprints' | 'scope' | 'config', KvStore>;
+
+/** Opens (never creates) the crawl's buckets: the topology owns them. */
+export async function openKvStores(nc: NatsConnection): Promise<KvStores> {
+  const kvm = new Kvm(nc);
+  const open = async (name: string) => new NatsKvStore(await kvm.open(name));
+  return {
+    hosts: await open(BUCKETS.hosts),
+    robots: await open(BUCKETS.robots),
+    seen: await open(BUCKETS.seen),
+    fingerprints: await open(BUCKETS.fingerprints),
+    scope: await open(BUCKETS.scope),
+    config: await open(BUCKETS.config),
+  };
+}

@@ -1,0 +1,108 @@
+import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { createHttpClient } from './adapters/http-client.js';
+import { parseResolveRule } from './adapters/resolve-map.js';
+import { openKvStores, type KvStores } from './adapters/nats-kv.js';
+import { jsonValue, parseJsonValue } from './kv-store.js';
+import type { Logger } from './logger.js';
+import { StageMetrics } from './metrics.js';
+import { StageRunner } from './runner.js';
+import { parseSettings, type CrawlSettings } from './settings.js';
+import type { StageContext, StageName } from './stage.js';
+import { applyTopology } from '../ops/nats/topology.js';
+import { EDGES } from '../ops/nats/edges.js';
+import { buildStage, STAGE_INPUTS, type StageFactoryOptions } from '../stages/index.js';
+
+const SETTINGS_KEY = 'settings';
+
+export async function applyCrawlTopology(nc: NatsConnection): Promise<JetStreamManager> {
+  const jsm = await jetstreamManager(nc);
+  await applyTopology(nc, jsm, STAGE_INPUTS);
+  return jsm;
+}
+
+/** The settings the crawl was started with, as `crawl run` stored them; null if none yet. */
+export async function readStoredSettings(kv: KvStores): Promise<CrawlSettings | null> {
+  const entry = await kv.config.get(SETTINGS_KEY);
+  return entry ? parseSettings(parseJsonValue(entry.value)) : null;
+}
+
+export async function storeSettings(kv: KvStores, settings: CrawlSettings): Promise<void> {
+  await kv.config.put(SETTINGS_KEY, jsonValue(settings));
+}
+
+export interface CrawlNode {
+  metrics: StageMetrics;
+  stop(): Promise<void>;
+}
+
+/**
+ * Runs the named stages in this process against one NATS connection. `crawl run` runs all
+ * seven; `crawl worker --stage X` runs one. Stopping drains: no new messages, in-flight
+ * ones finish, persist flushes.
+ */
+export async function startStages(
+  nc: NatsConnection,
+  settings: CrawlSettings,
+  stages: readonly StageName[],
+  opts: StageFactoryOptions & { log: Logger; concurrency?: Partial<Record<StageName, number>> },
+): Promise<CrawlNode> {
+  const kv = await openKvStores(nc);
+  const metrics = new StageMetrics();
+  const http = createHttpClient({ userAgent: settings.userAgent, resolve: settings.resolve.map(parseResolveRule) });
+  const ctx: StageContext = {
+    settings,
+    clock: { now: () => Date.now() },
+    log: opts.log,
+    metrics,
+    kv,
+    http,
+    maxPayloadBytes: nc.info?.max_payload ?? 1024 * 1024,
+  };
+  const runners: StageRunner<unknown>[] = [];
+  for (const name of stages) {
+    const def = await buildStage(name, opts);
+    const runner = new StageRunner(nc, def, ctx, { concurrency: opts.concurrency?.[name] ?? def.defaultConcurrency });
+    await runner.start();
+    runners.push(runner);
+  }
+  let stopping: Promise<void> | undefined;
+  return {
+    metrics,
+    stop() {
+      stopping ??= (async () => {
+        // upstream first, so fewer messages are caught between stages
+        for (const runner of runners) await runner.stop();
+        await http.close();
+      })();
+      return stopping;
+    },
+  };
+}
+
+export interface PipelineBacklog {
+  /** messages not yet handled, per stage */
+  perStage: Record<string, number>;
+  total: number;
+}
+
+/** Undelivered plus unacknowledged messages of every stage consumer. */
+export async function pipelineBacklog(jsm: JetStreamManager): Promise<PipelineBacklog> {
+  const perStage: Record<string, number> = {};
+  let total = 0;
+  for (const spec of STAGE_INPUTS) {
+    const info = await jsm.consumers.info(spec.stream, spec.durable);
+    const n = info.num_pending + info.num_ack_pending;
+    perStage[spec.durable] = n;
+    total += n;
+  }
+  return { perStage, total };
+}
+
+/** How many messages each edge's stream has carried (for progress figures). */
+export async function streamCount(jsm: JetStreamManager, stream: string): Promise<number> {
+  const info = await jsm.streams.info(stream);
+  return info.state.messages;
+}
+
+export const streams = EDGES;

@@ -1,0 +1,17 @@
+/**
+ * Stable partition of a host: FNV-1a 32-bit hash mod P. Every URL of a host travels one
+ * partition (`crawl.<edge>.<partition>`), so per-host state has one natural owner.
+ * The hash must never change: it decides subjects of retained messages.
+ */
+export function partitionOf(host: string, partitions: number): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < host.length; i++) {
+    hash ^= host.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return (hash >>> 0) % partitions;
+}
+
+export function subjectFor(edge: string, host: string, partitions: number): string {
+  return `crawl.${edge}.${partitionOf(host, partitions)}`;
+}

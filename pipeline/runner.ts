@@ -1,0 +1,167 @@
+import { jetstream, type JetStreamClient, type JsMsg, type ConsumerMessages } from '@nats-io/jetstream';
+import { headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node';
+import { SchemaError, encodeDeadLetter } from '../schemas/index.js';
+import { SUBJECTS } from '../ops/nats/edges.js';
+import type { Emit, Outcome, StageContext, StageDefinition } from './stage.js';
+
+/** A handler that throws this many times in a row is dead-lettered instead of retried again. */
+export const MAX_HANDLER_ATTEMPTS = 6;
+
+/** Backoff for a handler that threw (an infrastructure fault, e.g. KV unavailable): 1 s, 2 s, 4 s … 30 s. */
+export function errorBackoffMs(deliveryCount: number): number {
+  return Math.min(30_000, 1000 * 2 ** Math.max(0, deliveryCount - 1));
+}
+
+export interface RunnerOptions {
+  concurrency: number;
+}
+
+/**
+ * Runs one stage against its durable consumer: the only code that acks, naks and
+ * dead-letters. Outputs are published and their acks awaited before the input is acked,
+ * so a process killed at any moment loses nothing (its unacked input is redelivered).
+ */
+export class StageRunner<T> {
+  private readonly js: JetStreamClient;
+  private messages: ConsumerMessages | undefined;
+  private readonly inFlight = new Set<Promise<void>>();
+  private loop: Promise<void> | undefined;
+  private stopping: Promise<void> | undefined;
+  private slotsFree: number;
+  private slotWaiters: Array<() => void> = [];
+
+  constructor(
+    private readonly nc: NatsConnection,
+    private readonly def: StageDefinition<T>,
+    private readonly ctx: StageContext,
+    private readonly opts: RunnerOptions,
+  ) {
+    this.js = jetstream(nc);
+    this.slotsFree = opts.concurrency;
+  }
+
+  async start(): Promise<void> {
+    const consumer = await this.js.consumers.get(this.def.input.stream, this.def.input.durable);
+    // pull a little more than we can work on, so the next message is ready when a slot frees
+    this.messages = await consumer.consume({ max_messages: Math.max(2, this.opts.concurrency * 2) });
+    this.loop = this.consumeLoop(this.messages);
+  }
+
+  private async consumeLoop(messages: ConsumerMessages): Promise<void> {
+    for await (const msg of messages) {
+      await this.acquireSlot();
+      const task = this.process(msg).finally(() => {
+        this.inFlight.delete(task);
+        this.releaseSlot();
+      });
+      this.inFlight.add(task);
+    }
+  }
+
+  private acquireSlot(): Promise<void> {
+    if (this.slotsFree > 0) {
+      this.slotsFree -= 1;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => this.slotWaiters.push(resolve));
+  }
+
+  private releaseSlot(): void {
+    const next = this.slotWaiters.shift();
+    if (next) next();
+    else this.slotsFree += 1;
+  }
+
+  private async process(msg: JsMsg): Promise<void> {
+    const { def, ctx } = this;
+    const deliveryCount = msg.info.deliveryCount;
+    const heartbeat = setInterval(() => msg.working(), Math.max(500, Math.floor(def.input.ackWaitMs / 3)));
+    try {
+      let outcome: Outcome;
+      try {
+        const message = def.decode(msg.subject, msg.data);
+        outcome = await def.handle({ subject: msg.subject, message, deliveryCount, streamSeq: msg.seq }, ctx);
+      } catch (err) {
+        if (err instanceof SchemaError) {
+          outcome = { kind: 'fail', reason: err.message };
+        } else if (deliveryCount >= MAX_HANDLER_ATTEMPTS) {
+          outcome = { kind: 'fail', reason: `handler failed ${deliveryCount} times: ${(err as Error).message}` };
+        } else {
+          ctx.log.warn({ stage: def.name, subject: msg.subject, err: (err as Error).message, deliveryCount }, 'handler failed; will retry');
+          ctx.metrics.count(def.name, 'messages', 'error');
+          msg.nak(errorBackoffMs(deliveryCount));
+          return;
+        }
+      }
+      await this.settle(msg, outcome);
+    } catch (err) {
+      // publishing failed (server unavailable, publish timeout): let the server redeliver
+      ctx.log.warn({ stage: def.name, err: (err as Error).message }, 'publishing outputs failed; will retry');
+      ctx.metrics.count(def.name, 'messages', 'publish_error');
+      try {
+        msg.nak(errorBackoffMs(deliveryCount));
+      } catch {
+        /* connection gone: the ack wait expires and the server redelivers */
+      }
+    } finally {
+      clearInterval(heartbeat);
+    }
+  }
+
+  private async settle(msg: JsMsg, outcome: Outcome): Promise<void> {
+    const { def, ctx } = this;
+    switch (outcome.kind) {
+      case 'emit':
+        await this.publishAll(outcome.messages);
+        msg.ack();
+        ctx.metrics.count(def.name, 'messages', outcome.messages.length === 0 ? 'filtered' : 'emitted');
+        return;
+      case 'retry':
+        msg.nak(Math.max(0, Math.round(outcome.afterMs)));
+        ctx.metrics.count(def.name, 'messages', 'retry');
+        return;
+      case 'fail':
+        await this.deadLetter(msg, outcome.reason);
+        msg.ack();
+        ctx.metrics.count(def.name, 'messages', 'dead_lettered');
+        ctx.log.error({ stage: def.name, subject: msg.subject, seq: msg.seq, reason: outcome.reason }, 'message dead-lettered');
+        return;
+    }
+  }
+
+  private async publishAll(messages: readonly Emit[]): Promise<void> {
+    await Promise.all(
+      messages.map((m) => (m.msgId ? this.js.publish(m.subject, m.data, { msgID: m.msgId }) : this.js.publish(m.subject, m.data))),
+    );
+  }
+
+  private async deadLetter(msg: JsMsg, reason: string): Promise<void> {
+    const data = encodeDeadLetter({
+      v: 1,
+      stage: this.def.name,
+      subject: msg.subject,
+      stream_seq: msg.seq,
+      delivery_count: msg.info.deliveryCount,
+      reason,
+      failed_at: this.ctx.clock.now(),
+      data: msg.data,
+    });
+    const h = natsHeaders();
+    h.set('Crawl-Dead-Letter-Reason', reason.slice(0, 500).replace(/[\r\n]/g, ' '));
+    await this.js.publish(`${SUBJECTS.deadletter}.${this.def.name}`, data, {
+      msgID: `dlq:${this.def.input.stream}:${msg.seq}`,
+      headers: h,
+    });
+  }
+
+  /** Stops pulling, lets in-flight messages finish, then lets the stage flush. Safe to call twice. */
+  stop(): Promise<void> {
+    this.stopping ??= (async () => {
+      this.messages?.stop();
+      await this.loop?.catch(() => undefined);
+      await Promise.allSettled([...this.inFlight]);
+      await this.def.close?.(this.ctx);
+    })();
+    return this.stopping;
+  }
+}

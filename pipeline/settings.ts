@@ -1,0 +1,53 @@
+import { z } from 'zod';
+
+/**
+ * Settings of one crawl, shared by every stage process. `crawl run` writes them to the
+ * `crawl-config` KV bucket so that `crawl worker` processes started later use the same ones.
+ * Parsed once, strictly: an unknown or invalid option stops start-up with a message naming it.
+ */
+export const CrawlSettingsSchema = z
+  .object({
+    crawlId: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'letters, digits, _ . - only'),
+    partitions: z.number().int().min(1).max(1024).default(16),
+    maxDepth: z.number().int().min(0).max(1000).default(5),
+    /** 0 = no limit: stop admitting new URLs once this many have been admitted */
+    maxPages: z.number().int().min(0).default(0),
+    minDelayMs: z.number().int().min(0).max(3_600_000).default(1000),
+    /** a robots.txt Crawl-delay above this is clamped to it (and logged) */
+    maxCrawlDelayMs: z.number().int().min(0).default(60_000),
+    robotsTtlMs: z.number().int().min(1000).max(86_400_000).default(86_400_000),
+    userAgent: z.string().min(1).default('jetstream-crawler/0.1 (+https://example.invalid/crawler-contact)'),
+    include: z.array(z.string()).default([]),
+    exclude: z.array(z.string()).default([]),
+    /** curl-like host overrides, PATTERN=ADDRESS[:PORT] */
+    resolve: z.array(z.string()).default([]),
+    connectTimeoutMs: z.number().int().min(100).default(10_000),
+    headersTimeoutMs: z.number().int().min(100).default(20_000),
+    totalTimeoutMs: z.number().int().min(100).default(30_000),
+    maxBodyBytes: z.number().int().min(1024).default(5 * 1024 * 1024),
+    nearDuplicateDistance: z.number().int().min(0).max(16).default(3),
+    persistBatchRows: z.number().int().min(1).default(1000),
+    persistFlushMs: z.number().int().min(50).default(1000),
+  })
+  .strict();
+
+export type CrawlSettings = z.infer<typeof CrawlSettingsSchema>;
+export type CrawlSettingsInput = z.input<typeof CrawlSettingsSchema>;
+
+export class SettingsError extends Error {
+  override name = 'SettingsError';
+}
+
+export function parseSettings(input: unknown): CrawlSettings {
+  const parsed = CrawlSettingsSchema.safeParse(input);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const key = issue.path.join('.') || (issue.code === 'unrecognized_keys' ? issue.keys.join(', ') : '(settings)');
+    throw new SettingsError(`invalid setting ${key}: ${issue.message}`);
+  }
+  return parsed.data;
+}
+
+export function defaultCrawlId(now = new Date()): string {
+  return `crawl-${now.toISOString().slice(0, 10).replaceAll('-', '')}`;
+}

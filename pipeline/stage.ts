@@ -1,0 +1,95 @@
+import type { KvStore } from './kv-store.js';
+import type { HttpClient } from './adapters/http-client.js';
+import type { CrawlSettings } from './settings.js';
+import type { Logger } from './logger.js';
+import type { StageMetrics } from './metrics.js';
+
+/** The stages of the dataflow, in order. */
+export const STAGE_NAMES = [
+  'normalize',
+  'seen-filter',
+  'politeness-gate',
+  'fetch',
+  'extract',
+  'simhash',
+  'persist',
+] as const;
+export type StageName = (typeof STAGE_NAMES)[number];
+
+/** One message published by a stage. `msgId` lets JetStream drop a duplicate publish. */
+export interface Emit {
+  subject: string;
+  data: Uint8Array;
+  msgId?: string;
+}
+
+/**
+ * What a stage decided about one input message. Only the runner acts on it:
+ * - emit: publish these (an empty list means "filtered"), then ack the input;
+ * - retry: nak the input so the server redelivers it after `afterMs`;
+ * - fail: the message cannot be processed: dead-letter it with the reason, then ack.
+ */
+export type Outcome =
+  | { kind: 'emit'; messages: Emit[] }
+  | { kind: 'retry'; afterMs: number; reason: string }
+  | { kind: 'fail'; reason: string };
+
+export const emit = (...messages: Emit[]): Outcome => ({ kind: 'emit', messages });
+export const retryAfter = (afterMs: number, reason: string): Outcome => ({ kind: 'retry', afterMs, reason });
+export const fail = (reason: string): Outcome => ({ kind: 'fail', reason });
+
+/** Input as a stage sees it: already decoded by the stage's `decode`. */
+export interface StageInput<T> {
+  subject: string;
+  message: T;
+  /** 1 on first delivery */
+  deliveryCount: number;
+  streamSeq: number;
+}
+
+export interface Clock {
+  now(): number;
+}
+
+/** Everything a stage may touch: all I/O goes through here, so a fake context tests `handle`. */
+export interface StageContext {
+  settings: CrawlSettings;
+  clock: Clock;
+  log: Logger;
+  metrics: StageMetrics;
+  kv: {
+    hosts: KvStore;
+    robots: KvStore;
+    seen: KvStore;
+    fingerprints: KvStore;
+    scope: KvStore;
+  };
+  http: HttpClient;
+  /** the largest message the server accepts, so a stage can cap what it emits */
+  maxPayloadBytes: number;
+}
+
+export interface StageInputSpec {
+  stream: string;
+  /** durable consumer name: the stage's name */
+  durable: string;
+  /** subjects this consumer reads; empty = the whole stream */
+  filterSubject: string;
+  /** how long the server waits for an ack before redelivering; the runner sends `working()` while a handler runs */
+  ackWaitMs: number;
+  /** upper bound on unacked messages for all instances together (includes messages waiting on a delayed nak) */
+  maxAckPending: number;
+}
+
+export interface StageDefinition<T = unknown> {
+  name: StageName;
+  input: StageInputSpec;
+  /** edges this stage publishes to (used to check the topology) */
+  emits: readonly string[];
+  /** messages one process handles at once unless `--concurrency` says otherwise */
+  defaultConcurrency: number;
+  decode(subject: string, data: Uint8Array): T;
+  handle(input: StageInput<T>, ctx: StageContext): Promise<Outcome>;
+  /** optional: called once when the runner stops, after in-flight work finished (persist flushes here) */
+  close?(ctx: StageContext): Promise<void>;
+}

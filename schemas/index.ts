@@ -1,0 +1,4 @@
+export * from './codec.js';
+export * from './url-messages.js';
+export * from './page-messages.js';
+export * from './outcome-messages.js';

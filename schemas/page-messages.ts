@@ -1,0 +1,56 @@
+import { z } from 'zod';
+import { decodeMessage, encodeMessage } from './codec.js';
+
+/** raw bytes (msgpack bin) */
+const bytes = z.custom<Uint8Array>((v) => v instanceof Uint8Array, 'expected bytes');
+
+/** crawl.fetched.<p>: a successful HTML fetch, with its body, on its way to extract. */
+export const FetchedPage = z.object({
+  v: z.literal(1),
+  fetch_id: z.string(),
+  url: z.string(),
+  host: z.string(),
+  domain: z.string(),
+  depth: z.number().int().nonnegative(),
+  fetch_time: z.number(),
+  fetch_status: z.number().int(),
+  duration_ms: z.number().int().nonnegative(),
+  content_type: z.string(),
+  charset: z.string().nullable(),
+  headers: z.record(z.string(), z.string()),
+  body: bytes,
+  truncated: z.boolean(),
+});
+export type FetchedPage = z.infer<typeof FetchedPage>;
+
+export const PageLink = z.object({ url: z.string(), anchor: z.string(), rel: z.string() });
+export type PageLink = z.infer<typeof PageLink>;
+
+/** crawl.extracted.<p>: what extract made of a page (no raw body). */
+export const ExtractedPage = FetchedPage.omit({ body: true, headers: true }).extend({
+  content_length: z.number().int().nonnegative(),
+  content_digest: z.string(),
+  title: z.string(),
+  text: z.string(),
+  description: z.string().nullable(),
+  language: z.string().nullable(),
+  canonical_url: z.string().nullable(),
+  noindex: z.boolean(),
+  nofollow: z.boolean(),
+  links: z.array(PageLink),
+});
+export type ExtractedPage = z.infer<typeof ExtractedPage>;
+
+/** crawl.pages.<p>: an extracted page with its near-duplicate verdict, ready to persist. */
+export const FinalPage = ExtractedPage.extend({
+  simhash: z.string(),
+  near_duplicate_of: z.string().nullable(),
+});
+export type FinalPage = z.infer<typeof FinalPage>;
+
+export const encodeFetched = (m: FetchedPage) => encodeMessage(m);
+export const encodeExtracted = (m: ExtractedPage) => encodeMessage(m);
+export const encodeFinal = (m: FinalPage) => encodeMessage(m);
+export const decodeFetched = (b: Uint8Array) => decodeMessage(FetchedPage, b, 'fetched page');
+export const decodeExtracted = (b: Uint8Array) => decodeMessage(ExtractedPage, b, 'extracted page');
+export const decodeFinal = (b: Uint8Array) => decodeMessage(FinalPage, b, 'final page');

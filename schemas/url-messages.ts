@@ -1,0 +1,97 @@
+import { z } from 'zod';
+import { decodeMessage, encodeMessage, SchemaError } from './codec.js';
+
+/**
+ * Messages that carry URLs before they are fetched:
+ * seeds and discovered links (into normalize), candidates (into seen-filter),
+ * admitted URLs (into politeness-gate) and fetch grants (into fetch).
+ */
+
+export const DiscoveredLink = z.object({
+  url: z.string(),
+  anchor: z.string().optional(),
+  rel: z.string().optional(),
+});
+export type DiscoveredLink = z.infer<typeof DiscoveredLink>;
+
+/** crawl.links.<p>: links found on one page (or a redirect target), resolved to absolute URLs. */
+export const DiscoveredLinks = z.object({
+  v: z.literal(1),
+  source_url: z.string(),
+  /** depth of the URLs in `links` (the source page's depth + 1) */
+  depth: z.number().int().nonnegative(),
+  via: z.enum(['link', 'redirect']),
+  links: z.array(DiscoveredLink),
+});
+export type DiscoveredLinks = z.infer<typeof DiscoveredLinks>;
+
+/** crawl.seeds accepts JSON `{url, depth?}` or a plain-text URL. */
+export const SeedMessage = z.object({
+  url: z.string().min(1),
+  depth: z.number().int().nonnegative().optional(),
+});
+export type SeedMessage = z.infer<typeof SeedMessage>;
+
+/** crawl.normalized.<p>: a canonical URL in scope, not yet checked against the seen set. */
+export const CandidateUrl = z.object({
+  v: z.literal(1),
+  url: z.string(),
+  host: z.string(),
+  domain: z.string(),
+  depth: z.number().int().nonnegative(),
+  source_url: z.string().nullable(),
+  via: z.enum(['seed', 'link', 'redirect']),
+});
+export type CandidateUrl = z.infer<typeof CandidateUrl>;
+
+/** crawl.frontier.<p>: a URL admitted to the crawl, with the id its fetch will carry. */
+export const AdmittedUrl = CandidateUrl.extend({
+  fetch_id: z.string(),
+  admitted_at: z.number(),
+});
+export type AdmittedUrl = z.infer<typeof AdmittedUrl>;
+
+/** crawl.ready.<p>: permission to fetch now, holding the host's lease. */
+export const FetchGrant = AdmittedUrl.extend({
+  lease_id: z.string(),
+  granted_at: z.number(),
+  /** the delay the gate computed for this host (robots crawl-delay, minimum) */
+  delay_ms: z.number().int().nonnegative(),
+});
+export type FetchGrant = z.infer<typeof FetchGrant>;
+
+export const encodeDiscoveredLinks = (m: DiscoveredLinks) => encodeMessage(m);
+export const encodeCandidate = (m: CandidateUrl) => encodeMessage(m);
+export const encodeAdmitted = (m: AdmittedUrl) => encodeMessage(m);
+export const encodeGrant = (m: FetchGrant) => encodeMessage(m);
+
+export const decodeDiscoveredLinks = (b: Uint8Array) => decodeMessage(DiscoveredLinks, b, 'discovered links');
+export const decodeCandidate = (b: Uint8Array) => decodeMessage(CandidateUrl, b, 'candidate url');
+export const decodeAdmitted = (b: Uint8Array) => decodeMessage(AdmittedUrl, b, 'admitted url');
+export const decodeGrant = (b: Uint8Array) => decodeMessage(FetchGrant, b, 'fetch grant');
+
+/**
+ * A seed is either a JSON object `{"url": ..., "depth"?: ...}` or a plain-text URL,
+ * so any NATS client (even `nats pub crawl.seeds https://...`) can start a crawl.
+ */
+export function decodeSeed(bytes: Uint8Array): SeedMessage {
+  const text = new TextDecoder('utf-8', { fatal: false }).decode(bytes).trim();
+  if (text === '') throw new SchemaError('decoding seed: empty message');
+  if (text.startsWith('{')) {
+    let raw: unknown;
+    try {
+      raw = JSON.parse(text);
+    } catch (err) {
+      throw new SchemaError(`decoding seed: invalid JSON (${(err as Error).message})`);
+    }
+    const parsed = SeedMessage.safeParse(raw);
+    if (!parsed.success) throw new SchemaError(`decoding seed: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
+    return parsed.data;
+  }
+  if (/\s/.test(text)) throw new SchemaError('decoding seed: one URL per message (found whitespace)');
+  return { url: text };
+}
+
+export function encodeSeed(seed: SeedMessage): Uint8Array {
+  return new TextEncoder().encode(JSON.stringify(seed));
+}

@@ -1,0 +1,12 @@
+import { EDGES } from '../../ops/nats/edges.js';
+import type { StageInputSpec } from '../../pipeline/stage.js';
+
+/** extract: fetched pages in; extracted pages (to simhash) and discovered links (to normalize) out. */
+export const extractInput: StageInputSpec = {
+  stream: EDGES.fetched.stream,
+  durable: 'extract',
+  filterSubject: 'crawl.fetched.*',
+  ackWaitMs: 30_000,
+  maxAckPending: 1_000,
+};
+export const extractEmits = ['extracted', 'discovered'] as const;

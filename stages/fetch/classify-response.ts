@@ -1,0 +1,40 @@
+import type { HttpResponse } from '../../pipeline/adapters/http-client.js';
+
+export type ResponseClass =
+  | { kind: 'html'; mimeType: string; charset: string | null }
+  | { kind: 'redirect'; location: string }
+  | { kind: 'http_error'; reason: string }
+  | { kind: 'unsupported_content'; mimeType: string; reason: string };
+
+/** `text/html; charset=UTF-8` → { mimeType: 'text/html', charset: 'utf-8' } */
+export function parseContentType(header: string | undefined): { mimeType: string; charset: string | null } {
+  if (!header) return { mimeType: '', charset: null };
+  const [type, ...params] = header.split(';');
+  let charset: string | null = null;
+  for (const p of params) {
+    const [k, v] = p.split('=');
+    if (k?.trim().toLowerCase() === 'charset' && v) charset = v.trim().replace(/^"|"$/g, '').toLowerCase();
+  }
+  return { mimeType: (type ?? '').trim().toLowerCase(), charset };
+}
+
+const HTML_TYPES = new Set(['text/html', 'application/xhtml+xml']);
+
+/** What a response is, for the crawl: a page to extract, a redirect to follow, or an outcome to record. */
+export function classifyResponse(res: HttpResponse, url: string): ResponseClass {
+  if (res.status >= 300 && res.status < 400 && res.status !== 304) {
+    const location = res.headers['location'];
+    if (!location) return { kind: 'http_error', reason: `http ${res.status} without a Location header` };
+    try {
+      return { kind: 'redirect', location: new URL(location, url).toString() };
+    } catch {
+      return { kind: 'http_error', reason: `http ${res.status} with an invalid Location: ${location.slice(0, 200)}` };
+    }
+  }
+  if (res.status < 200 || res.status >= 300) return { kind: 'http_error', reason: `http ${res.status}` };
+  const { mimeType, charset } = parseContentType(res.headers['content-type']);
+  // no Content-Type at all: sniff the start of the body for markup
+  const looksHtml = mimeType === '' && /^\s*(<!doctype html|<html|<head|<body)/i.test(new TextDecoder().decode(res.body.subarray(0, 512)));
+  if (HTML_TYPES.has(mimeType) || looksHtml) return { kind: 'html', mimeType: mimeType || 'text/html', charset };
+  return { kind: 'unsupported_content', mimeType, reason: `content type ${mimeType || '(none)'} is not HTML` };
+}

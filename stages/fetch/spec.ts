@@ -1,0 +1,15 @@
+import { EDGES } from '../../ops/nats/edges.js';
+import type { StageInputSpec } from '../../pipeline/stage.js';
+
+/** fetch: grants in; fetched HTML pages, redirect targets and failure outcomes out. */
+export const fetchInput: StageInputSpec = {
+  stream: EDGES.ready.stream,
+  durable: 'fetch',
+  filterSubject: 'crawl.ready.*',
+  ackWaitMs: 30_000,
+  maxAckPending: 2_000,
+};
+export const fetchEmits = ['fetched', 'discovered', 'results', 'frontier'] as const;
+
+/** Room kept in a message for everything but the body (headers, URL, fields). */
+export const MESSAGE_OVERHEAD_BYTES = 256 * 1024;

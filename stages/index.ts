@@ -1,0 +1,46 @@
+import type { StageDefinition, StageName } from '../pipeline/stage.js';
+import { normalizeStage } from './normalize/index.js';
+import { seenFilterStage } from './seen-filter/index.js';
+import { politenessGateStage } from './politeness-gate/index.js';
+import { fetchStage } from './fetch/index.js';
+import { createExtractStage } from './extract/index.js';
+import { simhashStage } from './simhash/index.js';
+import { createPersistStage, type OutputWriter } from './persist/index.js';
+import { normalizeInput } from './normalize/spec.js';
+import { seenFilterInput } from './seen-filter/spec.js';
+import { gateInput } from './politeness-gate/spec.js';
+import { fetchInput } from './fetch/spec.js';
+import { extractInput } from './extract/spec.js';
+import { simhashInput } from './simhash/spec.js';
+import { persistInput } from './persist/spec.js';
+
+/** Every stage's consumer, for the topology: derived from the stage specs, declared once. */
+export const STAGE_INPUTS = [normalizeInput, seenFilterInput, gateInput, fetchInput, extractInput, simhashInput, persistInput];
+
+export interface StageFactoryOptions {
+  /** where persist writes; only the persist stage needs it */
+  openOutput?: () => Promise<OutputWriter>;
+  persist?: { maxRows: number; maxDelayMs: number };
+  extract?: { titles: boolean };
+}
+
+export async function buildStage(name: StageName, opts: StageFactoryOptions): Promise<StageDefinition<any>> {
+  switch (name) {
+    case 'normalize':
+      return normalizeStage;
+    case 'seen-filter':
+      return seenFilterStage;
+    case 'politeness-gate':
+      return politenessGateStage;
+    case 'fetch':
+      return fetchStage;
+    case 'extract':
+      return createExtractStage(opts.extract);
+    case 'simhash':
+      return simhashStage;
+    case 'persist': {
+      if (!opts.openOutput) throw new Error('the persist stage needs an output directory (--out)');
+      return createPersistStage(await opts.openOutput(), opts.persist ?? { maxRows: 1000, maxDelayMs: 1000 });
+    }
+  }
+}

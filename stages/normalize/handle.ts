@@ -1,0 +1,129 @@
+import {
+  decodeDiscoveredLinks,
+  decodeSeed,
+  encodeCandidate,
+  encodeOutcome,
+  type CandidateUrl,
+  type DiscoveredLinks,
+  type SeedMessage,
+} from '../../schemas/index.js';
+import { SUBJECTS } from '../../ops/nats/edges.js';
+import { subjectFor } from '../../pipeline/partition.js';
+import { emit, type Emit, type Outcome, type StageContext, type StageInput } from '../../pipeline/stage.js';
+import { canonicalize } from './canonical-url.js';
+import { checkScope, parsePattern } from './scope.js';
+import { ScopeCache } from './scope-cache.js';
+import { stableId } from '../stage-ids.js';
+
+export type NormalizeInput = { kind: 'seed'; seed: SeedMessage } | { kind: 'links'; links: DiscoveredLinks };
+
+export function decodeNormalizeInput(subject: string, data: Uint8Array): NormalizeInput {
+  if (subject === SUBJECTS.seeds) return { kind: 'seed', seed: decodeSeed(data) };
+  return { kind: 'links', links: decodeDiscoveredLinks(data) };
+}
+
+/** Compiled include/exclude patterns, cached per settings object (settings never change in a process). */
+const patternCache = new WeakMap<object, { include: RegExp[]; exclude: RegExp[] }>();
+function patternsOf(ctx: StageContext) {
+  let p = patternCache.get(ctx.settings);
+  if (!p) {
+    p = { include: ctx.settings.include.map(parsePattern), exclude: ctx.settings.exclude.map(parsePattern) };
+    patternCache.set(ctx.settings, p);
+  }
+  return p;
+}
+
+const scopeCaches = new WeakMap<object, ScopeCache>();
+function scopeOf(ctx: StageContext): ScopeCache {
+  let cache = scopeCaches.get(ctx.kv.scope);
+  if (!cache) {
+    cache = new ScopeCache(ctx.kv.scope);
+    scopeCaches.set(ctx.kv.scope, cache);
+  }
+  return cache;
+}
+
+function filtered(ctx: StageContext, url: string, host: string, depth: number, reason: string): Emit {
+  const now = ctx.clock.now();
+  return {
+    subject: subjectFor('outcomes', host || 'invalid', ctx.settings.partitions),
+    // one fetch_log row per URL and reason, however often the URL is found
+    msgId: `filtered:${stableId(url, reason)}`,
+    data: encodeOutcome({
+      v: 1,
+      event_id: stableId('filtered', url, reason),
+      fetch_id: null,
+      url,
+      host,
+      outcome: 'filtered',
+      reason,
+      fetch_status: null,
+      fetch_time: now,
+      duration_ms: null,
+      depth,
+    }),
+  };
+}
+
+function candidate(ctx: StageContext, c: CandidateUrl): Emit {
+  return { subject: subjectFor('normalized', c.host, ctx.settings.partitions), data: encodeCandidate(c) };
+}
+
+async function handleSeed(seed: SeedMessage, ctx: StageContext): Promise<Outcome> {
+  const result = canonicalize(seed.url);
+  const depth = seed.depth ?? 0;
+  if (!result.ok) {
+    ctx.log.warn({ url: seed.url, reason: result.reason }, `seed rejected: ${result.detail}`);
+    return emit(filtered(ctx, seed.url, '', depth, `${result.reason}: ${result.detail}`));
+  }
+  // a seed defines the scope: its registrable domain is in, whatever else is configured
+  await scopeOf(ctx).add(result.registrableDomain);
+  return emit(
+    candidate(ctx, { v: 1, url: result.url, host: result.host, domain: result.registrableDomain, depth, source_url: null, via: 'seed' }),
+  );
+}
+
+async function handleLinks(msg: DiscoveredLinks, ctx: StageContext): Promise<Outcome> {
+  const out: Emit[] = [];
+  const { include, exclude } = patternsOf(ctx);
+  const scope = scopeOf(ctx);
+  const seen = new Set<string>();
+  for (const link of msg.links) {
+    const result = canonicalize(link.url);
+    if (!result.ok) {
+      out.push(filtered(ctx, link.url, '', msg.depth, `${result.reason}: ${result.detail}`));
+      continue;
+    }
+    if (seen.has(result.url)) continue;
+    seen.add(result.url);
+    const inScope = await scope.has(result.registrableDomain, ctx.clock.now());
+    const verdict = checkScope(result.url, result.registrableDomain, msg.depth, {
+      allowedDomains: inScope ? new Set([result.registrableDomain]) : new Set(),
+      include,
+      exclude,
+      maxDepth: ctx.settings.maxDepth,
+    });
+    if (!verdict.ok) {
+      out.push(filtered(ctx, result.url, result.host, msg.depth, `${verdict.reason}: ${verdict.detail}`));
+      continue;
+    }
+    out.push(
+      candidate(ctx, {
+        v: 1,
+        url: result.url,
+        host: result.host,
+        domain: result.registrableDomain,
+        depth: msg.depth,
+        source_url: msg.source_url,
+        via: msg.via,
+      }),
+    );
+  }
+  ctx.metrics.count('normalize', 'urls', 'candidate', out.length);
+  return emit(...out);
+}
+
+export async function handleNormalize(input: StageInput<NormalizeInput>, ctx: StageContext): Promise<Outcome> {
+  const m = input.message;
+  return m.kind === 'seed' ? handleSeed(m.seed, ctx) : handleLinks(m.links, ctx);
+}

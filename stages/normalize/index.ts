@@ -1,0 +1,13 @@
+import type { StageDefinition } from '../../pipeline/stage.js';
+import { decodeNormalizeInput, handleNormalize, type NormalizeInput } from './handle.js';
+import { normalizeEmits, normalizeInput } from './spec.js';
+
+export const normalizeStage: StageDefinition<NormalizeInput> = {
+  name: 'normalize',
+  input: normalizeInput,
+  emits: normalizeEmits,
+  defaultConcurrency: 32,
+  decode: decodeNormalizeInput,
+  handle: handleNormalize,
+};
+export { canonicalize } from './canonical-url.js';

@@ -1,0 +1,22 @@
+import { SUBJECTS } from '../../ops/nats/edges.js';
+import { decodeFinal, decodeOutcome, type FinalPage, type UrlOutcome } from '../../schemas/index.js';
+import { emit, type Outcome, type StageContext, type StageInput } from '../../pipeline/stage.js';
+import type { RowBatcher } from './batcher.js';
+import { outcomeRows, pageRows } from './rows.js';
+
+export type PersistInput = { kind: 'page'; page: FinalPage } | { kind: 'outcome'; outcome: UrlOutcome };
+
+export function decodePersistInput(subject: string, data: Uint8Array): PersistInput {
+  if (subject.startsWith(`${SUBJECTS.pages}.`)) return { kind: 'page', page: decodeFinal(data) };
+  return { kind: 'outcome', outcome: decodeOutcome(data) };
+}
+
+export function createPersistHandler(batcher: RowBatcher) {
+  return async function handlePersist(input: StageInput<PersistInput>, ctx: StageContext): Promise<Outcome> {
+    const m = input.message;
+    const rows = m.kind === 'page' ? pageRows(m.page, ctx.settings.crawlId) : outcomeRows(m.outcome, ctx.settings.crawlId);
+    await batcher.add(rows);
+    ctx.metrics.count('persist', 'rows', m.kind === 'page' ? 'page' : m.outcome.outcome);
+    return emit();
+  };
+}

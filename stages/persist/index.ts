@@ -1,0 +1,20 @@
+import type { StageDefinition } from '../../pipeline/stage.js';
+import { RowBatcher, type OutputWriter } from './batcher.js';
+import { createPersistHandler, decodePersistInput, type PersistInput } from './handle.js';
+import { persistEmits, persistInput } from './spec.js';
+
+export type { OutputWriter } from './batcher.js';
+
+export function createPersistStage(writer: OutputWriter, opts: { maxRows: number; maxDelayMs: number }): StageDefinition<PersistInput> {
+  const batcher = new RowBatcher(writer, opts);
+  return {
+    name: 'persist',
+    input: persistInput,
+    emits: persistEmits,
+    // many messages wait together for their batch's file to be written
+    defaultConcurrency: 2_000,
+    decode: decodePersistInput,
+    handle: createPersistHandler(batcher),
+    close: () => batcher.close(),
+  };
+}

@@ -1,0 +1,82 @@
+import type { FinalPage, UrlOutcome } from '../../schemas/index.js';
+import type { FetchLogRow, LinkRow, PageRow } from '../../schemas/output-tables.js';
+
+export interface RowBatch {
+  pages: PageRow[];
+  links: LinkRow[];
+  fetch_log: FetchLogRow[];
+}
+
+export const emptyBatch = (): RowBatch => ({ pages: [], links: [], fetch_log: [] });
+
+/** The rows one stored page becomes: a `pages` row, its `links`, and its `fetch_log` row. */
+export function pageRows(p: FinalPage, crawlId: string): RowBatch {
+  return {
+    pages: [
+      {
+        fetch_id: p.fetch_id,
+        url: p.url,
+        url_host_name: p.host,
+        url_host_registered_domain: p.domain,
+        depth: p.depth,
+        fetch_time: p.fetch_time,
+        fetch_status: p.fetch_status,
+        content_mime_type: p.content_type,
+        content_charset: p.charset,
+        content_length: p.content_length,
+        content_digest: p.content_digest,
+        content_truncated: p.truncated,
+        title: p.title,
+        text: p.text,
+        description: p.description,
+        content_languages: p.language,
+        canonical_url: p.canonical_url,
+        simhash: p.simhash,
+        near_duplicate_of: p.near_duplicate_of,
+        noindex: p.noindex,
+        nofollow: p.nofollow,
+        outlinks: p.links.length,
+        duration_ms: p.duration_ms,
+        crawl_id: crawlId,
+      },
+    ],
+    links: p.links.map((l) => ({ fetch_id: p.fetch_id, src_url: p.url, dst_url: l.url, anchor_text: l.anchor, rel: l.rel, crawl_id: crawlId })),
+    fetch_log: [
+      {
+        event_id: `fetched:${p.fetch_id}`,
+        fetch_id: p.fetch_id,
+        url: p.url,
+        url_host_name: p.host,
+        outcome: 'fetched',
+        reason: p.truncated ? 'stored (body truncated at the size cap)' : 'stored',
+        fetch_status: p.fetch_status,
+        fetch_time: p.fetch_time,
+        duration_ms: p.duration_ms,
+        depth: p.depth,
+        crawl_id: crawlId,
+      },
+    ],
+  };
+}
+
+export function outcomeRows(o: UrlOutcome, crawlId: string): RowBatch {
+  return {
+    pages: [],
+    links: [],
+    fetch_log: [
+      {
+        event_id: o.event_id,
+        fetch_id: o.fetch_id,
+        url: o.url,
+        url_host_name: o.host,
+        outcome: o.outcome,
+        reason: o.reason,
+        fetch_status: o.fetch_status,
+        fetch_time: o.fetch_time,
+        duration_ms: o.duration_ms,
+        depth: o.depth,
+        crawl_id: crawlId,
+      },
+    ],
+  };
+}

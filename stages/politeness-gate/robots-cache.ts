@@ -1,0 +1,54 @@
+import { jsonValue, parseJsonValue, type KvStore } from '../../pipeline/kv-store.js';
+import { compileRobots, type CompiledRobots, type RobotsRecord } from './robots-rules.js';
+import { robotsTtlMs } from './robots-fetch-policy.js';
+
+export interface CachedRobots {
+  record: RobotsRecord;
+  compiled: CompiledRobots;
+  expiresAt: number;
+}
+
+/**
+ * robots.txt per host, stored in the `crawl-robots` bucket (shared, survives restarts), with
+ * a small in-process cache of compiled rules. An entry is never used past its TTL
+ * (24 h at most; an error-caused disallow-all much sooner), so expired rules are re-fetched
+ * before the next URL of the host is released.
+ */
+export class RobotsCache {
+  private readonly local = new Map<string, CachedRobots>();
+  private static readonly LOCAL_MAX = 5_000;
+
+  constructor(
+    private readonly store: KvStore,
+    private readonly userAgentToken: string,
+    private readonly ttl: { maxTtlMs: number; errorRetryMs: number },
+  ) {}
+
+  private compile(record: RobotsRecord): CachedRobots {
+    return {
+      record,
+      compiled: compileRobots(record, this.userAgentToken),
+      expiresAt: record.fetchedAt + robotsTtlMs(record, this.ttl),
+    };
+  }
+
+  /** the host's current rules, or null when there are none or they expired */
+  async get(host: string, now: number): Promise<CachedRobots | null> {
+    const hit = this.local.get(host);
+    if (hit && hit.expiresAt > now) return hit;
+    const entry = await this.store.get(host);
+    if (!entry) return null;
+    const cached = this.compile(parseJsonValue<RobotsRecord>(entry.value));
+    if (cached.expiresAt <= now) return null;
+    if (this.local.size >= RobotsCache.LOCAL_MAX) this.local.clear();
+    this.local.set(host, cached);
+    return cached;
+  }
+
+  async put(host: string, record: RobotsRecord): Promise<CachedRobots> {
+    await this.store.put(host, jsonValue(record));
+    const cached = this.compile(record);
+    this.local.set(host, cached);
+    return cached;
+  }
+}

@@ -1,0 +1,25 @@
+import { encodeFinal, type ExtractedPage } from '../../schemas/index.js';
+import { subjectFor } from '../../pipeline/partition.js';
+import { emit, type Outcome, type StageContext, type StageInput } from '../../pipeline/stage.js';
+import { addAndFindOriginal } from './fingerprint-index.js';
+import { simhash64, simhashToHex } from './simhash.js';
+
+/** Pages with fewer words than this are not compared: short texts collide by chance. */
+const MIN_WORDS_FOR_NEAR_DUP = 20;
+
+export async function handleSimhash(input: StageInput<ExtractedPage>, ctx: StageContext): Promise<Outcome> {
+  const p = input.message;
+  const h = simhash64(p.text);
+  const hex = simhashToHex(h);
+  const words = p.text.split(/\s+/, MIN_WORDS_FOR_NEAR_DUP + 1).length;
+  const nearDuplicateOf =
+    words > MIN_WORDS_FOR_NEAR_DUP
+      ? await addAndFindOriginal(ctx.kv.fingerprints, { h: hex, url: p.url, t: p.fetch_time }, ctx.settings.nearDuplicateDistance)
+      : null;
+  ctx.metrics.count('simhash', 'pages', nearDuplicateOf ? 'near_duplicate' : 'unique');
+  return emit({
+    subject: subjectFor('pages', p.host, ctx.settings.partitions),
+    msgId: `page:${p.fetch_id}`,
+    data: encodeFinal({ ...p, simhash: hex, near_duplicate_of: nearDuplicateOf }),
+  });
+}

@@ -1,0 +1,13 @@
+import { decodeExtracted, type ExtractedPage } from '../../schemas/index.js';
+import type { StageDefinition } from '../../pipeline/stage.js';
+import { handleSimhash } from './handle.js';
+import { simhashEmits, simhashInput } from './spec.js';
+
+export const simhashStage: StageDefinition<ExtractedPage> = {
+  name: 'simhash',
+  input: simhashInput,
+  emits: simhashEmits,
+  defaultConcurrency: 32,
+  decode: (_subject, data) => decodeExtracted(data),
+  handle: handleSimhash,
+};
