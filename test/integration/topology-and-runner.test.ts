@@ -1,0 +1,102 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { jetstream, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { connectNats } from '../../pipeline/adapters/nats-connection.js';
+import { NatsKvStore, openKvStores } from '../../pipeline/adapters/nats-kv.js';
+import { applyCrawlTopology, pipelineBacklog, startStages } from '../../pipeline/crawl-node.js';
+import { KvConflictError } from '../../pipeline/kv-store.js';
+import { silentLogger } from '../../pipeline/logger.js';
+import { parseSettings } from '../../pipeline/settings.js';
+import { BUCKETS, EDGES } from '../../ops/nats/edges.js';
+import { STAGE_INPUTS } from '../../stages/index.js';
+import { decodeAdmitted, decodeDeadLetter, encodeCandidate } from '../../schemas/index.js';
+import { partitionOf } from '../../pipeline/partition.js';
+import { startTestNats } from '../support/nats-server.js';
+
+describe('topology, KV and runner on a real nats-server', () => {
+  let server: Awaited<ReturnType<typeof startTestNats>>;
+  let nc: NatsConnection;
+  let jsm: JetStreamManager;
+
+  before(async () => {
+    server = await startTestNats();
+    nc = await connectNats(server.url, 'test');
+    jsm = await applyCrawlTopology(nc);
+  });
+  after(async () => {
+    await nc?.close();
+    await server?.cleanup();
+  });
+
+  it('creates every stream, consumer and bucket, and applying again changes nothing', async () => {
+    await applyCrawlTopology(nc); // idempotent
+    for (const edge of Object.values(EDGES)) {
+      const info = await jsm.streams.info(edge.stream);
+      assert.deepEqual(info.config.subjects, [...edge.subjects]);
+      assert.equal(info.config.retention, 'limits');
+    }
+    for (const spec of STAGE_INPUTS) {
+      const info = await jsm.consumers.info(spec.stream, spec.durable);
+      assert.equal(info.config.durable_name, spec.durable);
+      assert.equal(info.config.ack_policy, 'explicit');
+    }
+    const kv = await openKvStores(nc);
+    for (const name of Object.keys(BUCKETS)) assert.ok(kv[name as keyof typeof kv], `bucket ${name}`);
+  });
+
+  it('KV compare-and-set: create on an existing key and update at a stale revision both conflict', async () => {
+    const kv = (await openKvStores(nc)).hosts as NatsKvStore;
+    const rev = await kv.create('cas.example.com', new TextEncoder().encode('a'));
+    await assert.rejects(kv.create('cas.example.com', new TextEncoder().encode('b')), KvConflictError);
+    const rev2 = await kv.update('cas.example.com', new TextEncoder().encode('c'), rev);
+    await assert.rejects(kv.update('cas.example.com', new TextEncoder().encode('d'), rev), KvConflictError);
+    const got = await kv.get('cas.example.com');
+    assert.equal(got?.revision, rev2);
+    assert.equal(new TextDecoder().decode(got!.value), 'c');
+  });
+
+  it('runs a stage: a valid message is handled and acked, a malformed one is dead-lettered with its reason', async () => {
+    const settings = parseSettings({ crawlId: 'it', partitions: 4 });
+    const node = await startStages(nc, settings, ['seen-filter'], { log: silentLogger() });
+    const js = jetstream(nc);
+    const host = 'h1.example.com';
+    await js.publish(
+      `crawl.normalized.${partitionOf(host, 4)}`,
+      encodeCandidate({ v: 1, url: `http://${host}/a`, host, domain: 'example.com', depth: 0, source_url: null, via: 'seed' }),
+    );
+    await js.publish('crawl.normalized.0', new Uint8Array([0xc1, 0xff, 0x00]));
+    for (let i = 0; i < 100; i++) {
+      const b = await pipelineBacklog(jsm);
+      if (b.perStage['seen-filter'] === 0) break;
+      await sleep(100);
+    }
+    await node.stop();
+    assert.equal((await pipelineBacklog(jsm)).perStage['seen-filter'], 0);
+
+    const frontier = await jsm.streams.getMessage(EDGES.frontier.stream, { last_by_subj: `crawl.frontier.${partitionOf(host, 4)}` });
+    const admitted = decodeAdmitted(frontier!.data);
+    assert.equal(admitted.url, `http://${host}/a`);
+    assert.match(admitted.fetch_id, /^[0-9a-f]{32}$/);
+
+    const dl = await jsm.streams.getMessage(EDGES.deadletter.stream, { last_by_subj: 'crawl.dlq.seen-filter' });
+    const letter = decodeDeadLetter(dl!.data);
+    assert.equal(letter.stage, 'seen-filter');
+    assert.match(letter.reason, /decoding candidate url/);
+    assert.deepEqual([...letter.data], [0xc1, 0xff, 0x00]);
+  });
+
+  it('every edge a stage emits to is read by some stage (except dead letters and results read by persist)', async () => {
+    const { buildStage } = await import('../../stages/index.js');
+    const consumed = new Set(STAGE_INPUTS.map((s) => s.stream));
+    for (const name of ['normalize', 'seen-filter', 'politeness-gate', 'fetch', 'extract', 'simhash'] as const) {
+      const def = await buildStage(name, {});
+      for (const edge of def.emits) {
+        const stream = EDGES[edge as keyof typeof EDGES]?.stream;
+        assert.ok(stream, `${name} emits to unknown edge ${edge}`);
+        assert.ok(consumed.has(stream), `${name} emits to ${edge} but no stage consumes ${stream}`);
+      }
+    }
+  });
+});
