@@ -6,6 +6,7 @@ import { seedCrawl } from './seed.js';
 import { runWorker } from './worker.js';
 import { runSql } from './sql.js';
 import { applyTopologyCommand } from './topology-command.js';
+import { addSettingsOptions } from './settings-flags.js';
 
 const DEFAULT_OUT = 'crawl-output';
 
@@ -16,20 +17,11 @@ function program(): Command {
     .showHelpAfterError(false)
     .configureOutput({ writeErr: (s) => process.stderr.write(s) });
 
-  cli
-    .command('run')
+  addSettingsOptions(cli.command('run'))
     .description('crawl from seeds with every stage in this process (starts nats-server unless NATS_URL is set); resumes a crawl in the same --out')
     .option('--seed <url>', 'a seed URL (repeatable)', collect, [])
     .option('--seeds-file <file>', 'a file of seed URLs, one a line (# comments)')
     .option('--out <dir>', 'output directory (Parquet tables, and the JetStream store when embedded)', DEFAULT_OUT)
-    .option('--resolve <pattern=address>', 'map hosts matching PATTERN (e.g. *.site.test) to ADDRESS[:PORT], like curl (repeatable)', collect, [])
-    .option('--max-depth <n>', 'link hops from a seed to follow (default 5)', parseIntOption('--max-depth', 0, 1000))
-    .option('--max-pages <n>', 'stop admitting URLs after this many (0 = no limit)', parseIntOption('--max-pages', 0))
-    .option('--partitions <p>', 'partitions per edge (default 16)', parseIntOption('--partitions', 1, 1024))
-    .option('--min-delay-ms <n>', 'minimum gap between requests to one host (default 1000)', parseIntOption('--min-delay-ms', 0, 3_600_000))
-    .option('--user-agent <s>', 'User-Agent header, with a contact URL; its product token is matched in robots.txt')
-    .option('--include <pattern>', 'only crawl URLs matching this glob or /regex/ (repeatable)', collect, [])
-    .option('--exclude <pattern>', 'never crawl URLs matching this glob or /regex/ (repeatable)', collect, [])
     .option('--until-idle', 'exit 0 once every accepted URL has a terminal outcome and the output is flushed', false)
     .action(async (o) => process.exit(await runCrawl(o)));
 
@@ -69,10 +61,9 @@ function program(): Command {
     });
 
   const topology = cli.command('topology').description('streams, consumers and KV buckets');
-  topology
-    .command('apply')
-    .description('apply the topology to NATS_URL idempotently')
-    .action(async () => process.exit(await applyTopologyCommand()));
+  addSettingsOptions(topology.command('apply'))
+    .description('apply the topology to NATS_URL idempotently and store the crawl settings for workers')
+    .action(async (o) => process.exit(await applyTopologyCommand(o)));
   return cli;
 }
 

@@ -4,45 +4,21 @@ import { jetstream } from '@nats-io/jetstream';
 import { encodeSeed } from '../schemas/index.js';
 import { SUBJECTS } from '../ops/nats/edges.js';
 import { openKvStores } from '../pipeline/adapters/nats-kv.js';
-import { parseResolveRule } from '../pipeline/adapters/resolve-map.js';
 import { applyCrawlTopology, pipelineBacklog, readStoredSettings, startStages, storeSettings } from '../pipeline/crawl-node.js';
 import { createLogger } from '../pipeline/logger.js';
-import { defaultCrawlId, parseSettings, SettingsError, type CrawlSettingsInput } from '../pipeline/settings.js';
 import { STAGE_NAMES } from '../pipeline/stage.js';
 import { openParquetOutput } from './output.js';
 import { openCrawlConnection } from './connection.js';
 import { startProgress } from './progress.js';
 import { readSeeds } from './seeds-input.js';
+import { mergeSettings, type SettingsFlags } from './settings-flags.js';
 import { UsageError } from './usage-error.js';
 
-export interface RunOptions {
+export interface RunOptions extends SettingsFlags {
   seed: string[];
   seedsFile?: string;
   out: string;
-  resolve: string[];
-  maxDepth?: number;
-  maxPages?: number;
-  partitions?: number;
-  minDelayMs?: number;
-  userAgent?: string;
-  include: string[];
-  exclude: string[];
-  crawlId?: string;
   untilIdle: boolean;
-}
-
-/** Settings given on this command line; the rest keep what the crawl was started with. */
-function settingsFromFlags(o: RunOptions): Partial<CrawlSettingsInput> {
-  const s: Partial<CrawlSettingsInput> = {};
-  if (o.maxDepth !== undefined) s.maxDepth = o.maxDepth;
-  if (o.maxPages !== undefined) s.maxPages = o.maxPages;
-  if (o.partitions !== undefined) s.partitions = o.partitions;
-  if (o.minDelayMs !== undefined) s.minDelayMs = o.minDelayMs;
-  if (o.userAgent !== undefined) s.userAgent = o.userAgent;
-  if (o.resolve.length > 0) s.resolve = o.resolve;
-  if (o.include.length > 0) s.include = o.include;
-  if (o.exclude.length > 0) s.exclude = o.exclude;
-  return s;
 }
 
 /** Idle = every stage's consumer has nothing undelivered and nothing unacked, seen three times in a row. */
@@ -57,13 +33,6 @@ async function waitUntilIdle(jsm: Awaited<ReturnType<typeof applyCrawlTopology>>
 }
 
 export async function runCrawl(o: RunOptions): Promise<number> {
-  for (const r of o.resolve) {
-    try {
-      parseResolveRule(r);
-    } catch (err) {
-      throw new UsageError((err as Error).message);
-    }
-  }
   const seeds = readSeeds(o.seed, o.seedsFile);
   for (const r of seeds.rejected) process.stderr.write(`seeds file line ${r.line}: skipped "${r.text}": ${r.reason}\n`);
   const outDir = path.resolve(o.out);
@@ -82,13 +51,7 @@ export async function runCrawl(o: RunOptions): Promise<number> {
     const kv = await openKvStores(conn.nc);
     const stored = await readStoredSettings(kv);
     if (!stored && seeds.urls.length === 0) throw new UsageError('no seeds: give --seed URL or --seeds-file FILE (or resume a crawl with --out DIR)');
-    let settings;
-    try {
-      settings = parseSettings({ ...(stored ?? { crawlId: o.crawlId ?? defaultCrawlId() }), ...settingsFromFlags(o) });
-    } catch (err) {
-      if (err instanceof SettingsError) throw new UsageError(err.message);
-      throw err;
-    }
+    const settings = mergeSettings(stored, o);
     await storeSettings(kv, settings);
     node = await startStages(conn.nc, settings, STAGE_NAMES, {
       log,

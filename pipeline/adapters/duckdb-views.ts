@@ -1,0 +1,312 @@
+/**
+ * Query side of the crawl output: an in-memory DuckDB with views over the
+ * Parquet files written by duckdb-output.ts.
+ *
+ *   raw_pages, raw_links, raw_fetch_log  every row of every file, plus `_file`
+ *   pages      one row per fetch_id, and at most one per (crawl_id, url): the latest fetch_time
+ *   links      one row per (fetch_id, dst_url, anchor_text, rel)
+ *   fetch_log  one row per event_id
+ *
+ * The pipeline is at-least-once, so a redelivered message can write the same
+ * logical row into a second file; the deduplicating views hide that.
+ *
+ * A table with no files yet gets an empty, correctly typed view. Views are
+ * rebuilt before a query whenever a table directory goes from "no files" to
+ * "has files" (or back).
+ */
+import { readdirSync } from 'node:fs';
+import path from 'node:path';
+import {
+  DuckDBArrayValue,
+  DuckDBBlobValue,
+  DuckDBDateValue,
+  DuckDBDecimalValue,
+  DuckDBInstance,
+  DuckDBListValue,
+  DuckDBMapValue,
+  DuckDBStructValue,
+  DuckDBTimestampMillisecondsValue,
+  DuckDBTimestampNanosecondsValue,
+  DuckDBTimestampSecondsValue,
+  DuckDBTimestampTZValue,
+  DuckDBTimestampValue,
+} from '@duckdb/node-api';
+import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
+import { TABLE_NAMES, TABLES, type ColumnDef, type TableName } from '../../schemas/output-tables.js';
+
+export interface QueryResult {
+  columns: string[];
+  rows: unknown[][];
+}
+
+export interface OutputDatabase {
+  run(sql: string): Promise<QueryResult>;
+  close(): Promise<void>;
+}
+
+export type ResultFormat = 'table' | 'csv' | 'json';
+
+const q = (s: string): string => `'${s.replace(/'/g, "''")}'`;
+const id = (s: string): string => `"${s.replace(/"/g, '""')}"`;
+
+/** Partition keys of the deduplicating views (besides the pages url rule). */
+export const DEDUP_KEYS: Readonly<Record<TableName, readonly string[]>> = {
+  pages: ['fetch_id'],
+  links: ['fetch_id', 'dst_url', 'anchor_text', 'rel'],
+  fetch_log: ['event_id'],
+};
+
+function hasParquetFiles(dir: string): boolean {
+  try {
+    return readdirSync(dir).some((n) => n.endsWith('.parquet'));
+  } catch {
+    return false;
+  }
+}
+
+function parquetGlob(outDir: string, table: TableName): string {
+  return path.join(path.resolve(outDir), table, '*.parquet');
+}
+
+async function rawViewSelect(conn: DuckDBConnection, outDir: string, table: TableName, hasFiles: boolean): Promise<string> {
+  const cols: readonly ColumnDef[] = TABLES[table];
+  if (!hasFiles) {
+    const list = cols.map((c) => `CAST(NULL AS ${c.type}) AS ${id(c.name)}`);
+    list.push(`CAST(NULL AS VARCHAR) AS _file`);
+    return `SELECT ${list.join(', ')} LIMIT 0`;
+  }
+  const src = `read_parquet(${q(parquetGlob(outDir, table))}, union_by_name = true, filename = '_file')`;
+  // Columns present in at least one file; ones missing everywhere (older
+  // schema) become typed NULLs so the view always has every column.
+  const desc = await conn.runAndReadAll(`DESCRIBE SELECT * FROM ${src}`);
+  const present = new Set(desc.getRows().map((r) => String(r[0])));
+  const list = cols.map((c) =>
+    present.has(c.name) ? `CAST(${id(c.name)} AS ${c.type}) AS ${id(c.name)}` : `CAST(NULL AS ${c.type}) AS ${id(c.name)}`,
+  );
+  list.push('_file');
+  return `SELECT ${list.join(', ')} FROM ${src}`;
+}
+
+function dedupViewSelect(table: TableName): string {
+  const cols = (TABLES[table] as readonly ColumnDef[]).map((c) => id(c.name)).join(', ');
+  const keys = DEDUP_KEYS[table].map(id).join(', ');
+  // Identical duplicates: keep the copy from the earliest file (names sort by write time).
+  const byKey = `SELECT * FROM ${id('raw_' + table)} QUALIFY row_number() OVER (PARTITION BY ${keys} ORDER BY _file) = 1`;
+  if (table === 'pages') {
+    return (
+      `SELECT ${cols} FROM (${byKey}) ` +
+      `QUALIFY row_number() OVER (PARTITION BY crawl_id, url ORDER BY fetch_time DESC NULLS LAST, fetch_id DESC) = 1`
+    );
+  }
+  return `SELECT ${cols} FROM (${byKey})`;
+}
+
+// ---- DuckDB values → plain JS ----------------------------------------------
+
+function timestampToPlain(micros: bigint, fallback: string): string {
+  const ms = micros / 1000n;
+  if (ms >= -8_640_000_000_000_000n && ms <= 8_640_000_000_000_000n) {
+    const d = new Date(Number(ms));
+    if (!Number.isNaN(d.getTime())) return d.toISOString();
+  }
+  return fallback; // infinity / out of JS Date range
+}
+
+/** Converts a DuckDB value for printing: BigInt → number when safe (else string), timestamps → ISO strings. */
+export function toPlain(v: DuckDBValue): unknown {
+  if (v === null || typeof v === 'string' || typeof v === 'boolean' || typeof v === 'number') return v;
+  if (typeof v === 'bigint') {
+    return v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v.toString();
+  }
+  if (v instanceof DuckDBTimestampValue || v instanceof DuckDBTimestampTZValue) {
+    return timestampToPlain(v.micros, v.toString());
+  }
+  if (v instanceof DuckDBTimestampMillisecondsValue) return timestampToPlain(v.millis * 1000n, v.toString());
+  if (v instanceof DuckDBTimestampSecondsValue) return timestampToPlain(v.seconds * 1_000_000n, v.toString());
+  if (v instanceof DuckDBTimestampNanosecondsValue) return timestampToPlain(v.nanos / 1000n, v.toString());
+  if (v instanceof DuckDBDateValue) return v.toString();
+  if (v instanceof DuckDBDecimalValue) return v.toDouble();
+  if (v instanceof DuckDBListValue || v instanceof DuckDBArrayValue) return v.items.map(toPlain);
+  if (v instanceof DuckDBStructValue) {
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v.entries)) out[k] = toPlain(x);
+    return out;
+  }
+  if (v instanceof DuckDBMapValue) return v.entries.map((e) => ({ key: toPlain(e.key), value: toPlain(e.value) }));
+  if (v instanceof DuckDBBlobValue) return v.toString();
+  return String(v);
+}
+
+// ---- database ---------------------------------------------------------------
+
+export async function openOutputDatabase(outDir: string): Promise<OutputDatabase> {
+  const instance = await DuckDBInstance.create(':memory:');
+  const conn = await instance.connect();
+  const state = new Map<TableName, boolean>();
+  let closed = false;
+  let chain: Promise<unknown> = Promise.resolve();
+
+  async function refreshViews(): Promise<void> {
+    for (const table of TABLE_NAMES) {
+      const has = hasParquetFiles(path.join(outDir, table));
+      if (state.get(table) === has) continue;
+      await conn.run(`CREATE OR REPLACE VIEW ${id('raw_' + table)} AS ${await rawViewSelect(conn, outDir, table, has)}`);
+      await conn.run(`CREATE OR REPLACE VIEW ${id(table)} AS ${dedupViewSelect(table)}`);
+      state.set(table, has);
+    }
+  }
+
+  function serialized<T>(fn: () => Promise<T>): Promise<T> {
+    const p = chain.then(fn);
+    chain = p.catch(() => undefined);
+    return p;
+  }
+
+  try {
+    await refreshViews();
+  } catch (err) {
+    conn.closeSync();
+    instance.closeSync();
+    throw err;
+  }
+
+  return {
+    run(sql: string): Promise<QueryResult> {
+      if (closed) return Promise.reject(new Error('output database is closed'));
+      return serialized(async () => {
+        await refreshViews();
+        const reader = await conn.runAndReadAll(sql);
+        return {
+          columns: reader.columnNames(),
+          rows: reader.getRows().map((r) => r.map(toPlain)),
+        };
+      });
+    },
+    async close(): Promise<void> {
+      if (closed) return;
+      closed = true;
+      await chain;
+      conn.closeSync();
+      instance.closeSync();
+    },
+  };
+}
+
+// ---- formatting -------------------------------------------------------------
+
+function cellText(v: unknown): string {
+  if (v === null || v === undefined) return '';
+  if (typeof v === 'string') return v;
+  if (typeof v === 'number' || typeof v === 'boolean' || typeof v === 'bigint') return String(v);
+  if (v instanceof Date) return v.toISOString();
+  return JSON.stringify(v, jsonReplacer);
+}
+
+function jsonReplacer(_k: string, v: unknown): unknown {
+  return typeof v === 'bigint' ? v.toString() : v;
+}
+
+/** Terminal column width of one code point (CJK/fullwidth/emoji = 2, combining = 0). */
+function charWidth(cp: number): number {
+  if (cp === 0x200b || cp === 0x200d || (cp >= 0x0300 && cp <= 0x036f) || (cp >= 0xfe00 && cp <= 0xfe0f)) return 0;
+  if (
+    (cp >= 0x1100 && cp <= 0x115f) ||
+    (cp >= 0x2e80 && cp <= 0xa4cf) ||
+    (cp >= 0xac00 && cp <= 0xd7a3) ||
+    (cp >= 0xf900 && cp <= 0xfaff) ||
+    (cp >= 0xfe30 && cp <= 0xfe4f) ||
+    (cp >= 0xff00 && cp <= 0xff60) ||
+    (cp >= 0xffe0 && cp <= 0xffe6) ||
+    (cp >= 0x1f300 && cp <= 0x1faff) ||
+    (cp >= 0x20000 && cp <= 0x3fffd)
+  ) {
+    return 2;
+  }
+  return 1;
+}
+
+function displayWidth(s: string): number {
+  let w = 0;
+  for (const ch of s) w += charWidth(ch.codePointAt(0)!);
+  return w;
+}
+
+const MAX_CELL = 80;
+
+/** Table-mode cell: control chars escaped (keeps alignment), truncated to MAX_CELL columns. */
+function tableCell(v: unknown): string {
+  if (v === null || v === undefined) return 'NULL';
+  const s = cellText(v).replace(/[\u0000-\u001f\u007f]/g, (c) =>
+    c === '\n' ? '\\n' : c === '\r' ? '\\r' : c === '\t' ? '\\t' : `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`,
+  );
+  if (displayWidth(s) <= MAX_CELL) return s;
+  let out = '';
+  let w = 0;
+  for (const ch of s) {
+    const cw = charWidth(ch.codePointAt(0)!);
+    if (w + cw > MAX_CELL - 1) break;
+    out += ch;
+    w += cw;
+  }
+  return out + '…';
+}
+
+function pad(s: string, width: number, right: boolean): string {
+  const fill = ' '.repeat(Math.max(0, width - displayWidth(s)));
+  return right ? fill + s : s + fill;
+}
+
+function csvField(v: unknown): string {
+  if (v === null || v === undefined) return '';
+  const s = cellText(v);
+  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+}
+
+export function formatResult(result: QueryResult, format: ResultFormat): string {
+  const { columns, rows } = result;
+  switch (format) {
+    case 'csv': {
+      const lines = [columns.map(csvField).join(',')];
+      for (const r of rows) lines.push(columns.map((_, i) => csvField(r[i])).join(','));
+      return lines.join('\r\n') + '\r\n';
+    }
+    case 'json': {
+      // Duplicate column names (e.g. SELECT a.x, b.x) get a numeric suffix so no value is lost.
+      const seen = new Map<string, number>();
+      const keys = columns.map((c) => {
+        const n = seen.get(c) ?? 0;
+        seen.set(c, n + 1);
+        return n === 0 ? c : `${c}_${n}`;
+      });
+      const objs = rows.map((r) => {
+        const o: Record<string, unknown> = {};
+        keys.forEach((k, i) => (o[k] = r[i] === undefined ? null : r[i]));
+        return o;
+      });
+      return JSON.stringify(objs, jsonReplacer, 2) + '\n';
+    }
+    case 'table': {
+      const header = columns.map((c) => tableCell(c));
+      const body = rows.map((r) => columns.map((_, i) => tableCell(r[i])));
+      const numeric = columns.map((_, i) => rows.length > 0 && rows.every((r) => r[i] === null || r[i] === undefined || typeof r[i] === 'number' || typeof r[i] === 'bigint'));
+      const widths = header.map((h, i) => Math.max(displayWidth(h), ...body.map((b) => displayWidth(b[i]!))));
+      const line = (cells: string[], isHeader: boolean): string =>
+        cells
+          .map((c, i) => pad(c, widths[i]!, !isHeader && numeric[i]!))
+          .join(' | ')
+          .trimEnd();
+      const out: string[] = [];
+      if (columns.length > 0) {
+        out.push(line(header, true));
+        out.push(widths.map((w) => '-'.repeat(w)).join('-+-'));
+        for (const b of body) out.push(line(b, false));
+      }
+      out.push(`(${rows.length} ${rows.length === 1 ? 'row' : 'rows'})`);
+      return out.join('\n') + '\n';
+    }
+    default: {
+      const never: never = format;
+      throw new Error(`unknown format: ${String(never)}`);
+    }
+  }
+}

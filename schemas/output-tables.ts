@@ -1,0 +1,175 @@
+/**
+ * Crawl output tables (Parquet files written through DuckDB, queried through
+ * DuckDB views). One definition — `TABLES` — drives the writer
+ * (pipeline/adapters/duckdb-output.ts) and the views
+ * (pipeline/adapters/duckdb-views.ts).
+ *
+ * Column names follow Common Crawl's cc-index where the meaning matches
+ * (url_host_name, url_host_registered_domain, fetch_time, fetch_status,
+ * content_mime_type, content_charset, content_digest, content_languages, …).
+ *
+ * Conventions for row objects:
+ * - TIMESTAMP columns are epoch milliseconds (number) in the row, stored as a
+ *   UTC TIMESTAMP (no time zone) with millisecond precision.
+ * - BIGINT columns are `number` in the row (must be a safe integer).
+ * - Nullable columns take `null` (an `undefined` value is also written as NULL).
+ */
+
+export type DuckDBColumnType = 'VARCHAR' | 'BOOLEAN' | 'SMALLINT' | 'INTEGER' | 'BIGINT' | 'TIMESTAMP';
+
+export interface ColumnDef {
+  readonly name: string;
+  readonly type: DuckDBColumnType;
+  readonly nullable: boolean;
+}
+
+const col = <N extends string, T extends DuckDBColumnType, Nu extends boolean = false>(
+  name: N,
+  type: T,
+  nullable?: Nu,
+): { readonly name: N; readonly type: T; readonly nullable: Nu } => ({
+  name,
+  type,
+  nullable: (nullable ?? false) as Nu,
+});
+
+/** Column definitions, in file/view column order. */
+export const TABLES = {
+  pages: [
+    col('fetch_id', 'VARCHAR'),
+    col('url', 'VARCHAR'),
+    col('url_host_name', 'VARCHAR'),
+    col('url_host_registered_domain', 'VARCHAR'),
+    col('depth', 'INTEGER'),
+    col('fetch_time', 'TIMESTAMP'),
+    col('fetch_status', 'SMALLINT'),
+    col('content_mime_type', 'VARCHAR'),
+    col('content_charset', 'VARCHAR', true),
+    col('content_length', 'BIGINT'),
+    col('content_digest', 'VARCHAR'),
+    col('content_truncated', 'BOOLEAN'),
+    col('title', 'VARCHAR'),
+    col('text', 'VARCHAR'),
+    col('description', 'VARCHAR', true),
+    col('content_languages', 'VARCHAR', true),
+    col('canonical_url', 'VARCHAR', true),
+    col('simhash', 'VARCHAR'),
+    col('near_duplicate_of', 'VARCHAR', true),
+    col('noindex', 'BOOLEAN'),
+    col('nofollow', 'BOOLEAN'),
+    col('outlinks', 'INTEGER'),
+    col('duration_ms', 'INTEGER'),
+    col('crawl_id', 'VARCHAR'),
+  ],
+  links: [
+    col('fetch_id', 'VARCHAR'),
+    col('src_url', 'VARCHAR'),
+    col('dst_url', 'VARCHAR'),
+    col('anchor_text', 'VARCHAR'),
+    col('rel', 'VARCHAR'),
+    col('crawl_id', 'VARCHAR'),
+  ],
+  fetch_log: [
+    col('event_id', 'VARCHAR'),
+    col('fetch_id', 'VARCHAR', true),
+    col('url', 'VARCHAR'),
+    col('url_host_name', 'VARCHAR'),
+    col('outcome', 'VARCHAR'),
+    col('reason', 'VARCHAR'),
+    col('fetch_status', 'SMALLINT', true),
+    col('fetch_time', 'TIMESTAMP'),
+    col('duration_ms', 'INTEGER', true),
+    col('depth', 'INTEGER', true),
+    col('crawl_id', 'VARCHAR'),
+  ],
+} as const satisfies Record<string, readonly ColumnDef[]>;
+
+export type TableName = keyof typeof TABLES;
+export const TABLE_NAMES = Object.keys(TABLES) as TableName[];
+
+/**
+ * Order of rows inside each written Parquet file (by url first, then
+ * tie-breakers so that the file content is deterministic).
+ */
+export const FILE_SORT_KEYS: Readonly<Record<TableName, readonly string[]>> = {
+  pages: ['url', 'fetch_time', 'fetch_id'],
+  links: ['src_url', 'dst_url', 'anchor_text', 'rel', 'fetch_id'],
+  fetch_log: ['url', 'fetch_time', 'event_id'],
+};
+
+/** One fetched HTML/text page (successful fetch with extracted content). */
+export interface PageRow {
+  fetch_id: string;
+  url: string;
+  url_host_name: string;
+  url_host_registered_domain: string;
+  depth: number;
+  /** epoch ms, UTC */
+  fetch_time: number;
+  fetch_status: number;
+  content_mime_type: string;
+  content_charset: string | null;
+  content_length: number;
+  content_digest: string;
+  content_truncated: boolean;
+  title: string;
+  text: string;
+  description: string | null;
+  content_languages: string | null;
+  canonical_url: string | null;
+  /** 64-bit simhash as 16 lowercase hex chars */
+  simhash: string;
+  near_duplicate_of: string | null;
+  noindex: boolean;
+  nofollow: boolean;
+  outlinks: number;
+  duration_ms: number;
+  crawl_id: string;
+}
+
+/** One outgoing link found in a page. */
+export interface LinkRow {
+  fetch_id: string;
+  src_url: string;
+  dst_url: string;
+  anchor_text: string;
+  rel: string;
+  crawl_id: string;
+}
+
+/** One outcome for one URL (fetched, skipped, failed, …). */
+export interface FetchLogRow {
+  /** deterministic id of this outcome; used for dedup in the views */
+  event_id: string;
+  fetch_id: string | null;
+  url: string;
+  url_host_name: string;
+  outcome: string;
+  reason: string;
+  fetch_status: number | null;
+  /** epoch ms, UTC */
+  fetch_time: number;
+  duration_ms: number | null;
+  depth: number | null;
+  crawl_id: string;
+}
+
+export interface OutputBatch {
+  pages: PageRow[];
+  links: LinkRow[];
+  fetch_log: FetchLogRow[];
+}
+
+// ---- compile-time check: the row interfaces match TABLES exactly ----------
+
+type TsTypeOf<T extends DuckDBColumnType> = T extends 'VARCHAR' ? string : T extends 'BOOLEAN' ? boolean : number;
+type RowOf<C extends readonly ColumnDef[]> = {
+  [K in C[number] as K['name']]: K['nullable'] extends true ? TsTypeOf<K['type']> | null : TsTypeOf<K['type']>;
+};
+type Equals<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
+type Assert<T extends true> = T;
+export type _RowTypesMatchTables = [
+  Assert<Equals<RowOf<(typeof TABLES)['pages']>, PageRow>>,
+  Assert<Equals<RowOf<(typeof TABLES)['links']>, LinkRow>>,
+  Assert<Equals<RowOf<(typeof TABLES)['fetch_log']>, FetchLogRow>>,
+];
