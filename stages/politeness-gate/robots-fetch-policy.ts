@@ -1,0 +1,95 @@
+/**
+ * What a robots.txt fetch result means (RFC 9309 section 2.3.1) and how long it is kept
+ * (section 2.4). Pure functions: the fetching itself is in fetch-robots.ts.
+ *
+ *  2xx              -> rules (first 500 KiB, UTF-8, BOM skipped)
+ *  3xx (unresolved) -> allow_all: a redirect chain that did not end (more than 5 hops,
+ *                      no usable Location) makes robots.txt "unavailable" (2.3.1.2)
+ *  4xx except 429   -> allow_all: "unavailable", no rules (2.3.1.3)
+ *  429, 5xx         -> disallow_all until a fetch succeeds: "unreachable" (2.3.1.4)
+ *  network error    -> disallow_all (2.3.1.4)
+ *  anything else    -> disallow_all (1xx or out-of-range status: treated as unreachable)
+ */
+import { ROBOTS_MAX_BYTES, type RobotsRecord } from './robots-rules.js';
+
+export type RobotsFetchResult = { status: number; body: Uint8Array | string } | { error: string };
+
+export interface RobotsTtlOptions {
+  /** Longest a robots record is used (RFC 9309 section 2.4: SHOULD NOT exceed 24 hours). */
+  maxTtlMs: number;
+  /** A disallow_all caused by an error (5xx, 429, network) is re-fetched this soon. */
+  errorRetryMs: number;
+}
+
+export const DEFAULT_ROBOTS_TTL: Readonly<RobotsTtlOptions> = Object.freeze({
+  maxTtlMs: 24 * 60 * 60 * 1000,
+  errorRetryMs: 60_000,
+});
+
+const UNREACHABLE = 'disallow all until a fetch succeeds';
+const LF = 0x0a;
+const CR = 0x0d;
+
+export function recordFromResponse(res: RobotsFetchResult, now: number): RobotsRecord {
+  if ('error' in res) {
+    return { kind: 'disallow_all', fetchedAt: now, status: null, reason: `network error: ${res.error}` };
+  }
+  const { status } = res;
+  if (!Number.isInteger(status) || status < 100 || status > 599) {
+    return { kind: 'disallow_all', fetchedAt: now, status, reason: `http ${status}: unexpected status, ${UNREACHABLE}` };
+  }
+  if (status >= 200 && status < 300) {
+    const { text, truncated } = decodeRobotsBody(res.body);
+    return {
+      kind: 'rules',
+      body: text,
+      fetchedAt: now,
+      status,
+      reason: truncated ? `http ${status}: rules (cut to the first ${ROBOTS_MAX_BYTES} bytes)` : `http ${status}: rules`,
+    };
+  }
+  if (status >= 300 && status < 400) {
+    return { kind: 'allow_all', fetchedAt: now, status, reason: `http ${status}: redirect not followed to a robots.txt, no rules` };
+  }
+  if (status === 429 || status >= 500) {
+    return { kind: 'disallow_all', fetchedAt: now, status, reason: `http ${status}: ${UNREACHABLE}` };
+  }
+  if (status >= 400) {
+    return { kind: 'allow_all', fetchedAt: now, status, reason: `http ${status}: no rules` };
+  }
+  // 1xx as a final status
+  return { kind: 'disallow_all', fetchedAt: now, status, reason: `http ${status}: unexpected status, ${UNREACHABLE}` };
+}
+
+/**
+ * The first ROBOTS_MAX_BYTES bytes as text. When the body is longer, the cut is moved back
+ * to the end of the last whole line, so a half line ('Allow: /pub' of 'Allow: /public/')
+ * is not read as a broader rule. A leading UTF-8 byte order mark, or the start of one
+ * (EF, EF BB), is skipped as Google's parser does; invalid UTF-8 becomes U+FFFD.
+ */
+export function decodeRobotsBody(body: Uint8Array | string): { text: string; truncated: boolean } {
+  let bytes = typeof body === 'string' ? new TextEncoder().encode(body) : body;
+  let truncated = false;
+  if (bytes.length > ROBOTS_MAX_BYTES) {
+    truncated = true;
+    let end = ROBOTS_MAX_BYTES;
+    while (end > 0 && bytes[end - 1] !== LF && bytes[end - 1] !== CR) end--;
+    bytes = bytes.subarray(0, end > 0 ? end : ROBOTS_MAX_BYTES); // a single giant line: keep the byte cut
+  }
+  const bom = [0xef, 0xbb, 0xbf];
+  let skip = 0;
+  while (skip < bom.length && skip < bytes.length && bytes[skip] === bom[skip]) skip++;
+  const text = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true }).decode(bytes.subarray(skip));
+  return { text, truncated };
+}
+
+/**
+ * How long `record` may be used after record.fetchedAt: errorRetryMs for an error-caused
+ * disallow_all (every disallow_all comes from an error), maxTtlMs otherwise; never more
+ * than maxTtlMs, never negative.
+ */
+export function robotsTtlMs(record: RobotsRecord, opts: Partial<RobotsTtlOptions> = {}): number {
+  const maxTtlMs = Math.max(0, opts.maxTtlMs ?? DEFAULT_ROBOTS_TTL.maxTtlMs);
+  const errorRetryMs = Math.max(0, opts.errorRetryMs ?? DEFAULT_ROBOTS_TTL.errorRetryMs);
+  return record.kind === 'disallow_all' ? Math.min(errorRetryMs, maxTtlMs) : maxTtlMs;
+}

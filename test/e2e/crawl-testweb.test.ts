@@ -1,0 +1,105 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { startTestWeb, expectedCrawl, type TestWeb } from '../../testweb/index.js';
+import { openOutputDatabase } from '../../pipeline/adapters/duckdb-views.js';
+import { auditPoliteness } from '../support/politeness-audit.js';
+import { runCli } from '../support/crawl-cli.js';
+
+export const E2E = {
+  hosts: 12,
+  pagesPerHost: 20,
+  seed: 11,
+  maxDepth: 6,
+  minDelayMs: 200,
+  token: 'testcrawler',
+  userAgent: 'testcrawler/1.0 (+http://127.0.0.1/crawler-contact)',
+};
+
+export function crawlArgs(web: TestWeb, out: string): string[] {
+  const args = ['--out', out, '--max-depth', String(E2E.maxDepth), '--min-delay-ms', String(E2E.minDelayMs), '--user-agent', E2E.userAgent];
+  for (const rule of web.resolveRules) args.push('--resolve', rule);
+  for (const host of web.model.siteHostNames) args.push('--seed', `http://${host}/`);
+  return args;
+}
+
+export function expectedUrls(web: TestWeb): string[] {
+  const expected = expectedCrawl(web.model, {
+    userAgentToken: E2E.token,
+    maxDepth: E2E.maxDepth,
+    seeds: web.model.siteHostNames.map((h) => `http://${h}/`),
+    // the crawler gives a redirect target the depth of the redirecting URL
+    redirectHopCost: 0,
+  });
+  return [...expected.pages.keys()].sort();
+}
+
+export async function storedPages(out: string): Promise<{ urls: string[]; rows: number }> {
+  const db = await openOutputDatabase(out);
+  try {
+    const res = await db.run('SELECT url FROM pages ORDER BY url');
+    return { urls: res.rows.map((r) => String(r[0])), rows: res.rows.length };
+  } finally {
+    await db.close();
+  }
+}
+
+describe('end to end: crawl run --until-idle over the local test web', () => {
+  let web: TestWeb;
+  let out: string;
+
+  before(async () => {
+    web = await startTestWeb({ hosts: E2E.hosts, pagesPerHost: E2E.pagesPerHost, seed: E2E.seed });
+    out = mkdtempSync(path.join(os.tmpdir(), 'crawl-e2e-'));
+  });
+  after(async () => {
+    await web?.close();
+    rmSync(out, { recursive: true, force: true });
+  });
+
+  it('the depth limit covers the whole test web, so crawl order cannot change the expected set', () => {
+    const deep = expectedCrawl(web.model, {
+      userAgentToken: E2E.token,
+      maxDepth: 50,
+      seeds: web.model.siteHostNames.map((h) => `http://${h}/`),
+      redirectHopCost: 0,
+    });
+    assert.deepEqual(expectedUrls(web), [...deep.pages.keys()].sort());
+  });
+
+  it('stores every reachable page exactly once, politely, and answers SQL', async () => {
+    const result = await runCli(['run', ...crawlArgs(web, out), '--until-idle']);
+    assert.equal(result.code, 0, `crawl run failed: ${result.stderr}`);
+    assert.match(result.stdout, /crawl output: /);
+
+    const stored = await storedPages(out);
+    assert.deepEqual(stored.urls, expectedUrls(web));
+    assert.equal(new Set(stored.urls).size, stored.rows, 'a page stored twice');
+
+    const audit = auditPoliteness(web.requestLog(), web.model, E2E.token, E2E.minDelayMs);
+    console.log(`politeness audit: ${audit.requests} requests, tightest margin over the required gap ${audit.tightestMarginMs.toFixed(0)} ms`);
+    assert.deepEqual(audit.disallowedFetches, []);
+    assert.deepEqual(audit.overlaps, []);
+    assert.deepEqual(audit.shortGaps, []);
+
+    const db = await openOutputDatabase(out);
+    try {
+      const outcomes = await db.run("SELECT outcome, count(*) FROM fetch_log GROUP BY 1 ORDER BY 1");
+      const byOutcome = Object.fromEntries(outcomes.rows.map((r) => [r[0], Number(r[1])]));
+      assert.equal(byOutcome['fetched'], stored.rows);
+      assert.ok(byOutcome['robots_disallowed'] > 0, 'robots blocks are recorded');
+      assert.ok(byOutcome['http_error'] > 0, '404s are recorded');
+      assert.ok(byOutcome['redirect'] > 0, 'redirects are recorded');
+      const texts = await db.run("SELECT count(*) FROM pages WHERE title = '' AND NOT noindex");
+      assert.equal(Number(texts.rows[0]![0]), 0, 'every page has a title');
+      const dupes = await db.run('SELECT count(*) FROM pages WHERE near_duplicate_of IS NOT NULL');
+      assert.ok(Number(dupes.rows[0]![0]) > 0, 'the near-duplicate pages of the test web are marked');
+      const links = await db.run('SELECT count(*) FROM links');
+      assert.ok(Number(links.rows[0]![0]) > stored.rows, 'links are stored');
+    } finally {
+      await db.close();
+    }
+  });
+});

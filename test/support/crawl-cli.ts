@@ -1,0 +1,49 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+/** the built CLI (tests run from dist/, so this is dist/cli/main.js) */
+export const CLI = path.resolve(here, '../../cli/main.js');
+
+export interface CliRun {
+  child: ChildProcess;
+  done: Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>;
+}
+
+/** Starts `crawl ARGS...` as its own process, like a user would. */
+export function startCli(args: string[], env: NodeJS.ProcessEnv = {}): CliRun {
+  const child = spawn(process.execPath, [CLI, ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn', ...env },
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
+  child.stderr!.on('data', (c: Buffer) => (stderr = (stderr + c.toString()).slice(-20_000)));
+  const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>((resolve) =>
+    child.on('exit', (code, signal) => resolve({ code, signal, stdout, stderr })),
+  );
+  return { child, done };
+}
+
+export async function runCli(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 300_000) {
+  const run = startCli(args, env);
+  const timer = setTimeout(() => run.child.kill('SIGKILL'), timeoutMs);
+  const result = await run.done;
+  clearTimeout(timer);
+  return result;
+}
+
+/** After a SIGKILL of `crawl run`, its nats-server is orphaned: stop it (the next run would too). */
+export function killOrphanServer(outDir: string): void {
+  const pidFile = path.join(outDir, 'nats', 'nats-server.pid');
+  if (!existsSync(pidFile)) return;
+  const pid = Number(readFileSync(pidFile, 'utf8'));
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    /* already gone */
+  }
+}
