@@ -49,7 +49,7 @@ async function refreshRobots(m: AdmittedUrl, input: StageInput<AdmittedUrl>, ctx
   const start = ctx.clock.now();
   const record = await fetchRobots(ctx.http, originOf(m.url), ctx.settings, () => ctx.clock.now());
   const end = ctx.clock.now();
-  const cached = await robotsOf(ctx).put(m.host, record);
+  const cached = await robotsOf(ctx).put(originOf(m.url), record);
   ctx.metrics.count('politeness-gate', 'robots_fetches', record.kind);
   ctx.log.info({ host: m.host, kind: record.kind, status: record.status, reason: record.reason }, 'robots.txt fetched');
   await releaseSlot(ctx.kv.hosts, m.host, leaseId, end, hostDelayMs(cached.compiled.crawlDelayMs, ctx, m.host), end - start);
@@ -79,11 +79,13 @@ function robotsBlocked(m: AdmittedUrl, ctx: StageContext, reason: string): Outco
 
 export async function handleGate(input: StageInput<AdmittedUrl>, ctx: StageContext): Promise<Outcome> {
   const m = input.message;
-  let robots = await robotsOf(ctx).get(m.host, ctx.clock.now());
+  // robots.txt belongs to an origin (scheme, host, port: RFC 9309 §2.3); the politeness slot to the host
+  const origin = originOf(m.url);
+  let robots = await robotsOf(ctx).get(origin, ctx.clock.now());
   if (!robots) {
     const wait = await refreshRobots(m, input, ctx);
     if (wait) return wait;
-    robots = await robotsOf(ctx).get(m.host, ctx.clock.now());
+    robots = await robotsOf(ctx).get(origin, ctx.clock.now());
     if (!robots) return retryAfter(1000, `robots.txt of ${m.host} expired immediately`);
   }
   if (robots.record.kind === 'disallow_all') {

@@ -11,6 +11,8 @@ interface SeenRecord {
   admitted_at: number;
   /** stream sequence of the candidate that admitted the URL */
   seq: number;
+  /** the URL came after the crawl's page limit: seen, but never fetched */
+  over_limit?: boolean;
 }
 
 export const seenKey = (url: string) => createHash('sha256').update(url).digest('hex').slice(0, 40);
@@ -23,6 +25,27 @@ function admitted(ctx: StageContext, c: CandidateUrl, record: SeenRecord) {
     data: encodeAdmitted(message),
     msgId: `admit:${record.fetch_id}`,
   };
+}
+
+function overLimit(ctx: StageContext, c: CandidateUrl, record: SeenRecord): Outcome {
+  ctx.metrics.count('seen-filter', 'urls', 'max_pages');
+  return emit({
+    subject: subjectFor('outcomes', c.host, ctx.settings.partitions),
+    msgId: `maxpages:${record.fetch_id}`,
+    data: encodeOutcome({
+      v: 1,
+      event_id: stableId('max_pages', c.url),
+      fetch_id: null,
+      url: c.url,
+      host: c.host,
+      outcome: 'filtered',
+      reason: `max_pages: the crawl's limit of ${ctx.settings.maxPages} pages is reached`,
+      fetch_status: null,
+      fetch_time: record.admitted_at,
+      duration_ms: null,
+      depth: c.depth,
+    }),
+  });
 }
 
 /**
@@ -42,31 +65,16 @@ export async function handleSeenFilter(input: StageInput<CandidateUrl>, ctx: Sta
     if (!(err instanceof KvConflictError)) throw err;
     const existing = await ctx.kv.seen.get(key);
     const stored = existing ? parseJsonValue<SeenRecord>(existing.value) : null;
-    if (stored && stored.seq === input.streamSeq) return emit(admitted(ctx, c, stored));
+    if (stored && stored.seq === input.streamSeq) return stored.over_limit ? overLimit(ctx, c, stored) : emit(admitted(ctx, c, stored));
     ctx.metrics.count('seen-filter', 'urls', 'seen');
     return emit();
   }
   if (ctx.settings.maxPages > 0) {
     const count = await casUpdate<number, number>(ctx.kv.seen, ADMITTED_COUNTER, (n) => ({ value: (n ?? 0) + 1, result: (n ?? 0) + 1 }));
     if (count > ctx.settings.maxPages) {
-      ctx.metrics.count('seen-filter', 'urls', 'max_pages');
-      return emit({
-        subject: subjectFor('outcomes', c.host, ctx.settings.partitions),
-        msgId: `maxpages:${record.fetch_id}`,
-        data: encodeOutcome({
-          v: 1,
-          event_id: stableId('max_pages', c.url),
-          fetch_id: null,
-          url: c.url,
-          host: c.host,
-          outcome: 'filtered',
-          reason: `max_pages: the crawl's limit of ${ctx.settings.maxPages} pages is reached`,
-          fetch_status: null,
-          fetch_time: now,
-          duration_ms: null,
-          depth: c.depth,
-        }),
-      });
+      // remembered, so a redelivery of this message is refused again rather than admitted
+      await ctx.kv.seen.put(key, jsonValue({ ...record, over_limit: true }));
+      return overLimit(ctx, c, record);
     }
   }
   ctx.metrics.count('seen-filter', 'urls', 'admitted');

@@ -2,7 +2,7 @@ import { encodeFinal, type ExtractedPage } from '../../schemas/index.js';
 import { subjectFor } from '../../pipeline/partition.js';
 import { emit, type Outcome, type StageContext, type StageInput } from '../../pipeline/stage.js';
 import { addAndFindOriginal } from './fingerprint-index.js';
-import { simhash64, simhashToHex } from './simhash.js';
+import { simhash64, simhashToHex, tokenizeWords } from './simhash.js';
 
 /** Pages with fewer words than this are not compared: short texts collide by chance. */
 const MIN_WORDS_FOR_NEAR_DUP = 20;
@@ -11,7 +11,8 @@ export async function handleSimhash(input: StageInput<ExtractedPage>, ctx: Stage
   const p = input.message;
   const h = simhash64(p.text);
   const hex = simhashToHex(h);
-  const words = p.text.split(/\s+/, MIN_WORDS_FOR_NEAR_DUP + 1).length;
+  // counted as the fingerprint counts them, so texts without spaces (CJK) are compared too
+  const words = tokenizeWords(p.text).length;
   const nearDuplicateOf =
     words > MIN_WORDS_FOR_NEAR_DUP
       ? await addAndFindOriginal(ctx.kv.fingerprints, { h: hex, url: p.url, t: p.fetch_time }, ctx.settings.nearDuplicateDistance)

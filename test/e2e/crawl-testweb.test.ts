@@ -6,45 +6,8 @@ import path from 'node:path';
 import { startTestWeb, expectedCrawl, type TestWeb } from '../../testweb/index.js';
 import { openOutputDatabase } from '../../pipeline/adapters/duckdb-views.js';
 import { auditPoliteness } from '../support/politeness-audit.js';
+import { E2E, crawlArgs, expectedUrls, storedPages } from '../support/e2e-web.js';
 import { runCli } from '../support/crawl-cli.js';
-
-export const E2E = {
-  hosts: 12,
-  pagesPerHost: 20,
-  seed: 11,
-  maxDepth: 6,
-  minDelayMs: 200,
-  token: 'testcrawler',
-  userAgent: 'testcrawler/1.0 (+http://127.0.0.1/crawler-contact)',
-};
-
-export function crawlArgs(web: TestWeb, out: string): string[] {
-  const args = ['--out', out, '--max-depth', String(E2E.maxDepth), '--min-delay-ms', String(E2E.minDelayMs), '--user-agent', E2E.userAgent];
-  for (const rule of web.resolveRules) args.push('--resolve', rule);
-  for (const host of web.model.siteHostNames) args.push('--seed', `http://${host}/`);
-  return args;
-}
-
-export function expectedUrls(web: TestWeb): string[] {
-  const expected = expectedCrawl(web.model, {
-    userAgentToken: E2E.token,
-    maxDepth: E2E.maxDepth,
-    seeds: web.model.siteHostNames.map((h) => `http://${h}/`),
-    // the crawler gives a redirect target the depth of the redirecting URL
-    redirectHopCost: 0,
-  });
-  return [...expected.pages.keys()].sort();
-}
-
-export async function storedPages(out: string): Promise<{ urls: string[]; rows: number }> {
-  const db = await openOutputDatabase(out);
-  try {
-    const res = await db.run('SELECT url FROM pages ORDER BY url');
-    return { urls: res.rows.map((r) => String(r[0])), rows: res.rows.length };
-  } finally {
-    await db.close();
-  }
-}
 
 describe('end to end: crawl run --until-idle over the local test web', () => {
   let web: TestWeb;

@@ -1,0 +1,69 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { startTestWeb, type TestWeb } from '../../testweb/index.js';
+import { connectNats } from '../../pipeline/adapters/nats-connection.js';
+import { pipelineBacklog } from '../../pipeline/crawl-node.js';
+import { auditPoliteness } from '../support/politeness-audit.js';
+import { runCli, startCli, type CliRun } from '../support/crawl-cli.js';
+import { startTestNats } from '../support/nats-server.js';
+import { E2E, crawlArgs, expectedUrls, storedPages } from '../support/e2e-web.js';
+
+describe('end to end: every stage in its own process (two fetch workers) against one server', () => {
+  let web: TestWeb;
+  let out: string;
+  let nats: Awaited<ReturnType<typeof startTestNats>>;
+  const workers: CliRun[] = [];
+
+  before(async () => {
+    web = await startTestWeb({ hosts: E2E.hosts, pagesPerHost: E2E.pagesPerHost, seed: E2E.seed });
+    out = mkdtempSync(path.join(os.tmpdir(), 'crawl-workers-'));
+    nats = await startTestNats();
+  });
+  after(async () => {
+    for (const w of workers) w.child.kill('SIGKILL');
+    await web?.close();
+    await nats?.cleanup();
+    rmSync(out, { recursive: true, force: true });
+  });
+
+  it('stays polite and stores the same set of pages as one process does', async () => {
+    const env = { NATS_URL: nats.url };
+    const settingsArgs = crawlArgs(web, out).filter((a, i, all) => a !== '--seed' && all[i - 1] !== '--seed');
+    const applied = await runCli(['topology', 'apply', ...settingsArgs.filter((a, i, all) => a !== '--out' && all[i - 1] !== '--out')], env);
+    assert.equal(applied.code, 0, applied.stderr);
+
+    for (const stage of ['normalize', 'seen-filter', 'politeness-gate', 'fetch', 'fetch', 'extract', 'simhash', 'persist']) {
+      workers.push(startCli(['worker', '--stage', stage, '--out', out], env));
+    }
+    const seeded = await runCli(['seed', ...web.model.siteHostNames.map((h) => `http://${h}/`)], env);
+    assert.equal(seeded.code, 0, seeded.stderr);
+
+    const nc = await connectNats(nats.url, 'test-observer');
+    const jsm = await jetstreamManager(nc);
+    let quiet = 0;
+    for (let i = 0; i < 3000 && quiet < 3; i++) {
+      await sleep(400);
+      quiet = (await pipelineBacklog(jsm)).total === 0 && web.requestLog().length > 0 ? quiet + 1 : 0;
+    }
+    await nc.close();
+    assert.equal(quiet, 3, 'the crawl did not become idle');
+    for (const w of workers) w.child.kill('SIGTERM');
+    const exits = await Promise.all(workers.map((w) => w.done));
+    for (const e of exits) assert.equal(e.code, 0, `a worker did not shut down cleanly: ${e.stderr}`);
+    workers.length = 0;
+
+    const stored = await storedPages(out);
+    assert.deepEqual(stored.urls, expectedUrls(web));
+    assert.equal(new Set(stored.urls).size, stored.rows);
+
+    const audit = auditPoliteness(web.requestLog(), web.model, E2E.token, E2E.minDelayMs);
+    assert.deepEqual(audit.disallowedFetches, []);
+    assert.deepEqual(audit.overlaps, []);
+    assert.deepEqual(audit.shortGaps, []);
+  });
+});

@@ -1,0 +1,195 @@
+/**
+ * A StageContext for unit tests of a stage's `handle`: no NATS, no network.
+ * Every KV bucket is a MemoryKvStore, the clock only moves when a test moves it, and
+ * HTTP answers come from a function given by the test (every request is recorded).
+ */
+import assert from 'node:assert/strict';
+import { HttpFetchError, type HttpClient, type HttpRequest, type HttpResponse } from '../../pipeline/adapters/http-client.js';
+import { MemoryKvStore } from '../../pipeline/kv-store.js';
+import { silentLogger } from '../../pipeline/logger.js';
+import { StageMetrics } from '../../pipeline/metrics.js';
+import { parseSettings, type CrawlSettingsInput } from '../../pipeline/settings.js';
+import type { Clock, Emit, Outcome, StageContext, StageInput } from '../../pipeline/stage.js';
+
+/** Default start time of the fake clock: 2024-01-01T00:00:00Z (any fixed, non-zero value). */
+export const T0 = Date.UTC(2024, 0, 1);
+
+export interface FakeClock extends Clock {
+  now(): number;
+  /** moves the clock forward (or back, with a negative value) */
+  advance(ms: number): void;
+  set(ms: number): void;
+}
+
+export function fakeClock(start = T0): FakeClock {
+  let t = start;
+  return {
+    now: () => t,
+    advance(ms: number) {
+      t += ms;
+    },
+    set(ms: number) {
+      t = ms;
+    },
+  };
+}
+
+/** Answers a request, or throws an HttpFetchError (a network failure). May be async. */
+export type Responder = (req: HttpRequest) => HttpResponse | Promise<HttpResponse>;
+
+export interface FakeHttp extends HttpClient {
+  /** every request made, in order */
+  readonly requests: HttpRequest[];
+  /** the responder in use; tests may replace it at any time */
+  respond: Responder;
+  /** requests whose URL path is `path` (e.g. '/robots.txt') */
+  requestsTo(path: string): HttpRequest[];
+}
+
+/** A response as the real client returns it. `body` may be a string (UTF-8). */
+export function httpResponse(
+  status: number,
+  opts: { headers?: Record<string, string>; body?: string | Uint8Array; url?: string; truncated?: boolean; durationMs?: number } = {},
+): HttpResponse {
+  const body = typeof opts.body === 'string' ? new TextEncoder().encode(opts.body) : (opts.body ?? new Uint8Array(0));
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries(opts.headers ?? {})) headers[k.toLowerCase()] = v;
+  return {
+    status,
+    headers,
+    body,
+    truncated: opts.truncated ?? false,
+    durationMs: opts.durationMs ?? 0,
+    remoteAddress: '192.0.2.1',
+    url: opts.url ?? '',
+  };
+}
+
+export const htmlResponse = (html: string, status = 200) =>
+  httpResponse(status, { headers: { 'content-type': 'text/html; charset=utf-8' }, body: html });
+
+/** The default responder: 404 for everything (so robots.txt means "no rules"). */
+export const notFound: Responder = (req) => httpResponse(404, { url: req.url });
+
+/** A responder that fails every request with a network error of the given code. */
+export const networkError =
+  (code: HttpFetchError['code'] = 'connect', message = 'connection refused'): Responder =>
+  (req) => {
+    throw new HttpFetchError(code, `fetching ${req.url}: ${message}`);
+  };
+
+export function fakeHttp(respond: Responder = notFound): FakeHttp {
+  const requests: HttpRequest[] = [];
+  const http: FakeHttp = {
+    requests,
+    respond,
+    async request(req: HttpRequest): Promise<HttpResponse> {
+      requests.push(req);
+      const res = await http.respond(req);
+      return { ...res, url: res.url || req.url };
+    },
+    async close() {},
+    requestsTo(path: string) {
+      return requests.filter((r) => new URL(r.url).pathname === path);
+    },
+  };
+  return http;
+}
+
+export interface FakeKv {
+  hosts: MemoryKvStore;
+  robots: MemoryKvStore;
+  seen: MemoryKvStore;
+  fingerprints: MemoryKvStore;
+  scope: MemoryKvStore;
+}
+
+export interface FakeContext extends StageContext {
+  clock: FakeClock;
+  http: FakeHttp;
+  kv: FakeKv;
+}
+
+export interface FakeContextOptions {
+  /** crawl settings on top of `{ crawlId: 'test' }` (parsed like the real ones) */
+  settings?: Partial<CrawlSettingsInput>;
+  /** HTTP answers; default: 404 for everything */
+  respond?: Responder;
+  /** start of the fake clock; default T0 */
+  now?: number;
+  maxPayloadBytes?: number;
+  /** replace single buckets (e.g. to share one between two contexts) */
+  kv?: Partial<FakeKv>;
+}
+
+export function createFakeContext(overrides: FakeContextOptions = {}): FakeContext {
+  return {
+    settings: parseSettings({ crawlId: 'test', ...overrides.settings }),
+    clock: fakeClock(overrides.now ?? T0),
+    log: silentLogger(),
+    metrics: new StageMetrics(),
+    kv: {
+      hosts: overrides.kv?.hosts ?? new MemoryKvStore(),
+      robots: overrides.kv?.robots ?? new MemoryKvStore(),
+      seen: overrides.kv?.seen ?? new MemoryKvStore(),
+      fingerprints: overrides.kv?.fingerprints ?? new MemoryKvStore(),
+      scope: overrides.kv?.scope ?? new MemoryKvStore(),
+    },
+    http: fakeHttp(overrides.respond),
+    maxPayloadBytes: overrides.maxPayloadBytes ?? 8 * 1024 * 1024,
+  };
+}
+
+/** Wraps a decoded message as a stage input (first delivery, stream sequence 1 unless told). */
+export function stageInput<T>(message: T, opts: { subject?: string; deliveryCount?: number; streamSeq?: number } = {}): StageInput<T> {
+  return {
+    subject: opts.subject ?? 'test.subject',
+    message,
+    deliveryCount: opts.deliveryCount ?? 1,
+    streamSeq: opts.streamSeq ?? 1,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Looking at outcomes.
+
+/** The messages of an `emit` outcome; fails the test on retry/fail. */
+export function emitted(outcome: Outcome): Emit[] {
+  assert.equal(outcome.kind, 'emit', `expected an emit outcome, got ${JSON.stringify(outcome)}`);
+  return (outcome as Extract<Outcome, { kind: 'emit' }>).messages;
+}
+
+/** The outcome as a retry; fails the test otherwise. */
+export function retried(outcome: Outcome): Extract<Outcome, { kind: 'retry' }> {
+  assert.equal(outcome.kind, 'retry', `expected a retry outcome, got ${JSON.stringify(summarize(outcome))}`);
+  return outcome as Extract<Outcome, { kind: 'retry' }>;
+}
+
+/** `crawl.outcomes` matches `crawl.outcomes.3`, and `crawl.outcomes.3` only itself. */
+export const onSubject = (subject: string, prefix: string) => subject === prefix || subject.startsWith(`${prefix}.`);
+
+/** Emitted messages whose subject is under `prefix` (e.g. 'crawl.frontier'). */
+export function emitsOn(outcome: Outcome, prefix: string): Emit[] {
+  return emitted(outcome).filter((e) => onSubject(e.subject, prefix));
+}
+
+/** Emitted messages under `prefix`, decoded. */
+export function decodedOn<T>(outcome: Outcome, prefix: string, decode: (data: Uint8Array) => T): T[] {
+  return emitsOn(outcome, prefix).map((e) => decode(e.data));
+}
+
+/** The one message under `prefix`, decoded; fails unless there is exactly one. */
+export function onlyOn<T>(outcome: Outcome, prefix: string, decode: (data: Uint8Array) => T): T {
+  const found = decodedOn(outcome, prefix, decode);
+  assert.equal(found.length, 1, `expected one message on ${prefix}, got ${found.length} (subjects: ${subjectsOf(outcome).join(', ')})`);
+  return found[0]!;
+}
+
+/** The subjects of an emit outcome, in order. */
+export function subjectsOf(outcome: Outcome): string[] {
+  return outcome.kind === 'emit' ? outcome.messages.map((e) => e.subject) : [];
+}
+
+function summarize(outcome: Outcome) {
+  return outcome.kind === 'emit' ? { kind: 'emit', subjects: subjectsOf(outcome) } : outcome;
+}

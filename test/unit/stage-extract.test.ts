@@ -1,0 +1,166 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createExtractHandler } from '../../stages/extract/handle.js';
+import { contentDigest } from '../../stages/simhash/simhash.js';
+import { partitionOf } from '../../pipeline/partition.js';
+import { decodeDiscoveredLinks, decodeExtracted, type FetchedPage } from '../../schemas/index.js';
+import { createFakeContext, decodedOn, emitted, onlyOn, stageInput, subjectsOf, type FakeContext, type FakeContextOptions } from '../support/fake-context.js';
+
+const HOST = 'www.example.com';
+
+function page(html: string | Uint8Array, over: Partial<FetchedPage> = {}): FetchedPage {
+  return {
+    v: 1,
+    fetch_id: 'fid-1',
+    url: `https://${HOST}/dir/page.html`,
+    host: HOST,
+    domain: 'example.com',
+    depth: 1,
+    fetch_time: 1_700_000_000_000,
+    fetch_status: 200,
+    duration_ms: 120,
+    content_type: 'text/html',
+    charset: 'utf-8',
+    headers: { 'content-type': 'text/html; charset=utf-8' },
+    body: typeof html === 'string' ? new TextEncoder().encode(html) : html,
+    truncated: false,
+    ...over,
+  };
+}
+
+const doc = (head: string, body: string) => `<!DOCTYPE html><html lang="en-US"><head>${head}</head><body>${body}</body></html>`;
+
+const BASIC = doc(
+  '<title> Hello   World </title><meta name="description" content="A page."><link rel="canonical" href="/canon">',
+  '<h1>Heading</h1><p>First para.</p><script>var x = 1;</script><a href="other.html">Other page</a> <a href="https://ext.example.org/x" rel="nofollow">Ext</a>',
+);
+
+const extract = (ctx: FakeContext, p: FetchedPage, opts?: { titles: boolean }) => createExtractHandler(opts)(stageInput(p, { subject: 'crawl.fetched.0' }), ctx);
+
+function ctxWith(settings: FakeContextOptions['settings'] = {}) {
+  return createFakeContext({ settings });
+}
+
+describe('extract', () => {
+  test('html → extracted page with title, text, links and metadata', async () => {
+    const ctx = ctxWith();
+    const p = page(BASIC);
+    const out = await extract(ctx, p);
+    const P = partitionOf(HOST, ctx.settings.partitions);
+    assert.deepEqual(subjectsOf(out), [`crawl.extracted.${P}`, `crawl.links.${P}`]);
+    assert.equal(emitted(out)[0]!.msgId, 'extracted:fid-1');
+    assert.equal(emitted(out)[1]!.msgId, 'links:fid-1');
+    const e = onlyOn(out, 'crawl.extracted', decodeExtracted);
+    assert.equal(e.title, 'Hello World');
+    assert.match(e.text, /Heading/);
+    assert.match(e.text, /First para\./);
+    assert.doesNotMatch(e.text, /var x/, 'script content is not text');
+    assert.equal(e.description, 'A page.');
+    assert.equal(e.language, 'en-us');
+    assert.equal(e.canonical_url, `https://${HOST}/canon`);
+    assert.equal(e.noindex, false);
+    assert.equal(e.nofollow, false);
+    assert.deepEqual(e.links, [
+      { url: `https://${HOST}/dir/other.html`, anchor: 'Other page', rel: '' },
+      { url: 'https://ext.example.org/x', anchor: 'Ext', rel: 'nofollow' },
+    ]);
+    // carried over from the fetched page; no body or headers
+    assert.equal(e.fetch_id, p.fetch_id);
+    assert.equal(e.url, p.url);
+    assert.equal(e.depth, 1);
+    assert.equal(e.fetch_time, p.fetch_time);
+    assert.equal(e.content_length, p.body.length);
+    assert.equal(e.content_digest, contentDigest(p.body));
+    assert.equal(e.charset, 'utf-8');
+    assert.equal((e as Record<string, unknown>)['body'], undefined);
+    assert.equal((e as Record<string, unknown>)['headers'], undefined);
+
+    const l = onlyOn(out, 'crawl.links', decodeDiscoveredLinks);
+    assert.deepEqual(l, {
+      v: 1,
+      source_url: p.url,
+      depth: 2,
+      via: 'link',
+      links: [
+        { url: `https://${HOST}/dir/other.html`, anchor: 'Other page', rel: '' },
+        { url: 'https://ext.example.org/x', anchor: 'Ext', rel: 'nofollow' },
+      ],
+    });
+  });
+
+  const robotsCases: Array<{ name: string; meta: string; noindex: boolean; nofollow: boolean }> = [
+    { name: 'noindex', meta: '<meta name="robots" content="noindex">', noindex: true, nofollow: false },
+    { name: 'nofollow', meta: '<meta name="robots" content="nofollow">', noindex: false, nofollow: true },
+    { name: 'none', meta: '<meta name="ROBOTS" content="NONE">', noindex: true, nofollow: true },
+    { name: 'noindex, nofollow', meta: '<meta name="robots" content="noindex, nofollow">', noindex: true, nofollow: true },
+    { name: 'index, follow', meta: '<meta name="robots" content="index, follow">', noindex: false, nofollow: false },
+  ];
+  for (const c of robotsCases) {
+    test(`meta robots ${c.name}: text ${c.noindex ? 'dropped' : 'kept'}, links ${c.nofollow ? 'not followed' : 'followed'}`, async () => {
+      const ctx = ctxWith();
+      const out = await extract(ctx, page(doc(`<title>T</title><meta name="description" content="D">${c.meta}`, '<p>Secret words.</p><a href="/x">x</a>')));
+      const e = onlyOn(out, 'crawl.extracted', decodeExtracted);
+      assert.equal(e.noindex, c.noindex);
+      assert.equal(e.nofollow, c.nofollow);
+      assert.equal(e.text, c.noindex ? '' : 'Secret words.\nx');
+      assert.equal(e.description, c.noindex ? null : 'D');
+      assert.equal(e.title, 'T', 'the title is kept either way');
+      assert.equal(e.links.length, 1, 'links are recorded in the page either way');
+      assert.equal(decodedOn(out, 'crawl.links', decodeDiscoveredLinks).length, c.nofollow ? 0 : 1);
+    });
+  }
+
+  const depthCases: Array<{ depth: number; maxDepth: number; followed: boolean }> = [
+    { depth: 0, maxDepth: 0, followed: false },
+    { depth: 0, maxDepth: 1, followed: true },
+    { depth: 4, maxDepth: 5, followed: true },
+    { depth: 5, maxDepth: 5, followed: false },
+    { depth: 7, maxDepth: 5, followed: false },
+  ];
+  for (const c of depthCases) {
+    test(`page at depth ${c.depth}, maxDepth ${c.maxDepth}: links ${c.followed ? 'emitted' : 'not emitted'}`, async () => {
+      const ctx = ctxWith({ maxDepth: c.maxDepth });
+      const out = await extract(ctx, page(BASIC, { depth: c.depth }));
+      const l = decodedOn(out, 'crawl.links', decodeDiscoveredLinks);
+      assert.equal(l.length, c.followed ? 1 : 0);
+      if (c.followed) assert.equal(l[0]!.depth, c.depth + 1);
+      assert.equal(onlyOn(out, 'crawl.extracted', decodeExtracted).links.length, 2, 'still recorded');
+    });
+  }
+
+  test('a page without links emits no crawl.links message', async () => {
+    const ctx = ctxWith();
+    assert.deepEqual(subjectsOf(await extract(ctx, page(doc('<title>x</title>', '<p>no links</p>')))).map((s) => s.split('.')[1]), ['extracted']);
+  });
+
+  test('createExtractHandler({ titles: false }) → empty title, the rest unchanged', async () => {
+    const ctx = ctxWith();
+    const withTitles = onlyOn(await extract(ctx, page(BASIC)), 'crawl.extracted', decodeExtracted);
+    const without = onlyOn(await extract(ctx, page(BASIC), { titles: false }), 'crawl.extracted', decodeExtracted);
+    assert.equal(without.title, '');
+    assert.deepEqual({ ...without, title: withTitles.title }, withTitles);
+  });
+
+  const charsets: Array<{ name: string; body: Uint8Array; header: string | null; charset: string; text: string }> = [
+    { name: 'header latin1', body: Buffer.from('<p>caf\xe9</p>', 'latin1'), header: 'iso-8859-1', charset: 'iso-8859-1', text: 'café' },
+    { name: 'meta charset', body: Buffer.from('<meta charset="windows-1252"><p>caf\xe9</p>', 'latin1'), header: null, charset: 'windows-1252', text: 'café' },
+    { name: 'default utf-8', body: Buffer.from('<p>café</p>', 'utf8'), header: null, charset: 'utf-8', text: 'café' },
+    { name: 'unknown label → utf-8', body: Buffer.from('<p>café</p>', 'utf8'), header: 'x-unknown', charset: 'utf-8', text: 'café' },
+  ];
+  for (const c of charsets) {
+    test(`charset: ${c.name}`, async () => {
+      const ctx = ctxWith();
+      const e = onlyOn(await extract(ctx, page(new Uint8Array(c.body), { charset: c.header })), 'crawl.extracted', decodeExtracted);
+      assert.equal(e.charset, c.charset);
+      assert.equal(e.text, c.text);
+    });
+  }
+
+  test('garbage and empty bodies still give an extracted page', async () => {
+    const ctx = ctxWith();
+    for (const body of [new Uint8Array(0), new Uint8Array([0xff, 0xfe, 0x00, 0x01, 0x3c]), new TextEncoder().encode('<html><body><p>unclosed')]) {
+      const e = onlyOn(await extract(ctx, page(body)), 'crawl.extracted', decodeExtracted);
+      assert.equal(e.content_length, body.length);
+    }
+  });
+});

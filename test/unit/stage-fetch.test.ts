@@ -1,0 +1,266 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { handleFetch } from '../../stages/fetch/handle.js';
+import { MESSAGE_OVERHEAD_BYTES } from '../../stages/fetch/spec.js';
+import { acquireSlot, type HostSlot } from '../../stages/host-slot.js';
+import { parseJsonValue } from '../../pipeline/kv-store.js';
+import { partitionOf } from '../../pipeline/partition.js';
+import { HttpFetchError } from '../../pipeline/adapters/http-client.js';
+import {
+  decodeAdmitted,
+  decodeDiscoveredLinks,
+  decodeFetched,
+  decodeOutcome,
+  type FetchGrant,
+  type OutcomeKind,
+} from '../../schemas/index.js';
+import {
+  createFakeContext,
+  emitted,
+  htmlResponse,
+  httpResponse,
+  onlyOn,
+  stageInput,
+  subjectsOf,
+  type FakeContext,
+  type FakeContextOptions,
+  type Responder,
+} from '../support/fake-context.js';
+
+const HOST = 'www.example.com';
+const LEASE = 'fetch:lease-1';
+const DURATION = 250;
+
+function grantFor(path: string, over: Partial<FetchGrant> = {}): FetchGrant {
+  return {
+    v: 1,
+    url: `https://${HOST}${path}`,
+    host: HOST,
+    domain: 'example.com',
+    depth: 2,
+    source_url: `https://${HOST}/`,
+    via: 'link',
+    fetch_id: `fid${path}`,
+    admitted_at: 1,
+    lease_id: LEASE,
+    granted_at: 2,
+    delay_ms: 1500,
+    ...over,
+  };
+}
+
+/** a context where the gate granted LEASE for HOST; the responder takes DURATION ms of fake time */
+async function granted(respond: Responder, opts: FakeContextOptions = {}): Promise<FakeContext> {
+  const ctx = createFakeContext(opts);
+  ctx.http.respond = async (req) => {
+    ctx.clock.advance(DURATION);
+    return respond(req);
+  };
+  const got = await acquireSlot(ctx.kv.hosts, HOST, ctx.clock.now(), { leaseId: LEASE, leaseMs: 60_000, firstAttempt: true });
+  assert.equal(got.acquired, true);
+  return ctx;
+}
+
+const fetch = (ctx: FakeContext, g: FetchGrant) => handleFetch(stageInput(g, { subject: 'crawl.ready.0' }), ctx);
+
+async function slotOf(ctx: FakeContext): Promise<HostSlot> {
+  const e = await ctx.kv.hosts.get(HOST);
+  assert.ok(e);
+  return parseJsonValue<HostSlot>(e.value);
+}
+
+const P = (ctx: FakeContext) => partitionOf(HOST, ctx.settings.partitions);
+
+describe('fetch', () => {
+  test('a confirmed lease: one request with the configured fields', async () => {
+    const ctx = await granted(() => htmlResponse('<p>x</p>'), {
+      settings: { connectTimeoutMs: 1111, headersTimeoutMs: 2222, totalTimeoutMs: 3333, maxBodyBytes: 100_000 },
+    });
+    await fetch(ctx, grantFor('/a'));
+    assert.equal(ctx.http.requests.length, 1);
+    const req = ctx.http.requests[0]!;
+    assert.equal(req.url, `https://${HOST}/a`);
+    assert.equal(req.method ?? 'GET', 'GET');
+    assert.equal(req.connectTimeoutMs, 1111);
+    assert.equal(req.headersTimeoutMs, 2222);
+    assert.equal(req.totalTimeoutMs, 3333);
+    assert.equal(req.maxBodyBytes, 100_000);
+    assert.match(req.headers?.['accept'] ?? '', /text\/html/);
+    assert.equal(req.headers?.['user-agent'], undefined, 'the client adds the user-agent');
+  });
+
+  test('maxBodyBytes is capped so the body fits one message', async () => {
+    const maxPayloadBytes = 1024 * 1024;
+    const ctx = await granted(() => htmlResponse('<p>x</p>'), { maxPayloadBytes });
+    await fetch(ctx, grantFor('/a'));
+    assert.equal(ctx.http.requests[0]!.maxBodyBytes, maxPayloadBytes - MESSAGE_OVERHEAD_BYTES);
+  });
+
+  test('200 html → crawl.fetched with the body and response facts', async () => {
+    const html = '<html><head><title>T</title></head><body><a href="/b">b</a></body></html>';
+    const ctx = await granted(() => httpResponse(200, { headers: { 'Content-Type': 'text/html; charset=ISO-8859-1', etag: '"x"' }, body: html, truncated: true }));
+    const start = ctx.clock.now();
+    const out = await fetch(ctx, grantFor('/a'));
+    assert.deepEqual(subjectsOf(out), [`crawl.fetched.${P(ctx)}`]);
+    assert.equal(emitted(out)[0]!.msgId, 'fetched:fid/a');
+    const f = onlyOn(out, 'crawl.fetched', decodeFetched);
+    assert.equal(new TextDecoder().decode(f.body), html);
+    assert.deepEqual(
+      { ...f, body: undefined },
+      {
+        v: 1,
+        fetch_id: 'fid/a',
+        url: `https://${HOST}/a`,
+        host: HOST,
+        domain: 'example.com',
+        depth: 2,
+        fetch_time: start,
+        fetch_status: 200,
+        duration_ms: DURATION,
+        content_type: 'text/html',
+        charset: 'iso-8859-1',
+        headers: { 'content-type': 'text/html; charset=ISO-8859-1', etag: '"x"' },
+        body: undefined,
+        truncated: true,
+      },
+    );
+  });
+
+  test('no Content-Type but markup → treated as HTML', async () => {
+    const ctx = await granted(() => httpResponse(200, { body: '<!DOCTYPE html><html><body>x</body></html>' }));
+    const f = onlyOn(await fetch(ctx, grantFor('/a')), 'crawl.fetched', decodeFetched);
+    assert.equal(f.content_type, 'text/html');
+  });
+
+  const redirects: Array<{ status: number; location: string; target: string }> = [
+    { status: 301, location: '/new', target: `https://${HOST}/new` },
+    { status: 302, location: 'https://other.example.org/x?y=1', target: 'https://other.example.org/x?y=1' },
+    { status: 307, location: 'rel', target: `https://${HOST}/dir/rel` },
+    { status: 308, location: '//cdn.example.com/z', target: 'https://cdn.example.com/z' },
+  ];
+  for (const r of redirects) {
+    test(`${r.status} Location ${r.location} → redirect outcome + crawl.links to ${r.target} at the same depth`, async () => {
+      const ctx = await granted(() => httpResponse(r.status, { headers: { location: r.location } }));
+      const out = await fetch(ctx, grantFor('/dir/page'));
+      const o = onlyOn(out, 'crawl.outcomes', decodeOutcome);
+      assert.equal(o.outcome, 'redirect');
+      assert.equal(o.fetch_status, r.status);
+      assert.equal(o.reason, `redirect to ${r.target}`);
+      const l = onlyOn(out, 'crawl.links', decodeDiscoveredLinks);
+      assert.deepEqual(l, { v: 1, source_url: `https://${HOST}/dir/page`, depth: 2, via: 'redirect', links: [{ url: r.target }] });
+      assert.deepEqual(subjectsOf(out), [`crawl.outcomes.${P(ctx)}`, `crawl.links.${P(ctx)}`]);
+    });
+  }
+
+  const outcomes: Array<{ name: string; respond: Responder; outcome: OutcomeKind; status: number | null; reason: RegExp }> = [
+    { name: '404', respond: () => htmlResponse('<h1>not found</h1>', 404), outcome: 'http_error', status: 404, reason: /^http 404$/ },
+    { name: '500', respond: () => httpResponse(500), outcome: 'http_error', status: 500, reason: /^http 500$/ },
+    { name: '304', respond: () => httpResponse(304), outcome: 'http_error', status: 304, reason: /^http 304$/ },
+    { name: '301 without Location', respond: () => httpResponse(301), outcome: 'http_error', status: 301, reason: /without a Location/ },
+    { name: 'pdf', respond: () => httpResponse(200, { headers: { 'content-type': 'application/pdf' }, body: '%PDF-1.4' }), outcome: 'unsupported_content', status: 200, reason: /application\/pdf is not HTML/ },
+    { name: 'json', respond: () => httpResponse(200, { headers: { 'content-type': 'application/json' }, body: '{}' }), outcome: 'unsupported_content', status: 200, reason: /not HTML/ },
+    { name: 'no type, not markup', respond: () => httpResponse(200, { body: 'plain words' }), outcome: 'unsupported_content', status: 200, reason: /\(none\) is not HTML/ },
+    {
+      name: 'network error (dns)',
+      respond: (req) => {
+        throw new HttpFetchError('dns', `fetching ${req.url}: getaddrinfo ENOTFOUND`);
+      },
+      outcome: 'network_error',
+      status: null,
+      reason: /^dns: .*ENOTFOUND/,
+    },
+    {
+      name: 'network error (timeout)',
+      respond: (req) => {
+        throw new HttpFetchError('timeout', `fetching ${req.url}: total timeout`);
+      },
+      outcome: 'network_error',
+      status: null,
+      reason: /^timeout: /,
+    },
+  ];
+  for (const c of outcomes) {
+    test(`${c.name} → ${c.outcome}`, async () => {
+      const ctx = await granted(c.respond);
+      const start = ctx.clock.now();
+      const out = await fetch(ctx, grantFor('/a'));
+      assert.deepEqual(subjectsOf(out), [`crawl.outcomes.${P(ctx)}`]);
+      assert.equal(emitted(out)[0]!.msgId, `outcome:fid/a:${c.outcome}`);
+      const o = onlyOn(out, 'crawl.outcomes', decodeOutcome);
+      assert.equal(o.outcome, c.outcome);
+      assert.equal(o.fetch_status, c.status);
+      assert.match(o.reason, c.reason);
+      assert.equal(o.fetch_id, 'fid/a');
+      assert.equal(o.depth, 2);
+      assert.equal(o.fetch_time, start);
+      assert.equal(o.duration_ms, DURATION);
+      const slot = await slotOf(ctx);
+      assert.equal(slot.lease_id, null, 'released after a failure too');
+      assert.equal(slot.next_allowed_at, start + DURATION + 1500);
+    });
+  }
+
+  test('the host slot is released with next_allowed_at = end + delay', async () => {
+    const ctx = await granted(() => htmlResponse('<p>x</p>'));
+    const start = ctx.clock.now();
+    await fetch(ctx, grantFor('/a', { delay_ms: 4000 }));
+    const slot = await slotOf(ctx);
+    assert.equal(slot.lease_id, null);
+    assert.equal(slot.lease_until, 0);
+    assert.equal(slot.next_allowed_at, start + DURATION + 4000);
+    assert.equal(slot.delay_ms, 4000);
+    assert.equal(slot.last_duration_ms, DURATION);
+  });
+
+  test('the lease is extended to cover the request while it runs', async () => {
+    let during: HostSlot | null = null;
+    const ctx = await granted(async () => {
+      const e = await ctx.kv.hosts.get(HOST);
+      during = parseJsonValue<HostSlot>(e!.value);
+      return htmlResponse('<p>x</p>');
+    }, { settings: { totalTimeoutMs: 5000 } });
+    const start = ctx.clock.now();
+    await fetch(ctx, grantFor('/a'));
+    assert.ok(during);
+    assert.equal((during as HostSlot).lease_id, LEASE);
+    assert.equal((during as HostSlot).lease_until, start + 5000 + 10_000);
+  });
+
+  const stale: Array<{ name: string; setup: (ctx: FakeContext) => Promise<void> | void; grant: Partial<FetchGrant> }> = [
+    { name: 'lease id mismatch', setup: () => {}, grant: { lease_id: 'fetch:someone-else' } },
+    { name: 'lease expired', setup: (ctx) => ctx.clock.advance(60_000), grant: {} },
+    {
+      name: 'lease expired and taken over',
+      setup: async (ctx) => {
+        ctx.clock.advance(60_001);
+        await acquireSlot(ctx.kv.hosts, HOST, ctx.clock.now(), { leaseId: 'fetch:new', leaseMs: 60_000, firstAttempt: true });
+      },
+      grant: {},
+    },
+    { name: 'no slot at all', setup: (ctx) => ctx.kv.hosts.delete(HOST), grant: {} },
+  ];
+  for (const c of stale) {
+    test(`stale grant (${c.name}) → back to crawl.frontier, no request, slot untouched`, async () => {
+      const ctx = await granted(() => assert.fail('no request may be made'));
+      await c.setup(ctx);
+      const before = await ctx.kv.hosts.get(HOST);
+      const g = grantFor('/a', c.grant);
+      const out = await fetch(ctx, g);
+      assert.equal(ctx.http.requests.length, 0);
+      assert.deepEqual(subjectsOf(out), [`crawl.frontier.${P(ctx)}`]);
+      assert.equal(emitted(out)[0]!.msgId, `regrant:fid/a:${g.lease_id}`);
+      const { lease_id: _l, granted_at: _g, delay_ms: _d, ...admitted } = g;
+      assert.deepEqual(onlyOn(out, 'crawl.frontier', decodeAdmitted), admitted);
+      assert.deepEqual(await ctx.kv.hosts.get(HOST), before, 'the slot is not changed');
+      assert.equal(ctx.metrics.total('fetch', 'grants', 'stale'), 1);
+    });
+  }
+
+  test('an unexpected (non-HTTP) error propagates, and the slot is still released', async () => {
+    const ctx = await granted(() => {
+      throw new TypeError('bug');
+    });
+    await assert.rejects(fetch(ctx, grantFor('/a')), TypeError);
+    assert.equal((await slotOf(ctx)).lease_id, null);
+  });
+});

@@ -1,0 +1,199 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { handleNormalize, decodeNormalizeInput, type NormalizeInput } from '../../stages/normalize/handle.js';
+import { partitionOf } from '../../pipeline/partition.js';
+import {
+  decodeCandidate,
+  decodeOutcome,
+  encodeDiscoveredLinks,
+  encodeSeed,
+  type DiscoveredLinks,
+  type DiscoveredLink,
+} from '../../schemas/index.js';
+import { createFakeContext, decodedOn, emitted, onlyOn, stageInput, T0, type FakeContext, type FakeContextOptions } from '../support/fake-context.js';
+
+const seed = (url: string, depth?: number): NormalizeInput => ({ kind: 'seed', seed: depth === undefined ? { url } : { url, depth } });
+const links = (depth: number, urls: Array<string | DiscoveredLink>, via: DiscoveredLinks['via'] = 'link'): NormalizeInput => ({
+  kind: 'links',
+  links: { v: 1, source_url: 'https://example.com/', depth, via, links: urls.map((u) => (typeof u === 'string' ? { url: u } : u)) },
+});
+
+const run = (ctx: FakeContext, input: NormalizeInput) => handleNormalize(stageInput(input), ctx);
+
+/** a context whose scope already holds example.com (as after seeding https://example.com/) */
+async function seeded(opts: FakeContextOptions = {}): Promise<FakeContext> {
+  const ctx = createFakeContext(opts);
+  await run(ctx, seed('https://example.com/'));
+  return ctx;
+}
+
+describe('normalize: seeds', () => {
+  const cases: Array<{ input: string; url: string; host: string; domain: string }> = [
+    { input: 'HTTP://WWW.Example.COM:80/a/../b?utm_source=x&b=2&a=1#frag', url: 'http://www.example.com/b?a=1&b=2', host: 'www.example.com', domain: 'example.com' },
+    { input: 'https://blog.example.co.uk', url: 'https://blog.example.co.uk/', host: 'blog.example.co.uk', domain: 'example.co.uk' },
+    { input: 'example.org/x//y', url: 'http://example.org/x/y', host: 'example.org', domain: 'example.org' },
+    { input: 'http://h01.site.test:8080/', url: 'http://h01.site.test:8080/', host: 'h01.site.test', domain: 'site.test' },
+  ];
+  for (const c of cases) {
+    test(`seed ${c.input} → ${c.url}, scope += ${c.domain}`, async () => {
+      const ctx = createFakeContext();
+      const out = await run(ctx, seed(c.input));
+      const cand = onlyOn(out, 'crawl.normalized', decodeCandidate);
+      assert.deepEqual(cand, { v: 1, url: c.url, host: c.host, domain: c.domain, depth: 0, source_url: null, via: 'seed' });
+      assert.equal(emitted(out)[0]!.subject, `crawl.normalized.${partitionOf(c.host, ctx.settings.partitions)}`);
+      assert.ok(await ctx.kv.scope.get(c.domain), `scope bucket holds ${c.domain}`);
+    });
+  }
+
+  test('a seed keeps its given depth', async () => {
+    const ctx = createFakeContext();
+    const cand = onlyOn(await run(ctx, seed('https://example.com/', 2)), 'crawl.normalized', decodeCandidate);
+    assert.equal(cand.depth, 2);
+  });
+
+  const invalid: Array<{ input: string; reason: string }> = [
+    { input: 'ftp://example.com/file', reason: 'unsupported_scheme' },
+    { input: 'mailto:someone@example.com', reason: 'unsupported_scheme' },
+    { input: 'http://exa mple.com/', reason: 'invalid_url' },
+    { input: 'not a url', reason: 'invalid_url' },
+    { input: `https://example.com/${'a'.repeat(3000)}`, reason: 'too_long' },
+  ];
+  for (const c of invalid) {
+    test(`invalid seed ${c.input.slice(0, 40)} → filtered (${c.reason})`, async () => {
+      const ctx = createFakeContext();
+      const out = await run(ctx, seed(c.input));
+      assert.equal(decodedOn(out, 'crawl.normalized', decodeCandidate).length, 0);
+      const o = onlyOn(out, 'crawl.outcomes', decodeOutcome);
+      assert.equal(o.outcome, 'filtered');
+      assert.equal(o.url, c.input);
+      assert.ok(o.reason.startsWith(`${c.reason}: `), o.reason);
+      assert.equal(o.fetch_id, null);
+      assert.equal(o.fetch_time, T0);
+      assert.equal(emitted(out)[0]!.subject, `crawl.outcomes.${partitionOf('invalid', ctx.settings.partitions)}`);
+      assert.ok(emitted(out)[0]!.msgId, 'a filtered outcome carries a msgId');
+      const keys: string[] = [];
+      for await (const k of ctx.kv.scope.keys()) keys.push(k);
+      assert.deepEqual(keys, [], 'an invalid seed adds nothing to the scope');
+    });
+  }
+
+  test('decode: plain-text seed and JSON seed on crawl.seeds, links elsewhere', () => {
+    assert.deepEqual(decodeNormalizeInput('crawl.seeds', new TextEncoder().encode('https://example.com/')), seed('https://example.com/'));
+    assert.deepEqual(decodeNormalizeInput('crawl.seeds', encodeSeed({ url: 'https://example.com/', depth: 1 })), seed('https://example.com/', 1));
+    const l = links(1, ['https://example.com/a']);
+    assert.deepEqual(decodeNormalizeInput('crawl.links.3', encodeDiscoveredLinks((l as { links: DiscoveredLinks }).links)), l);
+  });
+});
+
+describe('normalize: links', () => {
+  const filteredCases: Array<{ name: string; settings?: FakeContextOptions['settings']; depth: number; url: string; reason: string }> = [
+    { name: 'out of scope', depth: 1, url: 'https://other.org/page', reason: 'out_of_scope' },
+    { name: 'excluded pattern', settings: { exclude: ['/private/*'] }, depth: 1, url: 'https://example.com/private/x', reason: 'excluded_pattern' },
+    { name: 'not included', settings: { include: ['https://example.com/docs/*'] }, depth: 1, url: 'https://example.com/blog/x', reason: 'not_included' },
+    { name: 'beyond max depth', settings: { maxDepth: 2 }, depth: 3, url: 'https://example.com/deep', reason: 'max_depth' },
+    { name: 'mailto', depth: 1, url: 'mailto:a@example.com', reason: 'unsupported_scheme' },
+    { name: 'javascript', depth: 1, url: 'javascript:void(0)', reason: 'unsupported_scheme' },
+    { name: 'ftp', depth: 1, url: 'ftp://example.com/f', reason: 'unsupported_scheme' },
+    { name: 'unparseable', depth: 1, url: 'http://[::1/', reason: 'invalid_url' },
+  ];
+  for (const c of filteredCases) {
+    test(`${c.name} → filtered with reason ${c.reason}`, async () => {
+      const ctx = await seeded({ settings: c.settings });
+      const out = await run(ctx, links(c.depth, [c.url]));
+      assert.equal(decodedOn(out, 'crawl.normalized', decodeCandidate).length, 0);
+      const o = onlyOn(out, 'crawl.outcomes', decodeOutcome);
+      assert.equal(o.outcome, 'filtered');
+      assert.ok(o.reason.startsWith(`${c.reason}: `), o.reason);
+      assert.equal(o.depth, c.depth);
+    });
+  }
+
+  test('in scope: canonical candidate with source, depth and via', async () => {
+    const ctx = await seeded();
+    const out = await run(ctx, links(1, ['https://WWW.example.com/a?utm_medium=x#top'], 'redirect'));
+    assert.deepEqual(onlyOn(out, 'crawl.normalized', decodeCandidate), {
+      v: 1,
+      url: 'https://www.example.com/a',
+      host: 'www.example.com',
+      domain: 'example.com',
+      depth: 1,
+      source_url: 'https://example.com/',
+      via: 'redirect',
+    });
+  });
+
+  test('depth equal to maxDepth is still in scope', async () => {
+    const ctx = await seeded({ settings: { maxDepth: 2 } });
+    assert.equal(decodedOn(await run(ctx, links(2, ['https://example.com/x'])), 'crawl.normalized', decodeCandidate).length, 1);
+  });
+
+  test('duplicate links in one message are emitted once (after canonicalisation)', async () => {
+    const ctx = await seeded();
+    const out = await run(ctx, links(1, ['https://example.com/a', 'https://EXAMPLE.com/a#x', 'https://example.com:443/a', 'https://example.com/b', 'https://example.com/a']));
+    assert.deepEqual(
+      decodedOn(out, 'crawl.normalized', decodeCandidate).map((c) => c.url),
+      ['https://example.com/a', 'https://example.com/b'],
+    );
+    assert.equal(emitted(out).length, 2);
+  });
+
+  test('a filtered link found twice in one message is reported once', async () => {
+    const ctx = await seeded();
+    const out = await run(ctx, links(1, ['https://other.org/x', 'https://other.org/x#y']));
+    assert.equal(decodedOn(out, 'crawl.outcomes', decodeOutcome).length, 1);
+  });
+
+  test('the same filtered URL and reason always gets the same event id and msgId', async () => {
+    const ctx = await seeded();
+    const a = emitted(await run(ctx, links(1, ['https://other.org/x'])))[0]!;
+    ctx.clock.advance(5000);
+    const b = emitted(await run(ctx, links(1, ['https://other.org/x'])))[0]!;
+    assert.equal(a.msgId, b.msgId);
+    assert.equal(decodeOutcome(a.data).event_id, decodeOutcome(b.data).event_id);
+  });
+
+  test('a mixed message: each link gets its own verdict, in order', async () => {
+    const ctx = await seeded({ settings: { exclude: ['*.pdf'] } });
+    const out = await run(ctx, links(1, ['https://example.com/ok', 'https://other.org/', 'https://example.com/doc.pdf', 'tel:+123', 'https://sub.example.com/ok2']));
+    assert.deepEqual(
+      decodedOn(out, 'crawl.normalized', decodeCandidate).map((c) => c.url),
+      ['https://example.com/ok', 'https://sub.example.com/ok2'],
+    );
+    assert.deepEqual(
+      decodedOn(out, 'crawl.outcomes', decodeOutcome).map((o) => o.reason.split(':')[0]),
+      ['out_of_scope', 'excluded_pattern', 'unsupported_scheme'],
+    );
+  });
+
+  test('scope written by another process (shared bucket) is seen', async () => {
+    const ctx = createFakeContext();
+    await ctx.kv.scope.put('example.net', new TextEncoder().encode('1'));
+    assert.equal(decodedOn(await run(ctx, links(1, ['https://example.net/'])), 'crawl.normalized', decodeCandidate).length, 1);
+  });
+
+  test('empty links message → empty emit', async () => {
+    const ctx = await seeded();
+    assert.deepEqual(emitted(await run(ctx, links(1, []))), []);
+  });
+});
+
+describe('normalize: partitions', () => {
+  const hosts = ['example.com', 'www.example.com', 'a.example.com', 'b.example.com', 'h01.site.test', 'h02.site.test', 'xn--bcher-kva.de', '127.0.0.1'];
+  for (const partitions of [1, 7, 16]) {
+    test(`subject = crawl.normalized.partitionOf(host, ${partitions})`, async () => {
+      const ctx = createFakeContext({ settings: { partitions } });
+      for (const host of hosts) {
+        const out = await run(ctx, seed(`http://${host}/`));
+        const [e] = emitted(out);
+        assert.equal(e!.subject, `crawl.normalized.${partitionOf(host, partitions)}`, host);
+        assert.ok(partitionOf(host, partitions) < partitions);
+      }
+      // links travel the same partition as seeds of the same host
+      const out = await run(ctx, links(1, hosts.map((h) => `http://${h}/x`)));
+      for (const e of emitted(out)) {
+        const c = decodeCandidate(e.data);
+        assert.equal(e.subject, `crawl.normalized.${partitionOf(c.host, partitions)}`);
+      }
+    });
+  }
+});

@@ -1,0 +1,114 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { handleSeenFilter, seenKey } from '../../stages/seen-filter/handle.js';
+import { partitionOf } from '../../pipeline/partition.js';
+import { decodeAdmitted, decodeOutcome, type CandidateUrl } from '../../schemas/index.js';
+import { createFakeContext, emitted, onlyOn, stageInput, T0, type FakeContext } from '../support/fake-context.js';
+
+const candidate = (url: string, depth = 1): CandidateUrl => {
+  const host = new URL(url).hostname;
+  return { v: 1, url, host, domain: host.split('.').slice(-2).join('.'), depth, source_url: 'https://example.com/', via: 'link' };
+};
+
+const run = (ctx: FakeContext, c: CandidateUrl, streamSeq: number, deliveryCount = 1) =>
+  handleSeenFilter(stageInput(c, { streamSeq, deliveryCount, subject: 'crawl.normalized.0' }), ctx);
+
+describe('seen-filter', () => {
+  test('first time: admitted to crawl.frontier.<p> with a fetch_id', async () => {
+    const ctx = createFakeContext();
+    const c = candidate('https://www.example.com/a');
+    const out = await run(ctx, c, 10);
+    const a = onlyOn(out, 'crawl.frontier', decodeAdmitted);
+    assert.deepEqual({ ...a, fetch_id: undefined }, { ...c, fetch_id: undefined, admitted_at: T0 });
+    assert.match(a.fetch_id, /^[0-9a-f]{32}$/);
+    const [e] = emitted(out);
+    assert.equal(e!.subject, `crawl.frontier.${partitionOf(c.host, ctx.settings.partitions)}`);
+    assert.equal(e!.msgId, `admit:${a.fetch_id}`);
+    assert.ok(await ctx.kv.seen.get(seenKey(c.url)), 'the seen set holds the URL');
+    assert.equal(ctx.metrics.total('seen-filter', 'urls', 'admitted'), 1);
+  });
+
+  test('second time (another message, same URL): filtered with an empty emit', async () => {
+    const ctx = createFakeContext();
+    const c = candidate('https://www.example.com/a');
+    await run(ctx, c, 10);
+    ctx.clock.advance(1000);
+    assert.deepEqual(emitted(await run(ctx, c, 11)), []);
+    // also from a different source, depth or via: the URL alone decides
+    assert.deepEqual(emitted(await run(ctx, { ...c, depth: 0, via: 'seed', source_url: null }, 12)), []);
+    assert.equal(ctx.metrics.total('seen-filter', 'urls', 'seen'), 2);
+  });
+
+  test('redelivery of the same message after admission re-emits the same admission', async () => {
+    const ctx = createFakeContext();
+    const c = candidate('https://www.example.com/a');
+    const first = emitted(await run(ctx, c, 10));
+    ctx.clock.advance(30_000); // redelivered after ack wait
+    const again = emitted(await run(ctx, c, 10, 2));
+    assert.equal(again.length, 1);
+    assert.equal(again[0]!.msgId, first[0]!.msgId, 'same msgId: JetStream drops the second publish');
+    assert.deepEqual(decodeAdmitted(again[0]!.data), decodeAdmitted(first[0]!.data), 'same fetch_id and admitted_at');
+    // and a later, different message with that URL is still filtered
+    assert.deepEqual(emitted(await run(ctx, c, 11)), []);
+  });
+
+  test('different URLs get different fetch ids; the same URL in another crawl gets another id', async () => {
+    const ctx = createFakeContext();
+    const a = onlyOn(await run(ctx, candidate('https://example.com/a'), 1), 'crawl.frontier', decodeAdmitted);
+    const b = onlyOn(await run(ctx, candidate('https://example.com/b'), 2), 'crawl.frontier', decodeAdmitted);
+    const other = createFakeContext({ settings: { crawlId: 'other' } });
+    const a2 = onlyOn(await run(other, candidate('https://example.com/a'), 1), 'crawl.frontier', decodeAdmitted);
+    assert.notEqual(a.fetch_id, b.fetch_id);
+    assert.notEqual(a.fetch_id, a2.fetch_id);
+  });
+
+  test('maxPages: admissions past the limit become filtered outcomes', async () => {
+    const ctx = createFakeContext({ settings: { maxPages: 2 } });
+    const verdicts: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      const out = await run(ctx, candidate(`https://example.com/p${i}`, 3), 100 + i);
+      const [e] = emitted(out);
+      verdicts.push(e!.subject.split('.')[1]!);
+      if (i >= 2) {
+        const o = onlyOn(out, 'crawl.outcomes', decodeOutcome);
+        assert.equal(o.outcome, 'filtered');
+        assert.match(o.reason, /^max_pages: /);
+        assert.equal(o.url, `https://example.com/p${i}`);
+        assert.equal(o.depth, 3);
+        assert.equal(o.fetch_id, null);
+        assert.equal(e!.subject, `crawl.outcomes.${partitionOf('example.com', ctx.settings.partitions)}`);
+      }
+    }
+    assert.deepEqual(verdicts, ['frontier', 'frontier', 'outcomes', 'outcomes']);
+    assert.equal(ctx.metrics.total('seen-filter', 'urls', 'max_pages'), 2);
+    // a URL already seen is filtered silently, not counted against the limit again
+    assert.deepEqual(emitted(await run(ctx, candidate('https://example.com/p0'), 200)), []);
+  });
+
+  test(
+    'maxPages: a redelivered over-the-limit candidate stays filtered',
+    async () => {
+      const ctx = createFakeContext({ settings: { maxPages: 1 } });
+      onlyOn(await run(ctx, candidate('https://example.com/a'), 1), 'crawl.frontier', decodeAdmitted);
+      onlyOn(await run(ctx, candidate('https://example.com/b'), 2), 'crawl.outcomes', decodeOutcome);
+      // the runner crashed before acking: the same message comes again
+      const again = await run(ctx, candidate('https://example.com/b'), 2, 2);
+      assert.equal(emitted(again).filter((e) => e.subject.startsWith('crawl.frontier.')).length, 0);
+    },
+  );
+
+  test('maxPages 0 means no limit', async () => {
+    const ctx = createFakeContext({ settings: { maxPages: 0 } });
+    for (let i = 0; i < 20; i++) {
+      onlyOn(await run(ctx, candidate(`https://example.com/p${i}`), i + 1), 'crawl.frontier', decodeAdmitted);
+    }
+  });
+
+  test('a KV error other than a conflict propagates (the runner retries)', async () => {
+    const ctx = createFakeContext();
+    ctx.kv.seen.create = async () => {
+      throw new Error('kv unavailable');
+    };
+    await assert.rejects(run(ctx, candidate('https://example.com/a'), 1), /kv unavailable/);
+  });
+});

@@ -1,0 +1,154 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { handleSimhash } from '../../stages/simhash/handle.js';
+import { hammingDistance, simhash64, simhashToHex } from '../../stages/simhash/simhash.js';
+import { partitionOf } from '../../pipeline/partition.js';
+import { decodeFinal, type ExtractedPage } from '../../schemas/index.js';
+import { createFakeContext, emitted, onlyOn, stageInput, subjectsOf, type FakeContext } from '../support/fake-context.js';
+
+/** deterministic pseudo-random prose: `n` words from a small vocabulary */
+function prose(seed: number, n: number): string {
+  const vocab = ('lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt ut labore et dolore ' +
+    'magna aliqua enim ad minim veniam quis nostrud exercitation ullamco laboris nisi aliquip ex ea commodo consequat duis aute ' +
+    'irure in reprehenderit voluptate velit esse cillum fugiat nulla pariatur excepteur sint occaecat cupidatat non proident').split(' ');
+  let x = seed >>> 0;
+  const words: string[] = [];
+  for (let i = 0; i < n; i++) {
+    x = (Math.imul(x, 1664525) + 1013904223) >>> 0;
+    words.push(vocab[x % vocab.length]!);
+  }
+  return words.join(' ');
+}
+
+const LONG = prose(1, 400);
+const WORDS = LONG.split(' ');
+/** the same text with one word changed in the middle */
+const NEAR = [...WORDS.slice(0, 200), 'completelydifferentword', ...WORDS.slice(201)].join(' ');
+const OTHER = prose(99, 400);
+
+function extracted(url: string, text: string, fetchTime: number): ExtractedPage {
+  const host = new URL(url).hostname;
+  return {
+    v: 1,
+    fetch_id: `fid:${url}`,
+    url,
+    host,
+    domain: host,
+    depth: 0,
+    fetch_time: fetchTime,
+    fetch_status: 200,
+    duration_ms: 10,
+    content_type: 'text/html',
+    charset: 'utf-8',
+    truncated: false,
+    content_length: text.length,
+    content_digest: 'sha1:X',
+    title: 't',
+    text,
+    description: null,
+    language: null,
+    canonical_url: null,
+    noindex: false,
+    nofollow: false,
+    links: [{ url: 'https://a.example/', anchor: 'a', rel: '' }],
+  };
+}
+
+const run = async (ctx: FakeContext, p: ExtractedPage) => {
+  const out = await handleSimhash(stageInput(p, { subject: 'crawl.extracted.0' }), ctx);
+  return onlyOn(out, 'crawl.pages', decodeFinal);
+};
+
+async function kvKeys(ctx: FakeContext): Promise<string[]> {
+  const keys: string[] = [];
+  for await (const k of ctx.kv.fingerprints.keys()) keys.push(k);
+  return keys;
+}
+
+describe('simhash', () => {
+  test('precondition: the near-identical text is within the configured distance, the other is far', () => {
+    const k = createFakeContext().settings.nearDuplicateDistance;
+    assert.ok(hammingDistance(simhash64(LONG), simhash64(NEAR)) <= k);
+    assert.ok(hammingDistance(simhash64(LONG), simhash64(OTHER)) > k);
+  });
+
+  test('a page passes through with its simhash on crawl.pages.<p>', async () => {
+    const ctx = createFakeContext();
+    const p = extracted('https://a.example.com/1', LONG, 1000);
+    const out = await handleSimhash(stageInput(p), ctx);
+    assert.deepEqual(subjectsOf(out), [`crawl.pages.${partitionOf('a.example.com', ctx.settings.partitions)}`]);
+    assert.equal(emitted(out)[0]!.msgId, `page:${p.fetch_id}`);
+    const f = decodeFinal(emitted(out)[0]!.data);
+    assert.deepEqual(f, { ...p, simhash: simhashToHex(simhash64(LONG)), near_duplicate_of: null });
+    assert.match(f.simhash, /^[0-9a-f]{16}$/);
+  });
+
+  const pairs: Array<{ name: string; second: string; duplicate: boolean }> = [
+    { name: 'near-identical text', second: NEAR, duplicate: true },
+    { name: 'identical text', second: LONG, duplicate: true },
+    { name: 'a totally different text', second: OTHER, duplicate: false },
+  ];
+  for (const c of pairs) {
+    test(`${c.name} on another host → near_duplicate_of ${c.duplicate ? 'the earlier page' : 'null'}`, async () => {
+      const ctx = createFakeContext();
+      const first = await run(ctx, extracted('https://one.example.com/a', LONG, 1000));
+      assert.equal(first.near_duplicate_of, null);
+      const second = await run(ctx, extracted('https://two.example.org/b', c.second, 2000));
+      assert.equal(second.near_duplicate_of, c.duplicate ? 'https://one.example.com/a' : null);
+      assert.equal(ctx.metrics.total('simhash', 'pages', 'near_duplicate'), c.duplicate ? 1 : 0);
+    });
+  }
+
+  test('the original is the earlier fetch, whatever the processing order', async () => {
+    const ctx = createFakeContext();
+    // the later fetch is processed first: nothing earlier is known yet
+    assert.equal((await run(ctx, extracted('https://late.example.com/', NEAR, 5000))).near_duplicate_of, null);
+    // the earlier fetch, processed second, is the original: it is nobody's duplicate
+    assert.equal((await run(ctx, extracted('https://early.example.com/', LONG, 1000))).near_duplicate_of, null);
+    // a third copy points at the earliest one
+    assert.equal((await run(ctx, extracted('https://third.example.com/', LONG, 9000))).near_duplicate_of, 'https://early.example.com/');
+  });
+
+  test('same fetch time: the smaller URL is the original', async () => {
+    const ctx = createFakeContext();
+    await run(ctx, extracted('https://b.example.com/', LONG, 1000));
+    assert.equal((await run(ctx, extracted('https://a.example.com/', LONG, 1000))).near_duplicate_of, null);
+    assert.equal((await run(ctx, extracted('https://c.example.com/', LONG, 1000))).near_duplicate_of, 'https://a.example.com/');
+  });
+
+  test('a redelivered page is not its own duplicate and is not indexed twice', async () => {
+    const ctx = createFakeContext();
+    const p = extracted('https://one.example.com/a', LONG, 1000);
+    await run(ctx, p);
+    const keysBefore = await kvKeys(ctx);
+    const revisions = await Promise.all(keysBefore.map(async (k) => (await ctx.kv.fingerprints.get(k))!.revision));
+    assert.equal((await run(ctx, p)).near_duplicate_of, null);
+    assert.deepEqual(await kvKeys(ctx), keysBefore);
+    assert.deepEqual(await Promise.all(keysBefore.map(async (k) => (await ctx.kv.fingerprints.get(k))!.revision)), revisions);
+  });
+
+  const shortTexts = ['', 'one two three', prose(3, 20)];
+  for (const text of shortTexts) {
+    test(`short texts (${text.split(/\s+/).filter(Boolean).length} words) are not compared nor indexed`, async () => {
+      const ctx = createFakeContext();
+      assert.equal((await run(ctx, extracted('https://one.example.com/', text, 1000))).near_duplicate_of, null);
+      assert.equal((await run(ctx, extracted('https://two.example.com/', text, 2000))).near_duplicate_of, null);
+      assert.deepEqual(await kvKeys(ctx), []);
+    });
+  }
+
+  test('21 words are compared', async () => {
+    const ctx = createFakeContext();
+    const text = prose(3, 21);
+    await run(ctx, extracted('https://one.example.com/', text, 1000));
+    assert.equal((await run(ctx, extracted('https://two.example.com/', text, 2000))).near_duplicate_of, 'https://one.example.com/');
+  });
+
+  test('nearDuplicateDistance 0: only exact fingerprints match', async () => {
+    const ctx = createFakeContext({ settings: { nearDuplicateDistance: 0 } });
+    const d = hammingDistance(simhash64(LONG), simhash64(NEAR));
+    await run(ctx, extracted('https://one.example.com/', LONG, 1000));
+    assert.equal((await run(ctx, extracted('https://two.example.com/', NEAR, 2000))).near_duplicate_of, d === 0 ? 'https://one.example.com/' : null);
+    assert.equal((await run(ctx, extracted('https://three.example.com/', LONG, 3000))).near_duplicate_of, 'https://one.example.com/');
+  });
+});
