@@ -1,0 +1,296 @@
+/**
+ * 64-bit SimHash (Charikar) over word shingles, plus helpers to compare, serialize and
+ * index fingerprints, and a WARC-style content digest.
+ *
+ * Hot path avoids BigInt: each word is hashed once (murmur3-style over UTF-16 code units)
+ * and finalized into two 32-bit lanes, each shingle hash is a mix of its words' lane
+ * hashes, and 64 per-bit counters are accumulated with plain 32-bit integer ops (4 bits
+ * per add, SWAR style). BigInt is only used to assemble the final fingerprint.
+ */
+import { createHash } from 'node:crypto';
+
+export const DEFAULT_SHINGLE_SIZE = 3;
+export const DEFAULT_BLOCK_K = 3;
+
+/**
+ * Word tokens: runs of letters, combining marks and digits (marks so that e.g. Devanagari
+ * words are not split at vowel signs). Han, Hiragana and Katakana characters are emitted
+ * one per token, since those scripts do not separate words with spaces.
+ *
+ * WORD_RE is the reference definition (used by tokenizeWords); simhash64 uses an
+ * equivalent hand-written scanner over a per-code-unit class table, which avoids
+ * allocating a string per word. (Built from a string: the `v` flag is newer than the
+ * compile target's regex checker.)
+ */
+const CJK = '\\p{sc=Han}\\p{sc=Hiragana}\\p{sc=Katakana}';
+const WORD_RE = new RegExp(`[[\\p{L}\\p{M}\\p{N}]--[${CJK}]]+|[${CJK}]`, 'gv');
+const WORD_CHAR_RE = /^[\p{L}\p{M}\p{N}]$/u;
+const CJK_CHAR_RE = new RegExp(`^[${CJK}]$`, 'u');
+
+const NOT_WORD = 0;
+const WORD = 1;
+const CJK_WORD = 2;
+
+function classify(ch: string): number {
+  return CJK_CHAR_RE.test(ch) ? CJK_WORD : WORD_CHAR_RE.test(ch) ? WORD : NOT_WORD;
+}
+
+/** Class of every BMP code unit (surrogates: NOT_WORD, pairs are classified separately). */
+let bmpClasses: Uint8Array | null = null;
+
+function getBmpClasses(): Uint8Array {
+  if (bmpClasses === null) {
+    // ~20 ms once per process.
+    const table = new Uint8Array(0x10000);
+    for (let c = 0; c < 0x10000; c++) {
+      if (c < 0xd800 || c > 0xdfff) table[c] = classify(String.fromCharCode(c));
+    }
+    bmpClasses = table;
+  }
+  return bmpClasses;
+}
+
+const WORD_SEED = 0x9747b28c;
+const LANE_SEED = 0x5bd1e995;
+const SHINGLE_SEED_LO = 0x85ebca6b;
+const SHINGLE_SEED_HI = 0xc2b2ae35;
+
+function fmix32(h: number): number {
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return h >>> 0;
+}
+
+/** Murmur3-style mixing step: absorb a 32-bit value `k` into state `h`. */
+function absorb(h: number, k: number): number {
+  k = Math.imul(k, 0xcc9e2d51);
+  k = (k << 15) | (k >>> 17);
+  k = Math.imul(k, 0x1b873593);
+  h ^= k;
+  h = (h << 13) | (h >>> 19);
+  return (Math.imul(h, 5) + 0xe6546b64) | 0;
+}
+
+function flushCounts(counts: Int32Array, accLo: Int32Array, accHi: Int32Array): void {
+  for (let j = 0; j < 8; j++) {
+    const l = accLo[j]!;
+    const h = accHi[j]!;
+    for (let m = 0; m < 4; m++) {
+      counts[j + 8 * m] += (l >>> (8 * m)) & 0xff;
+      counts[32 + j + 8 * m] += (h >>> (8 * m)) & 0xff;
+    }
+    accLo[j] = 0;
+    accHi[j] = 0;
+  }
+}
+
+/** Lane hashes of a finished word, from its absorb state and length in UTF-16 units. */
+function finishLo(h: number, len: number): number {
+  return fmix32(h ^ len) | 0;
+}
+function finishHi(h: number, len: number): number {
+  return fmix32(Math.imul(h ^ len ^ LANE_SEED, 0x27d4eb2f)) | 0;
+}
+
+/** The two 32-bit lane hashes of one (already lowercased) word. Reference for wordHashes. */
+export function hashWord(word: string): [number, number] {
+  let h = WORD_SEED;
+  for (let j = 0; j < word.length; j++) h = absorb(h, word.charCodeAt(j));
+  return [finishLo(h, word.length), finishHi(h, word.length)];
+}
+
+/**
+ * Lowercases `text`, splits it into words exactly like tokenizeWords and hashes each word
+ * like hashWord, without materializing the words. Returns the lane hashes in `lo`/`hi`
+ * (valid up to `count`).
+ */
+export function wordHashes(text: string): { lo: Int32Array; hi: Int32Array; count: number } {
+  const s = text.toLowerCase();
+  const n = s.length;
+  const table = getBmpClasses();
+  // At most one word per code unit.
+  const lo = new Int32Array(n);
+  const hi = new Int32Array(n);
+  let count = 0;
+  let h = WORD_SEED;
+  let len = 0; // > 0 while inside a WORD run
+  for (let i = 0; i < n; i++) {
+    const c = s.charCodeAt(i);
+    let cls: number;
+    let units = 1;
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < n) {
+      const d = s.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) {
+        cls = classify(s.slice(i, i + 2));
+        units = 2;
+      } else {
+        cls = NOT_WORD;
+      }
+    } else {
+      cls = table[c]!;
+    }
+    if (cls === WORD) {
+      h = absorb(h, c);
+      if (units === 2) h = absorb(h, s.charCodeAt(++i));
+      len += units;
+      continue;
+    }
+    if (len > 0) {
+      lo[count] = finishLo(h, len);
+      hi[count++] = finishHi(h, len);
+      h = WORD_SEED;
+      len = 0;
+    }
+    if (cls === CJK_WORD) {
+      let k = absorb(WORD_SEED, c);
+      if (units === 2) k = absorb(k, s.charCodeAt(++i));
+      lo[count] = finishLo(k, units);
+      hi[count++] = finishHi(k, units);
+    } else if (units === 2) {
+      i++; // skip the low surrogate of a non-word astral character
+    }
+  }
+  if (len > 0) {
+    lo[count] = finishLo(h, len);
+    hi[count++] = finishHi(h, len);
+  }
+  return { lo, hi, count };
+}
+
+/** Splits text into lowercased word tokens (see WORD_RE). */
+export function tokenizeWords(text: string): string[] {
+  return text.toLowerCase().match(WORD_RE) ?? [];
+}
+
+/**
+ * 64-bit SimHash of `text` over shingles of `shingleSize` consecutive words; every shingle
+ * occurrence has weight 1. Texts with fewer words than `shingleSize` form one shingle.
+ * Returns 0n when the text has no words.
+ */
+export function simhash64(text: string, shingleSize: number = DEFAULT_SHINGLE_SIZE): bigint {
+  if (!Number.isInteger(shingleSize) || shingleSize < 1) {
+    throw new RangeError(`shingleSize must be a positive integer, got ${shingleSize}`);
+  }
+  const { lo, hi, count: nWords } = wordHashes(text);
+  if (nWords === 0) return 0n;
+
+  const size = Math.min(shingleSize, nWords);
+  const nShingles = nWords - size + 1;
+  // Per-bit counters. Bits are counted 4 at a time: accLo[j] holds, in byte m, the count of
+  // bit j + 8m since the last flush; flushed before any byte can overflow (255 adds).
+  const counts = new Int32Array(64);
+  const accLo = new Int32Array(8);
+  const accHi = new Int32Array(8);
+  let pending = 0;
+  for (let i = 0; i < nShingles; i++) {
+    let a = SHINGLE_SEED_LO;
+    let b = SHINGLE_SEED_HI;
+    for (let j = i; j < i + size; j++) {
+      a = absorb(a, lo[j]!);
+      b = absorb(b, hi[j]!);
+    }
+    a = fmix32(a ^ size);
+    b = fmix32(b ^ size);
+    for (let j = 0; j < 8; j++) {
+      accLo[j] += (a >>> j) & 0x01010101;
+      accHi[j] += (b >>> j) & 0x01010101;
+    }
+    if (++pending === 255) {
+      flushCounts(counts, accLo, accHi);
+      pending = 0;
+    }
+  }
+  flushCounts(counts, accLo, accHi);
+
+  // Bit set iff more than half of the shingles had it set (i.e. weighted sum > 0).
+  let outLo = 0;
+  let outHi = 0;
+  for (let bit = 0; bit < 32; bit++) {
+    if (2 * counts[bit]! > nShingles) outLo |= 1 << bit;
+    if (2 * counts[bit + 32]! > nShingles) outHi |= 1 << bit;
+  }
+  return (BigInt(outHi >>> 0) << 32n) | BigInt(outLo >>> 0);
+}
+
+function popcount32(x: number): number {
+  x -= (x >>> 1) & 0x55555555;
+  x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
+  x = (x + (x >>> 4)) & 0x0f0f0f0f;
+  return Math.imul(x, 0x01010101) >>> 24;
+}
+
+/** Number of differing bits between two 64-bit fingerprints (inputs taken mod 2^64). */
+export function hammingDistance(a: bigint, b: bigint): number {
+  const x = BigInt.asUintN(64, a ^ b);
+  return popcount32(Number(x & 0xffffffffn)) + popcount32(Number(x >> 32n));
+}
+
+/** 16 lowercase hex chars, zero padded. */
+export function simhashToHex(h: bigint): string {
+  return BigInt.asUintN(64, h).toString(16).padStart(16, '0');
+}
+
+const HEX64 = /^[0-9a-fA-F]{1,16}$/;
+
+/** Inverse of simhashToHex; throws on anything that is not 1–16 hex digits. */
+export function simhashFromHex(s: string): bigint {
+  if (!HEX64.test(s)) throw new SyntaxError(`invalid simhash hex: ${JSON.stringify(s)}`);
+  return BigInt('0x' + s);
+}
+
+/**
+ * Pigeonhole index keys: the 64 bits are split into k+1 contiguous blocks (most significant
+ * first; when 64 is not divisible the leading blocks get one extra bit) and one key
+ * `b<i>-<hex>` is returned per block. Two fingerprints within Hamming distance k differ in
+ * at most k blocks, so they share at least one key. For k=3: four 16-bit blocks, e.g.
+ * `b0-1a2f`, where block 0 is the first 4 hex chars of simhashToHex(h).
+ */
+export function blockKeys(h: bigint, k: number = DEFAULT_BLOCK_K): string[] {
+  if (!Number.isInteger(k) || k < 0 || k > 63) {
+    throw new RangeError(`k must be an integer in [0, 63], got ${k}`);
+  }
+  const v = BigInt.asUintN(64, h);
+  const blocks = k + 1;
+  const base = Math.floor(64 / blocks);
+  const extra = 64 % blocks;
+  const keys: string[] = new Array(blocks);
+  let remaining = 64;
+  for (let i = 0; i < blocks; i++) {
+    const bits = base + (i < extra ? 1 : 0);
+    remaining -= bits;
+    const value = (v >> BigInt(remaining)) & ((1n << BigInt(bits)) - 1n);
+    keys[i] = `b${i}-${value.toString(16).padStart(Math.ceil(bits / 4), '0')}`;
+  }
+  return keys;
+}
+
+const BASE32_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
+
+/** RFC 4648 base32, uppercase, no padding. */
+export function base32Encode(bytes: Uint8Array): string {
+  let out = '';
+  let buffer = 0;
+  let bits = 0;
+  for (let i = 0; i < bytes.length; i++) {
+    buffer = ((buffer << 8) | bytes[i]!) & 0xffff;
+    bits += 8;
+    while (bits >= 5) {
+      bits -= 5;
+      out += BASE32_ALPHABET[(buffer >>> bits) & 31];
+    }
+  }
+  if (bits > 0) out += BASE32_ALPHABET[(buffer << (5 - bits)) & 31];
+  return out;
+}
+
+/**
+ * WARC / Common Crawl style payload digest: 'sha1:' + base32(SHA-1). Strings are hashed
+ * as UTF-8.
+ */
+export function contentDigest(bytes: Uint8Array | string): string {
+  const digest = createHash('sha1').update(bytes).digest();
+  return 'sha1:' + base32Encode(digest);
+}
