@@ -59,8 +59,41 @@ export const jsonValue = (value: unknown): Uint8Array => encoder.encode(JSON.str
 export const parseJsonValue = <T>(bytes: Uint8Array): T => JSON.parse(decoder.decode(bytes)) as T;
 
 /**
+ * Per-process state of casUpdate: a queue per key, so that the many handlers of one process
+ * never race each other on a key (the server's compare-and-set still arbitrates between
+ * processes), and the last entry written or read, so an uncontended update skips its read.
+ */
+interface KeyState {
+  tail: Promise<unknown>;
+  entry: KvEntry | null | undefined;
+  users: number;
+}
+const keyStates = new WeakMap<KvStore, Map<string, KeyState>>();
+
+function keyState(store: KvStore, key: string): KeyState {
+  let states = keyStates.get(store);
+  if (!states) {
+    states = new Map();
+    keyStates.set(store, states);
+  }
+  let state = states.get(key);
+  if (!state) {
+    state = { tail: Promise.resolve(), entry: undefined, users: 0 };
+    states.set(key, state);
+  }
+  return state;
+}
+
+function releaseKeyState(store: KvStore, key: string, state: KeyState): void {
+  state.users -= 1;
+  // forget idle keys: memory stays bounded by the keys in use right now
+  if (state.users === 0) keyStates.get(store)?.delete(key);
+}
+
+/**
  * Read-modify-write with compare-and-set, retried on conflict.
  * `change` gets the current value (or null) and returns the new value, or `undefined` to leave it.
+ * A decision to leave the value is always made on a fresh read, never on the cached entry.
  */
 export async function casUpdate<T, R>(
   store: KvStore,
@@ -68,18 +101,38 @@ export async function casUpdate<T, R>(
   change: (current: T | null) => { value?: T; result: R },
   attempts = 20,
 ): Promise<R> {
-  for (let attempt = 0; attempt < attempts; attempt++) {
-    const entry = await store.get(key);
-    const current = entry ? parseJsonValue<T>(entry.value) : null;
-    const { value, result } = change(current);
-    if (value === undefined) return result;
-    try {
-      if (entry) await store.update(key, jsonValue(value), entry.revision);
-      else await store.create(key, jsonValue(value));
-      return result;
-    } catch (err) {
-      if (!(err instanceof KvConflictError)) throw err;
+  const state = keyState(store, key);
+  state.users += 1;
+  const run = state.tail.then(async () => {
+    for (let attempt = 0; attempt < attempts; attempt++) {
+      const cached = state.entry !== undefined && attempt === 0;
+      const entry = cached ? state.entry! : await store.get(key);
+      state.entry = entry;
+      const current = entry ? parseJsonValue<T>(entry.value) : null;
+      const { value, result } = change(current);
+      if (value === undefined) {
+        if (cached) {
+          state.entry = undefined;
+          continue;
+        }
+        return result;
+      }
+      try {
+        const bytes = jsonValue(value);
+        const revision = entry ? await store.update(key, bytes, entry.revision) : await store.create(key, bytes);
+        state.entry = { value: bytes, revision };
+        return result;
+      } catch (err) {
+        state.entry = undefined;
+        if (!(err instanceof KvConflictError)) throw err;
+      }
     }
+    throw new Error(`updating ${key}: too many concurrent writers (${attempts} compare-and-set conflicts)`);
+  });
+  state.tail = run.catch(() => undefined);
+  try {
+    return await run;
+  } finally {
+    releaseKeyState(store, key, state);
   }
-  throw new Error(`updating ${key}: too many concurrent writers (${attempts} compare-and-set conflicts)`);
 }

@@ -113,6 +113,11 @@ export class StageRunner<T> {
     switch (outcome.kind) {
       case 'emit':
         await this.publishAll(outcome.messages);
+        if (outcome.afterPublish) {
+          await outcome.afterPublish().catch((err: Error) =>
+            ctx.log.warn({ stage: def.name, err: err.message }, 'after-publish step failed; its state expires on its own'),
+          );
+        }
         msg.ack();
         ctx.metrics.count(def.name, 'messages', outcome.messages.length === 0 ? 'filtered' : 'emitted');
         return;

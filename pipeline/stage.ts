@@ -25,12 +25,13 @@ export interface Emit {
 
 /**
  * What a stage decided about one input message. Only the runner acts on it:
- * - emit: publish these (an empty list means "filtered"), then ack the input;
+ * - emit: publish these (an empty list means "filtered"), run `afterPublish` if given (for
+ *   state that may change only once the outputs are safely out), then ack the input;
  * - retry: nak the input so the server redelivers it after `afterMs`;
  * - fail: the message cannot be processed: dead-letter it with the reason, then ack.
  */
 export type Outcome =
-  | { kind: 'emit'; messages: Emit[] }
+  | { kind: 'emit'; messages: Emit[]; afterPublish?: () => Promise<void> }
   | { kind: 'retry'; afterMs: number; reason: string }
   | { kind: 'fail'; reason: string };
 

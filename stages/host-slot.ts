@@ -16,7 +16,12 @@ export interface HostSlot {
   /** end of the schedule handed out to waiting URLs: spreads their redeliveries out */
   reserved_until: number;
   last_duration_ms: number;
+  /** the last leases that completed: a grant redelivered after its fetch is recognised and dropped */
+  done_leases?: string[];
 }
+
+/** Completed leases remembered per host; a redelivery comes within an ack wait, so a few suffice. */
+const DONE_LEASES_KEPT = 32;
 
 export const emptySlot = (): HostSlot => ({
   next_allowed_at: 0,
@@ -69,11 +74,18 @@ export async function acquireSlot(
   });
 }
 
-/** Confirms the lease is still ours and extends it to cover the request about to start. */
-export async function confirmLease(store: KvStore, host: string, leaseId: string, now: number, leaseMs: number): Promise<boolean> {
-  return casUpdate<HostSlot, boolean>(store, host, (current) => {
-    if (!current || current.lease_id !== leaseId || current.lease_until <= now) return { result: false };
-    return { value: { ...current, lease_until: now + leaseMs }, result: true };
+export type LeaseCheck = 'ours' | 'done' | 'lost';
+
+/**
+ * Confirms the lease is still ours and extends it to cover the request about to start.
+ * 'done': this grant's request already completed (the grant was redelivered); 'lost': the
+ * lease lapsed or another request holds the host.
+ */
+export async function confirmLease(store: KvStore, host: string, leaseId: string, now: number, leaseMs: number): Promise<LeaseCheck> {
+  return casUpdate<HostSlot, LeaseCheck>(store, host, (current) => {
+    if (current?.done_leases?.includes(leaseId)) return { result: 'done' };
+    if (!current || current.lease_id !== leaseId || current.lease_until <= now) return { result: 'lost' };
+    return { value: { ...current, lease_until: now + leaseMs }, result: 'ours' };
   });
 }
 
@@ -97,6 +109,7 @@ export async function releaseSlot(
         next_allowed_at: Math.max(slot.next_allowed_at, end + delayMs),
         delay_ms: delayMs,
         last_duration_ms: durationMs,
+        done_leases: [...(slot.done_leases ?? []), leaseId].slice(-DONE_LEASES_KEPT),
       },
       result: undefined,
     };

@@ -103,7 +103,13 @@ export async function handleFetch(input: StageInput<FetchGrant>, ctx: StageConte
   const g = input.message;
   const s = ctx.settings;
   const leaseMs = s.totalTimeoutMs + 10_000;
-  if (!(await confirmLease(ctx.kv.hosts, g.host, g.lease_id, ctx.clock.now(), leaseMs))) return backToGate(ctx, g);
+  const lease = await confirmLease(ctx.kv.hosts, g.host, g.lease_id, ctx.clock.now(), leaseMs);
+  if (lease === 'done') {
+    // redelivered after its request completed (the ack was lost): its outputs are already out
+    ctx.metrics.count('fetch', 'grants', 'already_done');
+    return emit();
+  }
+  if (lease === 'lost') return backToGate(ctx, g);
   const start = ctx.clock.now();
   let out: Emit[];
   try {
@@ -120,13 +126,20 @@ export async function handleFetch(input: StageInput<FetchGrant>, ctx: StageConte
     out = responseEmits(ctx, g, res, start, durationMs);
     ctx.metrics.count('fetch', 'responses', String(res.status));
   } catch (err) {
-    if (!(err instanceof HttpFetchError)) throw err;
+    if (!(err instanceof HttpFetchError)) {
+      await releaseSlot(ctx.kv.hosts, g.host, g.lease_id, ctx.clock.now(), g.delay_ms, Math.round(ctx.clock.now() - start));
+      throw err;
+    }
     const durationMs = Math.round(ctx.clock.now() - start);
     out = [outcomeEmit(ctx, g, 'network_error', `${err.code}: ${err.message}`, null, start, durationMs)];
     ctx.metrics.count('fetch', 'responses', `error_${err.code}`);
-  } finally {
-    const end = ctx.clock.now();
-    await releaseSlot(ctx.kv.hosts, g.host, g.lease_id, end, g.delay_ms, Math.round(end - start));
   }
-  return emit(...out);
+  const end = ctx.clock.now();
+  // the host is released only once the outputs are published: a grant redelivered after that
+  // is recognised as done, and one redelivered before it still holds the lease and fetches again
+  return {
+    kind: 'emit',
+    messages: out,
+    afterPublish: () => releaseSlot(ctx.kv.hosts, g.host, g.lease_id, end, g.delay_ms, Math.round(end - start)),
+  };
 }

@@ -61,7 +61,12 @@ async function granted(respond: Responder, opts: FakeContextOptions = {}): Promi
   return ctx;
 }
 
-const fetch = (ctx: FakeContext, g: FetchGrant) => handleFetch(stageInput(g, { subject: 'crawl.ready.0' }), ctx);
+/** one fetch, settled as the runner does: outputs "published", then the after-publish step */
+const fetch = async (ctx: FakeContext, g: FetchGrant) => {
+  const outcome = await handleFetch(stageInput(g, { subject: 'crawl.ready.0' }), ctx);
+  if (outcome.kind === 'emit') await outcome.afterPublish?.();
+  return outcome;
+};
 
 async function slotOf(ctx: FakeContext): Promise<HostSlot> {
   const e = await ctx.kv.hosts.get(HOST);
@@ -262,5 +267,16 @@ describe('fetch', () => {
     });
     await assert.rejects(fetch(ctx, grantFor('/a')), TypeError);
     assert.equal((await slotOf(ctx)).lease_id, null);
+  });
+});
+
+describe('fetch: a grant redelivered after its request completed', () => {
+  test('is dropped without a second request (its outputs were published before the host was released)', async () => {
+    const ctx = await granted(() => httpResponse(200, { body: '<html><title>x</title></html>', headers: { 'content-type': 'text/html' } }));
+    const g = grantFor('/again');
+    await fetch(ctx, g);
+    const again = await fetch(ctx, g);
+    assert.deepEqual(emitted(again), []);
+    assert.equal(ctx.http.requests.length, 1);
   });
 });

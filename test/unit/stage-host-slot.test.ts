@@ -122,22 +122,22 @@ describe('host slot: acquire / confirm / release (KV)', () => {
     const took = await acquireSlot(store, HOST, T + 1000, { leaseId: 'b', ...later });
     assert.equal(took.acquired, true);
     assert.equal((await slotOf(store)).lease_id, 'b');
-    assert.equal(await confirmLease(store, HOST, 'a', T + 1001, 5000), false);
+    assert.equal(await confirmLease(store, HOST, 'a', T + 1001, 5000), 'lost');
     await releaseSlot(store, HOST, 'a', T + 1002, 1000, 50);
     assert.equal((await slotOf(store)).lease_id, 'b', "a stale release leaves the new holder's lease");
-    assert.equal(await confirmLease(store, HOST, 'b', T + 1003, 5000), true);
+    assert.equal(await confirmLease(store, HOST, 'b', T + 1003, 5000), 'ours');
   });
 
   test('confirmLease: ours and live → extended; wrong id, expired or missing → false', async () => {
     const store = new MemoryKvStore();
-    assert.equal(await confirmLease(store, HOST, 'a', T, 5000), false, 'no slot');
+    assert.equal(await confirmLease(store, HOST, 'a', T, 5000), 'lost', 'no slot');
     await acquireSlot(store, HOST, T, { leaseId: 'a', leaseMs: 1000, firstAttempt: true });
-    assert.equal(await confirmLease(store, HOST, 'x', T + 1, 5000), false, 'another lease id');
-    assert.equal(await confirmLease(store, HOST, 'a', T + 500, 5000), true);
+    assert.equal(await confirmLease(store, HOST, 'x', T + 1, 5000), 'lost', 'another lease id');
+    assert.equal(await confirmLease(store, HOST, 'a', T + 500, 5000), 'ours');
     assert.equal((await slotOf(store)).lease_until, T + 5500, 'extended');
-    assert.equal(await confirmLease(store, HOST, 'a', T + 5500, 5000), false, 'expired');
+    assert.equal(await confirmLease(store, HOST, 'a', T + 5500, 5000), 'lost', 'expired');
     await releaseSlot(store, HOST, 'a', T + 100, 0, 0);
-    assert.equal(await confirmLease(store, HOST, 'a', T + 200, 5000), false, 'released');
+    assert.equal(await confirmLease(store, HOST, 'a', T + 200, 5000), 'done', 'released: its request completed');
   });
 
   test('first-attempt waiters through the store are spread out too', async () => {

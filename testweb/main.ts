@@ -1,0 +1,56 @@
+// `crawl testweb`: runs the test web in the foreground until SIGINT/SIGTERM, so a crawler in
+// another process (or a person with curl --resolve) can use it.
+
+import { pathToFileURL } from 'node:url';
+import { startTestWeb } from './server.js';
+
+export interface TestWebCliArgs {
+  hosts: number;
+  port: number;
+  seed: number;
+  benchHosts?: number;
+  /** Where the status line goes; default stdout. */
+  out?: (line: string) => void;
+  /** Stops the server when aborted, like a signal (for tests). */
+  signal?: AbortSignal;
+}
+
+function range(names: string[]): string {
+  return names.length === 0 ? '' : names.length === 1 ? `: ${names[0]}` : `: ${names[0]} .. ${names[names.length - 1]}`;
+}
+
+/** Starts the test web, prints one status line, and resolves once stopped by SIGINT/SIGTERM. */
+export async function runTestWebCli(args: TestWebCliArgs): Promise<void> {
+  const web = await startTestWeb({ hosts: args.hosts, port: args.port, seed: args.seed, benchHosts: args.benchHosts ?? 0 });
+  const { siteHostNames, benchHostNames } = web.model;
+  let summary = `${siteHostNames.length} hosts${range(siteHostNames)}`;
+  if (benchHostNames.length > 0) summary += `, ${benchHostNames.length} bench hosts${range(benchHostNames)}`;
+  (args.out ?? ((l: string) => process.stdout.write(`${l}\n`)))(`testweb listening on 127.0.0.1:${web.port} (${summary})`);
+
+  await new Promise<void>((resolve) => {
+    const stop = () => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      args.signal?.removeEventListener('abort', stop);
+      void web.close().then(resolve);
+    };
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+    if (args.signal?.aborted) stop();
+    else args.signal?.addEventListener('abort', stop, { once: true });
+  });
+}
+
+// Direct use without the CLI: node dist/testweb/main.js [--hosts N] [--port P] [--seed S] [--bench-hosts M]
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const flag = (name: string, fallback: number): number => {
+    const i = process.argv.indexOf(`--${name}`);
+    const value = i < 0 ? fallback : Number(process.argv[i + 1]);
+    if (!Number.isInteger(value) || value < 0) {
+      process.stderr.write(`testweb: --${name} must be a non-negative integer\n`);
+      process.exit(2);
+    }
+    return value;
+  };
+  void runTestWebCli({ hosts: flag('hosts', 20), port: flag('port', 0), seed: flag('seed', 1), benchHosts: flag('bench-hosts', 0) });
+}

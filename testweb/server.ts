@@ -1,0 +1,212 @@
+// One HTTP server on 127.0.0.1 that serves every host of the test web, chosen by the Host
+// header. It records every request (robots.txt and 404s included) with arrival and finish
+// times, so tests can audit politeness: the gap between requests to a host, and whether two
+// requests to one host were ever in flight at once.
+
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createHash } from 'node:crypto';
+import type { AddressInfo, Socket } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import { buildSiteModel } from './site-model.js';
+import { renderPage } from './render-page.js';
+import { resourceKey } from './url-forms.js';
+import type { HostModel, HtmlResource, SiteModel } from './model-types.js';
+
+export interface StartTestWebOptions {
+  /** Site hosts h00.site.test ... (default 20). */
+  hosts?: number;
+  seed?: number;
+  /** 0 (default) picks a free port. */
+  port?: number;
+  benchHosts?: number;
+  benchPagesPerHost?: number;
+  pagesPerHost?: number;
+  /** Delay before every response (ms), to make in-flight overlap observable. Default 0. */
+  responseDelayMs?: number;
+}
+
+export interface RequestRecord {
+  /** Host header without port, lower-case. */
+  host: string;
+  /** Request target as received: path including query. */
+  path: string;
+  method: string;
+  userAgent: string;
+  /** Epoch milliseconds (sub-ms precision) when the request arrived. */
+  start: number;
+  /** Epoch milliseconds when the response finished (or the connection closed). */
+  end: number;
+  status: number;
+}
+
+export interface TestWeb {
+  port: number;
+  /**
+   * The page's URL as the web itself writes it: http://host/path, no port (links in pages
+   * are port-80 URLs). A crawler reaches it through resolveRules; a direct client connects
+   * to 127.0.0.1:port and sends Host: host.
+   */
+  url(host: string, path?: string): string;
+  /** `--resolve` values that map the web's domains to this server: "*.site.test=127.0.0.1:<port>", ... */
+  resolveRules: string[];
+  model: SiteModel;
+  /** Completed requests, in order of arrival. */
+  requestLog(): RequestRecord[];
+  clearLog(): void;
+  close(): Promise<void>;
+}
+
+/** Control endpoints on every host; not recorded in the request log. */
+const CONTROL_PREFIX = '/__testweb/';
+/** Fixed Last-Modified for every page: the test web's content never changes. */
+const LAST_MODIFIED = 'Mon, 01 Jan 2024 00:00:00 GMT';
+const PAGE_CACHE_LIMIT = 2000;
+
+const now = () => performance.timeOrigin + performance.now();
+
+function hostOf(req: IncomingMessage): string {
+  const raw = (req.headers.host ?? '').trim().toLowerCase();
+  if (raw.startsWith('[')) return raw.slice(0, raw.indexOf(']') + 1);
+  const colon = raw.indexOf(':');
+  return colon < 0 ? raw : raw.slice(0, colon);
+}
+
+function etagOf(body: string): string {
+  return `"${createHash('sha1').update(body).digest('base64url').slice(0, 20)}"`;
+}
+
+export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<TestWeb> {
+  const modelOpts = {
+    hosts: opts.hosts ?? 20,
+    seed: opts.seed ?? 1,
+    ...(opts.benchHosts !== undefined ? { benchHosts: opts.benchHosts } : {}),
+    ...(opts.benchPagesPerHost !== undefined ? { benchPagesPerHost: opts.benchPagesPerHost } : {}),
+    ...(opts.pagesPerHost !== undefined ? { pagesPerHost: opts.pagesPerHost } : {}),
+  };
+  const model = buildSiteModel(modelOpts);
+  const delayMs = opts.responseDelayMs ?? 0;
+  let log: RequestRecord[] = [];
+
+  // Rendering is deterministic, so a bounded cache (insertion-order eviction) is only speed.
+  const cache = new Map<string, { body: string; etag: string }>();
+  const rendered = (host: HostModel, page: HtmlResource) => {
+    const id = `${host.name}${page.path}`;
+    let hit = cache.get(id);
+    if (!hit) {
+      const body = renderPage(host.name, page);
+      hit = { body, etag: etagOf(body) };
+      if (cache.size >= PAGE_CACHE_LIMIT) cache.delete(cache.keys().next().value as string);
+      cache.set(id, hit);
+    }
+    return hit;
+  };
+
+  function send(req: IncomingMessage, res: ServerResponse, status: number, type: string, body: string, extra: Record<string, string> = {}): void {
+    res.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(body), ...extra });
+    res.end(req.method === 'HEAD' ? undefined : body);
+  }
+
+  function control(req: IncomingMessage, res: ServerResponse, path: string): void {
+    if (path === `${CONTROL_PREFIX}log`) return send(req, res, 200, 'application/json', JSON.stringify(log));
+    if (path === `${CONTROL_PREFIX}clear`) {
+      log = [];
+      return send(req, res, 200, 'application/json', '{"cleared":true}');
+    }
+    if (path === `${CONTROL_PREFIX}info`) {
+      const info = { seed: model.seed, siteHosts: model.siteHostNames, benchHosts: model.benchHostNames, options: modelOpts };
+      return send(req, res, 200, 'application/json', JSON.stringify(info));
+    }
+    send(req, res, 404, 'text/plain; charset=utf-8', 'unknown control endpoint\n');
+  }
+
+  function serve(req: IncomingMessage, res: ServerResponse, hostName: string, target: string): void {
+    const notFound = () => send(req, res, 404, 'text/html; charset=utf-8', '<!DOCTYPE html><html lang="en"><head><title>Not found</title></head><body><h1>Not found</h1></body></html>\n');
+    const host = model.byName.get(hostName);
+    if (!host) return send(req, res, 421, 'text/plain; charset=utf-8', `unknown host ${hostName}\n`);
+    if (req.method !== 'GET' && req.method !== 'HEAD') return send(req, res, 405, 'text/plain; charset=utf-8', 'method not allowed\n', { allow: 'GET, HEAD' });
+    let key: string;
+    try {
+      key = resourceKey(target);
+    } catch {
+      return notFound();
+    }
+    if (key === '/robots.txt') {
+      if (host.robots.status !== 200 || host.robots.text === null) return notFound();
+      return send(req, res, 200, 'text/plain; charset=utf-8', host.robots.text);
+    }
+    const resource = host.resources.get(key);
+    if (!resource) return notFound();
+    if (resource.kind === 'redirect') {
+      return send(req, res, 301, 'text/html; charset=utf-8', `<!DOCTYPE html><html><head><title>Moved</title></head><body><a href="${resource.location}">Moved here</a></body></html>\n`, { location: resource.location });
+    }
+    const page = rendered(host, resource);
+    const headers = { etag: page.etag, 'last-modified': LAST_MODIFIED, 'cache-control': 'max-age=0' };
+    // Conditional GET: the content never changes, so a matching validator is always a 304.
+    if (req.headers['if-none-match'] === page.etag || (req.headers['if-none-match'] === undefined && req.headers['if-modified-since'] === LAST_MODIFIED)) {
+      res.writeHead(304, headers);
+      res.end();
+      return;
+    }
+    send(req, res, 200, 'text/html; charset=utf-8', page.body, headers);
+  }
+
+  const server = createServer({ keepAlive: true }, (req, res) => {
+    const start = now();
+    const target = req.url ?? '/';
+    const hostName = hostOf(req);
+    if (target.startsWith(CONTROL_PREFIX)) return control(req, res, target.split('?')[0] as string);
+    const record: RequestRecord = { host: hostName, path: target, method: req.method ?? '', userAgent: String(req.headers['user-agent'] ?? ''), start, end: start, status: 0 };
+    let done = false;
+    const finish = () => {
+      if (done) return;
+      done = true;
+      record.end = now();
+      // A connection closed before the response was sent is logged with status 0.
+      record.status = res.headersSent ? res.statusCode : 0;
+      log.push(record);
+    };
+    res.once('finish', finish);
+    res.once('close', finish);
+    const respond = () => {
+      try {
+        serve(req, res, hostName, target);
+      } catch (err) {
+        if (!res.headersSent) send(req, res, 500, 'text/plain; charset=utf-8', `testweb error: ${String(err)}\n`);
+        else res.destroy();
+      }
+    };
+    if (delayMs > 0) setTimeout(respond, delayMs);
+    else respond();
+  });
+  server.keepAliveTimeout = 10_000;
+  const sockets = new Set<Socket>();
+  server.on('connection', (s) => {
+    sockets.add(s);
+    s.once('close', () => sockets.delete(s));
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port ?? 0, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+
+  return {
+    port,
+    url: (host, path = '/') => `http://${host}${path}`,
+    resolveRules: [`*.site.test=127.0.0.1:${port}`, `*.bench.test=127.0.0.1:${port}`],
+    model,
+    requestLog: () => log.slice().sort((a, b) => a.start - b.start),
+    clearLog: () => {
+      log = [];
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        for (const s of sockets) s.destroy();
+      }),
+  };
+}
