@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { startTestWeb, expectedCrawl, type TestWeb } from '../../testweb/index.js';
 import { openOutputDatabase } from '../../pipeline/adapters/duckdb-views.js';
-import { auditPoliteness } from '../support/politeness-audit.js';
+import { assertPolite } from '../support/politeness-audit.js';
 import { E2E, crawlArgs, expectedUrls, storedPages } from '../support/e2e-web.js';
 import { runCli } from '../support/crawl-cli.js';
 
@@ -41,11 +41,8 @@ describe('end to end: crawl run --until-idle over the local test web', () => {
     assert.deepEqual(stored.urls, expectedUrls(web));
     assert.equal(new Set(stored.urls).size, stored.rows, 'a page stored twice');
 
-    const audit = auditPoliteness(web.requestLog(), web.model, E2E.token, E2E.minDelayMs);
+    const audit = assertPolite(web.requestLog(), web.model, E2E.token, E2E.minDelayMs);
     console.log(`politeness audit: ${audit.requests} requests, tightest margin over the required gap ${audit.tightestMarginMs.toFixed(0)} ms`);
-    assert.deepEqual(audit.disallowedFetches, []);
-    assert.deepEqual(audit.overlaps, []);
-    assert.deepEqual(audit.shortGaps, []);
 
     const db = await openOutputDatabase(out);
     try {

@@ -40,3 +40,11 @@ export function auditPoliteness(log: readonly RequestRecord[], model: SiteModel,
   }
   return findings;
 }
+
+/** Fails with the offending requests listed when the crawl was impolite in any way. */
+export function assertPolite(log: readonly RequestRecord[], model: SiteModel, token: string, minDelayMs: number): AuditFindings {
+  const audit = auditPoliteness(log, model, token, minDelayMs);
+  const problems = [...audit.disallowedFetches.map((p) => `disallowed: ${p}`), ...audit.overlaps, ...audit.shortGaps];
+  if (problems.length > 0) throw new Error(`impolite crawl (${problems.length} problems):\n${problems.slice(0, 20).join('\n')}`);
+  return audit;
+}

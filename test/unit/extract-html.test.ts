@@ -3,20 +3,12 @@ import assert from 'node:assert/strict';
 import { parse } from 'parse5';
 import { extractHtml, MAX_ANCHOR_TEXT, type ExtractedLink } from '../../stages/extract/extract-html.js';
 import { collapseChunks, collapseWhitespace, normalizeLanguage } from '../../stages/extract/metadata.js';
+import { mulberry32 } from '../../testweb/prng.js';
 
 const PAGE = 'https://example.com/dir/page.html?q=1';
 
-/** Deterministic PRNG (mulberry32). */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** the test web's seeded PRNG: the same seed, the same cases */
+const prng = mulberry32;
 
 function body(inner: string, head = ''): string {
   return `<!doctype html><html><head>${head}</head><body>${inner}</body></html>`;
