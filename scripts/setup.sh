@@ -17,7 +17,9 @@ echo "setup: $(nats-server --version)" >&2
 
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   echo "setup: installing npm dependencies" >&2
-  npm ci --no-audit --no-fund --loglevel=error
+  # npm install (not ci): it keeps the locked versions, and tolerates a lock file made on a
+  # machine whose npm omits other platforms' optional packages (DuckDB's and msgpackr's)
+  npm install --no-audit --no-fund --loglevel=error
 else
   npm run --silent build
 fi
