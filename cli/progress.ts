@@ -25,7 +25,8 @@ export function startProgress(jsm: JetStreamManager, metrics: StageMetrics, stre
   const tick = async () => {
     const backlog = await pipelineBacklog(jsm).catch(() => null);
     const fetched = metrics.total('fetch', 'responses');
-    const errors = metrics.total('fetch', 'responses') - metrics.total('fetch', 'responses', '200');
+    // failed requests: HTTP 4xx/5xx and network errors (redirects are not failures)
+    const errors = metrics.total('fetch', 'responses', (o) => o.startsWith('error_') || Number(o) >= 400);
     const now = Date.now();
     const rate = ((fetched - lastFetched) * 1000) / Math.max(1, now - lastAt);
     lastFetched = fetched;

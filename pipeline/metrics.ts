@@ -25,12 +25,13 @@ export class StageMetrics {
     this.totals.set(key, (this.totals.get(key) ?? 0) + by);
   }
 
-  /** the running total of one counter, summed over outcomes unless one is named */
-  total(stage: string, what: string, outcome?: string): number {
+  /** the running total of one counter, summed over outcomes unless one is named (or a test on it given) */
+  total(stage: string, what: string, outcome?: string | ((outcome: string) => boolean)): number {
     let sum = 0;
     for (const [key, value] of this.totals) {
       const [s, w, o] = key.split('/');
-      if (s === stage && w === what && (outcome === undefined || o === outcome)) sum += value;
+      if (s !== stage || w !== what) continue;
+      if (outcome === undefined || (typeof outcome === 'function' ? outcome(o!) : o === outcome)) sum += value;
     }
     return sum;
   }
