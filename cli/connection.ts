@@ -8,6 +8,15 @@ import { UsageError } from './usage-error.js';
 export const natsDir = (outDir: string) => path.join(outDir, 'nats');
 const urlFile = (outDir: string) => path.join(natsDir(outDir), 'server-url');
 
+/** NATS_URL, unless unset or empty (an empty one means "embedded", as if unset). */
+export function natsUrlFromEnv(): string | undefined {
+  const url = process.env.NATS_URL?.trim();
+  return url ? url : undefined;
+}
+
+/** Whether `crawl run --out DIR` has run before in this directory (so it can resume without seeds). */
+export const hasEmbeddedStore = (outDir: string) => existsSync(path.join(natsDir(outDir), 'jetstream'));
+
 export interface CrawlConnection {
   nc: NatsConnection;
   server: EmbeddedServer | null;
@@ -17,7 +26,7 @@ export interface CrawlConnection {
 
 /** NATS_URL if set; otherwise an embedded nats-server whose JetStream store lives under the output directory. */
 export async function openCrawlConnection(outDir: string, name: string): Promise<CrawlConnection> {
-  const external = process.env.NATS_URL;
+  const external = natsUrlFromEnv();
   const server = external ? null : await startEmbeddedServer(natsDir(outDir));
   const url = external ?? server!.url;
   if (server) writeFileSync(urlFile(outDir), url);
@@ -38,7 +47,7 @@ export async function openCrawlConnection(outDir: string, name: string): Promise
  * that `crawl run --out DIR` started.
  */
 export async function joinCrawl(outDir: string, name: string): Promise<NatsConnection> {
-  const url = process.env.NATS_URL ?? (existsSync(urlFile(outDir)) ? readFileSync(urlFile(outDir), 'utf8').trim() : '');
+  const url = natsUrlFromEnv() ?? (existsSync(urlFile(outDir)) ? readFileSync(urlFile(outDir), 'utf8').trim() : '');
   if (!url) throw new UsageError(`no running crawl: set NATS_URL, or start one with \`crawl run --out ${outDir}\``);
   try {
     return await connectNats(url, name);

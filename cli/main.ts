@@ -15,7 +15,11 @@ function program(): Command {
     .description('A polite, durable web crawler built as a NATS JetStream dataflow')
     .exitOverride()
     .showHelpAfterError(false)
-    .configureOutput({ writeErr: (s) => process.stderr.write(s) });
+    // one line per error, suggestion included: "crawl: error: unknown option '--sed' (Did you mean --seed?)"
+    .configureOutput({
+      writeErr: (s) => process.stderr.write(s),
+      outputError: (s, write) => write(`crawl: ${s.trim().replace(/\s*\n\s*/g, ' ')}\n`),
+    });
 
   addSettingsOptions(cli.command('run'))
     .description('crawl from seeds with every stage in this process (starts nats-server unless NATS_URL is set); resumes a crawl in the same --out')

@@ -8,7 +8,7 @@ import { applyCrawlTopology, pipelineBacklog, readStoredSettings, startStages, s
 import { createLogger } from '../pipeline/logger.js';
 import { STAGE_NAMES } from '../pipeline/stage.js';
 import { openParquetOutput } from './output.js';
-import { openCrawlConnection } from './connection.js';
+import { hasEmbeddedStore, natsUrlFromEnv, openCrawlConnection } from './connection.js';
 import { startProgress } from './progress.js';
 import { readSeeds } from './seeds-input.js';
 import { mergeSettings, type SettingsFlags } from './settings-flags.js';
@@ -36,6 +36,11 @@ export async function runCrawl(o: RunOptions): Promise<number> {
   const seeds = readSeeds(o.seed, o.seedsFile);
   for (const r of seeds.rejected) process.stderr.write(`seeds file line ${r.line}: skipped "${r.text}": ${r.reason}\n`);
   const outDir = path.resolve(o.out);
+  // bad flags and a new crawl without seeds stop here, before a server is started
+  mergeSettings(null, o);
+  if (seeds.urls.length === 0 && !natsUrlFromEnv() && !hasEmbeddedStore(outDir)) {
+    throw new UsageError(`no seeds: give --seed URL or --seeds-file FILE (or resume a crawl with --out DIR; none in ${outDir})`);
+  }
   const log = createLogger('crawl');
   const conn = await openCrawlConnection(outDir, 'crawl run');
   let node: Awaited<ReturnType<typeof startStages>> | undefined;

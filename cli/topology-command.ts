@@ -3,14 +3,16 @@ import { openKvStores } from '../pipeline/adapters/nats-kv.js';
 import { applyCrawlTopology, readStoredSettings, storeSettings } from '../pipeline/crawl-node.js';
 import { mergeSettings, type SettingsFlags } from './settings-flags.js';
 import { UsageError } from './usage-error.js';
+import { natsUrlFromEnv } from './connection.js';
 
 /**
  * `crawl topology apply`: streams, consumers and KV buckets on NATS_URL, idempotently, and the
  * crawl settings (stored ones overridden by the flags given) that workers started later use.
  */
 export async function applyTopologyCommand(o: SettingsFlags): Promise<number> {
-  const url = process.env.NATS_URL;
+  const url = natsUrlFromEnv();
   if (!url) throw new UsageError('set NATS_URL to the server or cluster to apply the topology to');
+  mergeSettings(null, o); // invalid flags are usage errors before anything is touched
   const nc = await connectNats(url, 'crawl topology');
   try {
     await applyCrawlTopology(nc);
