@@ -13,6 +13,7 @@ import { emit, type Emit, type Outcome, type StageContext, type StageInput } fro
 import { canonicalize } from './canonical-url.js';
 import { checkScope, parsePattern } from './scope.js';
 import { ScopeCache } from './scope-cache.js';
+import { RecentUrls } from './recent-urls.js';
 import { stableId } from '../stage-ids.js';
 
 export type NormalizeInput = { kind: 'seed'; seed: SeedMessage } | { kind: 'links'; links: DiscoveredLinks };
@@ -41,6 +42,16 @@ function scopeOf(ctx: StageContext): ScopeCache {
     scopeCaches.set(ctx.kv.scope, cache);
   }
   return cache;
+}
+
+const recentByContext = new WeakMap<object, RecentUrls>();
+function recentOf(ctx: StageContext): RecentUrls {
+  let recent = recentByContext.get(ctx.kv.seen);
+  if (!recent) {
+    recent = new RecentUrls();
+    recentByContext.set(ctx.kv.seen, recent);
+  }
+  return recent;
 }
 
 function filtered(ctx: StageContext, url: string, host: string, depth: number, reason: string): Emit {
@@ -88,6 +99,7 @@ async function handleLinks(msg: DiscoveredLinks, ctx: StageContext): Promise<Out
   const { include, exclude } = patternsOf(ctx);
   const scope = scopeOf(ctx);
   const seen = new Set<string>();
+  const recent = recentOf(ctx);
   for (const link of msg.links) {
     const result = canonicalize(link.url);
     if (!result.ok) {
@@ -96,6 +108,8 @@ async function handleLinks(msg: DiscoveredLinks, ctx: StageContext): Promise<Out
     }
     if (seen.has(result.url)) continue;
     seen.add(result.url);
+    // already forwarded by this process: the seen-filter has it and would drop it as seen
+    if (recent.has(result.url)) continue;
     const inScope = await scope.has(result.registrableDomain, ctx.clock.now());
     const verdict = checkScope(result.url, result.registrableDomain, msg.depth, {
       allowedDomains: inScope ? new Set([result.registrableDomain]) : new Set(),
@@ -107,6 +121,7 @@ async function handleLinks(msg: DiscoveredLinks, ctx: StageContext): Promise<Out
       out.push(filtered(ctx, result.url, result.host, msg.depth, `${verdict.reason}: ${verdict.detail}`));
       continue;
     }
+    recent.add(result.url);
     out.push(
       candidate(ctx, {
         v: 1,
