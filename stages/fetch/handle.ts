@@ -2,7 +2,6 @@ import {
   encodeAdmitted,
   encodeDiscoveredLinks,
   encodeFetched,
-  encodeOutcome,
   type FetchGrant,
   type OutcomeKind,
 } from '../../schemas/index.js';
@@ -11,10 +10,11 @@ import { subjectFor } from '../../pipeline/partition.js';
 import { emit, type Emit, type Outcome, type StageContext, type StageInput } from '../../pipeline/stage.js';
 import { confirmLease, releaseSlot } from '../host-slot.js';
 import { stableId } from '../stage-ids.js';
+import { outcomeEmit } from '../outcome-emit.js';
 import { classifyResponse } from './classify-response.js';
 import { MESSAGE_OVERHEAD_BYTES } from './spec.js';
 
-function outcomeEmit(
+function fetchOutcome(
   ctx: StageContext,
   g: FetchGrant,
   outcome: OutcomeKind,
@@ -23,23 +23,18 @@ function outcomeEmit(
   fetchTime: number,
   durationMs: number | null,
 ): Emit {
-  return {
-    subject: subjectFor('outcomes', g.host, ctx.settings.partitions),
-    msgId: `outcome:${g.fetch_id}:${outcome}`,
-    data: encodeOutcome({
-      v: 1,
-      event_id: stableId(outcome, g.fetch_id),
-      fetch_id: g.fetch_id,
-      url: g.url,
-      host: g.host,
-      outcome,
-      reason,
-      fetch_status: status,
-      fetch_time: fetchTime,
-      duration_ms: durationMs,
-      depth: g.depth,
-    }),
-  };
+  return outcomeEmit(ctx, `outcome:${g.fetch_id}:${outcome}`, {
+    event_id: stableId(outcome, g.fetch_id),
+    fetch_id: g.fetch_id,
+    url: g.url,
+    host: g.host,
+    outcome,
+    reason,
+    fetch_status: status,
+    fetch_time: fetchTime,
+    duration_ms: durationMs,
+    depth: g.depth,
+  });
 }
 
 /**
@@ -61,7 +56,7 @@ function responseEmits(ctx: StageContext, g: FetchGrant, res: HttpResponse, star
   switch (verdict.kind) {
     case 'redirect':
       return [
-        outcomeEmit(ctx, g, 'redirect', `redirect to ${verdict.location}`, res.status, start, durationMs),
+        fetchOutcome(ctx, g, 'redirect', `redirect to ${verdict.location}`, res.status, start, durationMs),
         {
           subject: subjectFor('links', g.host, ctx.settings.partitions),
           msgId: `redirect:${g.fetch_id}`,
@@ -70,9 +65,9 @@ function responseEmits(ctx: StageContext, g: FetchGrant, res: HttpResponse, star
         },
       ];
     case 'http_error':
-      return [outcomeEmit(ctx, g, 'http_error', verdict.reason, res.status, start, durationMs)];
+      return [fetchOutcome(ctx, g, 'http_error', verdict.reason, res.status, start, durationMs)];
     case 'unsupported_content':
-      return [outcomeEmit(ctx, g, 'unsupported_content', verdict.reason, res.status, start, durationMs)];
+      return [fetchOutcome(ctx, g, 'unsupported_content', verdict.reason, res.status, start, durationMs)];
     case 'html':
       return [
         {
@@ -131,7 +126,7 @@ export async function handleFetch(input: StageInput<FetchGrant>, ctx: StageConte
       throw err;
     }
     const durationMs = Math.round(ctx.clock.now() - start);
-    out = [outcomeEmit(ctx, g, 'network_error', `${err.code}: ${err.message}`, null, start, durationMs)];
+    out = [fetchOutcome(ctx, g, 'network_error', `${err.code}: ${err.message}`, null, start, durationMs)];
     ctx.metrics.count('fetch', 'responses', `error_${err.code}`);
   }
   const end = ctx.clock.now();

@@ -2,7 +2,6 @@ import {
   decodeDiscoveredLinks,
   decodeSeed,
   encodeCandidate,
-  encodeOutcome,
   type CandidateUrl,
   type DiscoveredLinks,
   type SeedMessage,
@@ -15,6 +14,7 @@ import { checkScope, parsePattern } from './scope.js';
 import { ScopeCache } from './scope-cache.js';
 import { RecentUrls } from './recent-urls.js';
 import { stableId } from '../stage-ids.js';
+import { outcomeEmit } from '../outcome-emit.js';
 
 export type NormalizeInput = { kind: 'seed'; seed: SeedMessage } | { kind: 'links'; links: DiscoveredLinks };
 
@@ -55,25 +55,19 @@ function recentOf(ctx: StageContext): RecentUrls {
 }
 
 function filtered(ctx: StageContext, url: string, host: string, depth: number, reason: string): Emit {
-  const now = ctx.clock.now();
-  return {
-    subject: subjectFor('outcomes', host || 'invalid', ctx.settings.partitions),
-    // one fetch_log row per URL and reason, however often the URL is found
-    msgId: `filtered:${stableId(url, reason)}`,
-    data: encodeOutcome({
-      v: 1,
-      event_id: stableId('filtered', url, reason),
-      fetch_id: null,
-      url,
-      host,
-      outcome: 'filtered',
-      reason,
-      fetch_status: null,
-      fetch_time: now,
-      duration_ms: null,
-      depth,
-    }),
-  };
+  // one fetch_log row per URL and reason, however often the URL is found
+  return outcomeEmit(ctx, `filtered:${stableId(url, reason)}`, {
+    event_id: stableId('filtered', url, reason),
+    fetch_id: null,
+    url,
+    host,
+    outcome: 'filtered',
+    reason,
+    fetch_status: null,
+    fetch_time: ctx.clock.now(),
+    duration_ms: null,
+    depth,
+  });
 }
 
 function candidate(ctx: StageContext, c: CandidateUrl): Emit {

@@ -1,8 +1,9 @@
-import { encodeGrant, encodeOutcome, type AdmittedUrl } from '../../schemas/index.js';
+import { encodeGrant, type AdmittedUrl } from '../../schemas/index.js';
 import { subjectFor } from '../../pipeline/partition.js';
 import { emit, retryAfter, type Outcome, type StageContext, type StageInput } from '../../pipeline/stage.js';
 import { acquireSlot, releaseSlot } from '../host-slot.js';
 import { stableId } from '../stage-ids.js';
+import { outcomeEmit } from '../outcome-emit.js';
 import { productToken } from './robots-rules.js';
 import { RobotsCache } from './robots-cache.js';
 import { fetchRobots } from './fetch-robots.js';
@@ -58,11 +59,8 @@ async function refreshRobots(m: AdmittedUrl, input: StageInput<AdmittedUrl>, ctx
 
 function robotsBlocked(m: AdmittedUrl, ctx: StageContext, reason: string): Outcome {
   ctx.metrics.count('politeness-gate', 'urls', 'robots_disallowed');
-  return emit({
-    subject: subjectFor('outcomes', m.host, ctx.settings.partitions),
-    msgId: `robots:${m.fetch_id}`,
-    data: encodeOutcome({
-      v: 1,
+  return emit(
+    outcomeEmit(ctx, `robots:${m.fetch_id}`, {
       event_id: stableId('robots', m.fetch_id),
       fetch_id: m.fetch_id,
       url: m.url,
@@ -74,7 +72,7 @@ function robotsBlocked(m: AdmittedUrl, ctx: StageContext, reason: string): Outco
       duration_ms: null,
       depth: m.depth,
     }),
-  });
+  );
 }
 
 export async function handleGate(input: StageInput<AdmittedUrl>, ctx: StageContext): Promise<Outcome> {

@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
-import { encodeAdmitted, encodeOutcome, type AdmittedUrl, type CandidateUrl } from '../../schemas/index.js';
+import { encodeAdmitted, type AdmittedUrl, type CandidateUrl } from '../../schemas/index.js';
 import { KvConflictError, casUpdate, jsonValue, parseJsonValue } from '../../pipeline/kv-store.js';
 import { subjectFor } from '../../pipeline/partition.js';
 import { emit, type Outcome, type StageContext, type StageInput } from '../../pipeline/stage.js';
 import { stableId } from '../stage-ids.js';
+import { outcomeEmit } from '../outcome-emit.js';
 
 /** What the seen set stores per URL: enough to re-emit the same admission on redelivery. */
 interface SeenRecord {
@@ -29,11 +30,8 @@ function admitted(ctx: StageContext, c: CandidateUrl, record: SeenRecord) {
 
 function overLimit(ctx: StageContext, c: CandidateUrl, record: SeenRecord): Outcome {
   ctx.metrics.count('seen-filter', 'urls', 'max_pages');
-  return emit({
-    subject: subjectFor('outcomes', c.host, ctx.settings.partitions),
-    msgId: `maxpages:${record.fetch_id}`,
-    data: encodeOutcome({
-      v: 1,
+  return emit(
+    outcomeEmit(ctx, `maxpages:${record.fetch_id}`, {
       event_id: stableId('max_pages', c.url),
       fetch_id: null,
       url: c.url,
@@ -45,7 +43,7 @@ function overLimit(ctx: StageContext, c: CandidateUrl, record: SeenRecord): Outc
       duration_ms: null,
       depth: c.depth,
     }),
-  });
+  );
 }
 
 /**

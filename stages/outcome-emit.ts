@@ -1,0 +1,16 @@
+import { encodeOutcome, type UrlOutcome } from '../schemas/index.js';
+import { subjectFor } from '../pipeline/partition.js';
+import type { Emit, StageContext } from '../pipeline/stage.js';
+
+/**
+ * A terminal outcome of a URL (one `fetch_log` row), on `crawl.outcomes.<p>` of its host.
+ * `event_id` (the view's dedup key) and `msgId` (the server's) must be derived from the event,
+ * so that the same event redelivered is published and shown once.
+ */
+export function outcomeEmit(ctx: StageContext, msgId: string, outcome: Omit<UrlOutcome, 'v'>): Emit {
+  return {
+    subject: subjectFor('outcomes', outcome.host || 'invalid', ctx.settings.partitions),
+    msgId,
+    data: encodeOutcome({ v: 1, ...outcome }),
+  };
+}
