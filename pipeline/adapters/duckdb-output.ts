@@ -49,6 +49,8 @@ export interface ParquetOutputOptions {
   staleTmpAgeMs?: number;
   /** DuckDB `threads` setting for the writer instance (default: DuckDB's). */
   threads?: number;
+  /** DuckDB `memory_limit` of the writer instance, e.g. '256MB' (default: DuckDB's, 80% of RAM). */
+  memoryLimit?: string;
 }
 
 export interface ParquetOutput {
@@ -338,6 +340,7 @@ export class ParquetTableWriter {
     }
     const dbOptions: Record<string, string> = {};
     if (options.threads !== undefined) dbOptions['threads'] = String(options.threads);
+    if (options.memoryLimit !== undefined) dbOptions['memory_limit'] = options.memoryLimit;
     const instance = await DuckDBInstance.create(':memory:', dbOptions);
     let conn: DuckDBConnection | undefined;
     try {
