@@ -2,6 +2,8 @@ import type { JetStreamManager } from '@nats-io/jetstream';
 import type { StageMetrics } from '../pipeline/metrics.js';
 import { pipelineBacklog } from '../pipeline/crawl-node.js';
 
+const mb = (bytes: number) => Math.round(bytes / 1024 / 1024);
+
 export interface ProgressFigures {
   pagesPerSecond: number;
   fetched: number;
@@ -41,7 +43,11 @@ export function startProgress(jsm: JetStreamManager, metrics: StageMetrics, stre
     };
     const line =
       `${Math.round((now - started) / 1000)}s  ${latest.pagesPerSecond} pages/s  fetched ${fetched}  stored ${latest.stored}` +
-      `  queued ${latest.queued}  errors ${errors}  hosts ${latest.hosts}`;
+      `  queued ${latest.queued}  errors ${errors}  hosts ${latest.hosts}  rss ${mb(process.memoryUsage.rss())} MB`;
+    if (process.env.CRAWL_DEBUG_MEMORY) {
+      const m = process.memoryUsage();
+      stream.write(`memory: heap ${mb(m.heapUsed)}/${mb(m.heapTotal)} MB, external ${mb(m.external)} MB, array buffers ${mb(m.arrayBuffers)} MB\n`);
+    }
     if (tty) stream.write(`\r\x1b[K${line}`);
     else stream.write(`progress: ${line}\n`);
   };

@@ -42,8 +42,10 @@ export class StageRunner<T> {
 
   async start(): Promise<void> {
     const consumer = await this.js.consumers.get(this.def.input.stream, this.def.input.durable);
-    // pull a little more than we can work on, so the next message is ready when a slot frees
-    this.messages = await consumer.consume({ max_messages: Math.max(2, this.opts.concurrency * 2) });
+    // pull a little more than we can work on, so the next message is ready when a slot frees;
+    // the extra is capped, since each buffered message holds its payload (a page, for some stages)
+    const extra = Math.min(this.opts.concurrency, 64);
+    this.messages = await consumer.consume({ max_messages: Math.max(2, this.opts.concurrency + extra) });
     this.loop = this.consumeLoop(this.messages);
   }
 

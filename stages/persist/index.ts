@@ -12,7 +12,7 @@ export function createPersistStage(writer: OutputWriter, opts: { maxRows: number
     input: persistInput,
     emits: persistEmits,
     // many messages wait together for their batch's file to be written
-    defaultConcurrency: 2_000,
+    defaultConcurrency: 1_000,
     decode: decodePersistInput,
     handle: createPersistHandler(batcher),
     close: () => batcher.close(),
