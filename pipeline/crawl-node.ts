@@ -10,7 +10,6 @@ import { StageRunner } from './runner.js';
 import { parseSettings, type CrawlSettings } from './settings.js';
 import type { StageContext, StageName } from './stage.js';
 import { applyTopology } from '../ops/nats/topology.js';
-import { EDGES } from '../ops/nats/edges.js';
 import { buildStage, STAGE_INPUTS, type StageFactoryOptions } from '../stages/index.js';
 
 const SETTINGS_KEY = 'settings';
@@ -98,11 +97,3 @@ export async function pipelineBacklog(jsm: JetStreamManager): Promise<PipelineBa
   }
   return { perStage, total };
 }
-
-/** How many messages each edge's stream has carried (for progress figures). */
-export async function streamCount(jsm: JetStreamManager, stream: string): Promise<number> {
-  const info = await jsm.streams.info(stream);
-  return info.state.messages;
-}
-
-export const streams = EDGES;

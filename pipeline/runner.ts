@@ -31,7 +31,7 @@ export class StageRunner<T> {
   private slotWaiters: Array<() => void> = [];
 
   constructor(
-    private readonly nc: NatsConnection,
+    nc: NatsConnection,
     private readonly def: StageDefinition<T>,
     private readonly ctx: StageContext,
     private readonly opts: RunnerOptions,

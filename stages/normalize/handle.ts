@@ -14,6 +14,7 @@ import { checkScope, parsePattern } from './scope.js';
 import { ScopeCache } from './scope-cache.js';
 import { RecentUrls } from './recent-urls.js';
 import { stableId } from '../stage-ids.js';
+import { perKey } from '../per-key.js';
 import { outcomeEmit } from '../outcome-emit.js';
 
 export type NormalizeInput = { kind: 'seed'; seed: SeedMessage } | { kind: 'links'; links: DiscoveredLinks };
@@ -23,36 +24,13 @@ export function decodeNormalizeInput(subject: string, data: Uint8Array): Normali
   return { kind: 'links', links: decodeDiscoveredLinks(data) };
 }
 
-/** Compiled include/exclude patterns, cached per settings object (settings never change in a process). */
-const patternCache = new WeakMap<object, { include: RegExp[]; exclude: RegExp[] }>();
-function patternsOf(ctx: StageContext) {
-  let p = patternCache.get(ctx.settings);
-  if (!p) {
-    p = { include: ctx.settings.include.map(parsePattern), exclude: ctx.settings.exclude.map(parsePattern) };
-    patternCache.set(ctx.settings, p);
-  }
-  return p;
-}
-
-const scopeCaches = new WeakMap<object, ScopeCache>();
-function scopeOf(ctx: StageContext): ScopeCache {
-  let cache = scopeCaches.get(ctx.kv.scope);
-  if (!cache) {
-    cache = new ScopeCache(ctx.kv.scope);
-    scopeCaches.set(ctx.kv.scope, cache);
-  }
-  return cache;
-}
-
-const recentByContext = new WeakMap<object, RecentUrls>();
-function recentOf(ctx: StageContext): RecentUrls {
-  let recent = recentByContext.get(ctx.kv.seen);
-  if (!recent) {
-    recent = new RecentUrls();
-    recentByContext.set(ctx.kv.seen, recent);
-  }
-  return recent;
-}
+/** Compiled include/exclude patterns (settings never change in a process). */
+const patternsOf = perKey((ctx: StageContext) => ({
+  include: ctx.settings.include.map(parsePattern),
+  exclude: ctx.settings.exclude.map(parsePattern),
+}));
+const scopeOf = perKey((ctx: StageContext) => new ScopeCache(ctx.kv.scope));
+const recentOf = perKey((_ctx: StageContext) => new RecentUrls());
 
 function filtered(ctx: StageContext, url: string, host: string, depth: number, reason: string): Emit {
   // one fetch_log row per URL and reason, however often the URL is found

@@ -36,8 +36,4 @@ export class ScopeCache {
     return false;
   }
 
-  /** a snapshot of the domains known in this process (for `allowedDomains`) */
-  domains(): ReadonlySet<string> {
-    return this.known;
-  }
 }

@@ -3,24 +3,20 @@ import { subjectFor } from '../../pipeline/partition.js';
 import { emit, retryAfter, type Outcome, type StageContext, type StageInput } from '../../pipeline/stage.js';
 import { acquireSlot, releaseSlot } from '../host-slot.js';
 import { stableId } from '../stage-ids.js';
+import { perKey } from '../per-key.js';
 import { outcomeEmit } from '../outcome-emit.js';
 import { productToken } from './robots-rules.js';
 import { RobotsCache } from './robots-cache.js';
 import { fetchRobots } from './fetch-robots.js';
 import { GRANT_LEASE_MS, ROBOTS_ERROR_RETRY_MS, ROBOTS_LEASE_MS } from './spec.js';
 
-const robotsCaches = new WeakMap<object, RobotsCache>();
-function robotsOf(ctx: StageContext): RobotsCache {
-  let cache = robotsCaches.get(ctx.kv.robots);
-  if (!cache) {
-    cache = new RobotsCache(ctx.kv.robots, productToken(ctx.settings.userAgent), {
+const robotsOf = perKey(
+  (ctx: StageContext) =>
+    new RobotsCache(ctx.kv.robots, productToken(ctx.settings.userAgent), {
       maxTtlMs: ctx.settings.robotsTtlMs,
       errorRetryMs: ROBOTS_ERROR_RETRY_MS,
-    });
-    robotsCaches.set(ctx.kv.robots, cache);
-  }
-  return cache;
-}
+    }),
+);
 
 /** The gap the host gets between requests: max(its Crawl-delay clamped to the maximum, the configured minimum). */
 export function hostDelayMs(crawlDelayMs: number | null, ctx: StageContext, host: string): number {

@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { jetstream, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
+import { jetstream, type JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { connectNats } from '../../pipeline/adapters/nats-connection.js';
 import { NatsKvStore, openKvStores } from '../../pipeline/adapters/nats-kv.js';
