@@ -9,6 +9,31 @@ export { renderPage, SCRIPT_MARKER, STYLE_MARKER, COMMENT_MARKER } from './rende
 export { robotsAllows, robotsCrawlDelay, robotsKindForHost, ROBOTS_CYCLE, SPECIAL_AGENT_TOKEN } from './robots-rules.js';
 export type { RobotsKind, RobotsSpec, RobotsGroup, RobotsRule } from './robots-rules.js';
 export { canonicalUrl, isTrackingParam, resolveLink } from './url-forms.js';
+export {
+  PolitenessHosts,
+  POLITENESS_DEFAULTS,
+  POLITE_DOMAIN,
+  POLITE_HOSTS,
+  SHARED_IP_DOMAIN,
+  SHARED_IP_ADDRESS,
+  ROBOTS_503_HOST,
+  ROBOTS_FLAKY_HOST,
+  ROBOTS_CHANGE_HOST,
+  RETRY_AFTER_HOST,
+  SLOW_HOST,
+  ALLOW_ALL_ROBOTS,
+  FLAKY_ROBOTS,
+  CHANGE_ROBOTS_BEFORE,
+  CHANGE_ROBOTS_AFTER,
+  resolvePolitenessOptions,
+  sharedIpHostName,
+  sharedIpHostNames,
+  politenessHostNames,
+  politenessHostPaths,
+  politenessSeedUrls,
+  politenessExpectedPages,
+} from './politeness-hosts.js';
+export type { PolitenessHostsOptions, ResolvedPolitenessOptions, PolitenessExpectation, PoliteResponse } from './politeness-hosts.js';
 export { getFromTestWeb } from './http-get.js';
 export type { TestWebResponse } from './http-get.js';
 export { runTestWebCli } from './main.js';

@@ -2,8 +2,10 @@
 // header. It records every request (robots.txt and 404s included) with arrival and finish
 // times, so tests can audit politeness: the gap between requests to a host, and whether two
 // requests to one host were ever in flight at once.
+// With `politeness` it also serves the hosts of politeness-hosts.ts, and listens on a second
+// address (127.0.0.2, same port) for the sharedip hosts, so per-IP limits can be observed.
 
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createHash } from 'node:crypto';
 import type { AddressInfo, Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
@@ -11,6 +13,7 @@ import { buildSiteModel } from './site-model.js';
 import { renderPage } from './render-page.js';
 import { resourceKey } from './url-forms.js';
 import type { HostModel, HtmlResource, SiteModel } from './model-types.js';
+import { PolitenessHosts, SHARED_IP_ADDRESS, type PolitenessHostsOptions } from './politeness-hosts.js';
 
 export interface StartTestWebOptions {
   /** Site hosts h00.site.test ... (default 20). */
@@ -23,6 +26,11 @@ export interface StartTestWebOptions {
   pagesPerHost?: number;
   /** Delay before every response (ms), to make in-flight overlap observable. Default 0. */
   responseDelayMs?: number;
+  /**
+   * Also serve the politeness hosts (*.polite.test, *.sharedip.test; see politeness-hosts.ts),
+   * and listen on 127.0.0.2 as well. true: default options. Default off.
+   */
+  politeness?: PolitenessHostsOptions | boolean;
 }
 
 export interface RequestRecord {
@@ -37,6 +45,12 @@ export interface RequestRecord {
   /** Epoch milliseconds when the response finished (or the connection closed). */
   end: number;
   status: number;
+  /** Server address the request arrived on (req.socket.localAddress): '127.0.0.1' or '127.0.0.2'. */
+  localAddress: string;
+  /** Retry-After of the response, in ms from its end, when it carried one. */
+  retryAfterMs?: number;
+  /** Body of a 2xx GET /robots.txt response (the log has no other bodies; robots files are small). */
+  robotsBody?: string;
 }
 
 export interface TestWeb {
@@ -50,6 +64,8 @@ export interface TestWeb {
   /** `--resolve` values that map the web's domains to this server: "*.site.test=127.0.0.1:<port>", ... */
   resolveRules: string[];
   model: SiteModel;
+  /** The politeness hosts, when enabled (their options and host names); null otherwise. */
+  politeness: PolitenessHosts | null;
   /** Completed requests, in order of arrival. */
   requestLog(): RequestRecord[];
   clearLog(): void;
@@ -71,6 +87,13 @@ function hostOf(req: IncomingMessage): string {
   return colon < 0 ? raw : raw.slice(0, colon);
 }
 
+/** Retry-After as ms: delay-seconds, or an HTTP date (relative to `at`). undefined when unparsable. */
+function retryAfterMs(value: string, at: number): number | undefined {
+  if (/^\d+$/.test(value.trim())) return Number(value.trim()) * 1000;
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - at);
+}
+
 function etagOf(body: string): string {
   return `"${createHash('sha1').update(body).digest('base64url').slice(0, 20)}"`;
 }
@@ -86,6 +109,9 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
   const model = buildSiteModel(modelOpts);
   const delayMs = opts.responseDelayMs ?? 0;
   let log: RequestRecord[] = [];
+  const politeness = opts.politeness ? new PolitenessHosts(opts.politeness, now()) : null;
+  /** The log record of each response in progress, so send() can note Retry-After and robots bodies. */
+  const recordOf = new WeakMap<ServerResponse, RequestRecord>();
 
   // Rendering is deterministic, so a bounded cache (insertion-order eviction) is only speed.
   const cache = new Map<string, { body: string; etag: string }>();
@@ -102,6 +128,15 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
   };
 
   function send(req: IncomingMessage, res: ServerResponse, status: number, type: string, body: string, extra: Record<string, string> = {}): void {
+    const record = recordOf.get(res);
+    if (record) {
+      const retryAfter = extra['retry-after'];
+      if (retryAfter !== undefined) {
+        const ms = retryAfterMs(retryAfter, now());
+        if (ms !== undefined) record.retryAfterMs = ms;
+      }
+      if (status >= 200 && status < 300 && req.method === 'GET' && (req.url ?? '').split('?')[0] === '/robots.txt') record.robotsBody = body;
+    }
     res.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(body), ...extra });
     res.end(req.method === 'HEAD' ? undefined : body);
   }
@@ -120,6 +155,10 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
   }
 
   function serve(req: IncomingMessage, res: ServerResponse, hostName: string, target: string): void {
+    if (politeness?.has(hostName)) {
+      const r = politeness.respond(hostName, req.method ?? '', target, now());
+      return send(req, res, r.status, r.type, r.body, r.headers);
+    }
     const notFound = () => send(req, res, 404, 'text/html; charset=utf-8', '<!DOCTYPE html><html lang="en"><head><title>Not found</title></head><body><h1>Not found</h1></body></html>\n');
     const host = model.byName.get(hostName);
     if (!host) return send(req, res, 421, 'text/plain; charset=utf-8', `unknown host ${hostName}\n`);
@@ -150,12 +189,22 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
     send(req, res, 200, 'text/html; charset=utf-8', page.body, headers);
   }
 
-  const server = createServer({ keepAlive: true }, (req, res) => {
+  const handler = (req: IncomingMessage, res: ServerResponse): void => {
     const start = now();
     const target = req.url ?? '/';
     const hostName = hostOf(req);
     if (target.startsWith(CONTROL_PREFIX)) return control(req, res, target.split('?')[0] as string);
-    const record: RequestRecord = { host: hostName, path: target, method: req.method ?? '', userAgent: String(req.headers['user-agent'] ?? ''), start, end: start, status: 0 };
+    const record: RequestRecord = {
+      host: hostName,
+      path: target,
+      method: req.method ?? '',
+      userAgent: String(req.headers['user-agent'] ?? ''),
+      start,
+      end: start,
+      status: 0,
+      localAddress: req.socket.localAddress ?? '',
+    };
+    recordOf.set(res, record);
     let done = false;
     const finish = () => {
       if (done) return;
@@ -175,38 +224,75 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
         else res.destroy();
       }
     };
-    if (delayMs > 0) setTimeout(respond, delayMs);
+    const wait = delayMs + (politeness?.delayMs(hostName) ?? 0);
+    if (wait > 0) setTimeout(respond, wait);
     else respond();
-  });
-  server.keepAliveTimeout = 10_000;
+  };
   const sockets = new Set<Socket>();
-  server.on('connection', (s) => {
-    sockets.add(s);
-    s.once('close', () => sockets.delete(s));
-  });
-
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(opts.port ?? 0, '127.0.0.1', () => {
-      server.off('error', reject);
-      resolve();
+  const newServer = (): Server => {
+    const server = createServer({ keepAlive: true }, handler);
+    server.keepAliveTimeout = 10_000;
+    server.on('connection', (s) => {
+      sockets.add(s);
+      s.once('close', () => sockets.delete(s));
     });
-  });
-  const port = (server.address() as AddressInfo).port;
+    return server;
+  };
+
+  // 127.0.0.1 always; with politeness also 127.0.0.2 on the same port (the sharedip hosts'
+  // address), trying other free ports while that one is taken on 127.0.0.2.
+  const addresses = politeness ? ['127.0.0.1', SHARED_IP_ADDRESS] : ['127.0.0.1'];
+  let servers: Server[] = [];
+  for (let attempt = 0; ; attempt++) {
+    servers = [];
+    try {
+      let port = opts.port ?? 0;
+      for (const address of addresses) {
+        const server = newServer();
+        servers.push(server);
+        await listen(server, port, address);
+        port = (server.address() as AddressInfo).port;
+      }
+      break;
+    } catch (err) {
+      await Promise.all(servers.map(closeServer));
+      const retry = (err as NodeJS.ErrnoException).code === 'EADDRINUSE' && !opts.port && servers.length > 1 && attempt < 20;
+      if (!retry) throw err;
+    }
+  }
+  const port = (servers[0]!.address() as AddressInfo).port;
 
   return {
     port,
     url: (host, path = '/') => `http://${host}${path}`,
-    resolveRules: [`*.site.test=127.0.0.1:${port}`, `*.bench.test=127.0.0.1:${port}`],
+    resolveRules: [`*.site.test=127.0.0.1:${port}`, `*.bench.test=127.0.0.1:${port}`, ...(politeness?.resolveRules(port) ?? [])],
     model,
+    politeness,
     requestLog: () => log.slice().sort((a, b) => a.start - b.start),
     clearLog: () => {
       log = [];
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        for (const s of sockets) s.destroy();
-      }),
+    close: async () => {
+      const closed = Promise.all(servers.map(closeServer));
+      for (const s of sockets) s.destroy();
+      await closed;
+    },
   };
+}
+
+function listen(server: Server, port: number, address: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, address, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+}
+
+function closeServer(server: Server): Promise<void> {
+  return new Promise<void>((resolve) => {
+    if (!server.listening) return resolve();
+    server.close(() => resolve());
+  });
 }
