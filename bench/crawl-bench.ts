@@ -29,7 +29,7 @@ function peakRssMb(pid: number): number {
 
 async function runOnce(port: number, seeds: string[]): Promise<{ pages: number; seconds: number; rssMb: number }> {
   const out = mkdtempSync(path.join(os.tmpdir(), 'crawl-bench-'));
-  const args = [CLI, 'run', '--out', out, '--resolve', `*.bench.test=127.0.0.1:${port}`, '--min-delay-ms', '0', '--max-depth', '10', '--until-idle'];
+  const args = [CLI, 'run', '--out', out, '--resolve', `*.bench.test=127.0.0.1:${port}`, '--min-delay-ms', '0', '--max-per-ip', '0', '--adaptive-delay-factor', '0', '--max-depth', '10', '--until-idle'];
   for (const s of seeds) args.push('--seed', s);
   const started = performance.now();
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, LOG_LEVEL: 'warn' } });

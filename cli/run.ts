@@ -4,6 +4,7 @@ import { jetstream } from '@nats-io/jetstream';
 import { encodeSeed } from '../schemas/index.js';
 import { SUBJECTS } from '../ops/nats/edges.js';
 import { openKvStores } from '../pipeline/adapters/nats-kv.js';
+import type { KvStore } from '../pipeline/kv-store.js';
 import { applyCrawlTopology, pipelineBacklog, readStoredSettings, startStages, storeSettings } from '../pipeline/crawl-node.js';
 import { createLogger } from '../pipeline/logger.js';
 import { STAGE_NAMES } from '../pipeline/stage.js';
@@ -21,11 +22,14 @@ export interface RunOptions extends SettingsFlags {
   untilIdle: boolean;
 }
 
-/** Idle = every stage's consumer has nothing undelivered and nothing unacked, seen three times in a row. */
-async function waitUntilIdle(jsm: Awaited<ReturnType<typeof applyCrawlTopology>>, stopped: () => boolean): Promise<void> {
+/**
+ * Idle = every stage's consumer has nothing undelivered and nothing unacked, and no host
+ * has queued URLs or a request in flight, seen three times in a row.
+ */
+async function waitUntilIdle(jsm: Awaited<ReturnType<typeof applyCrawlTopology>>, hosts: KvStore, stopped: () => boolean): Promise<void> {
   let quiet = 0;
   while (!stopped()) {
-    const backlog = await pipelineBacklog(jsm);
+    const backlog = await pipelineBacklog(jsm, hosts);
     quiet = backlog.total === 0 ? quiet + 1 : 0;
     if (quiet >= 3) return;
     await sleep(400);
@@ -67,7 +71,7 @@ export async function runCrawl(o: RunOptions): Promise<number> {
     for (const url of seeds.urls) await js.publish(SUBJECTS.seeds, encodeSeed({ url }));
     log.info({ seeds: seeds.urls.length, out: outDir, crawlId: settings.crawlId, resumed: stored !== null }, 'crawl started');
     progress = startProgress(jsm, node.metrics);
-    if (o.untilIdle) await waitUntilIdle(jsm, () => stopRequested);
+    if (o.untilIdle) await waitUntilIdle(jsm, kv.hosts, () => stopRequested);
     else while (!stopRequested) await sleep(250);
   } finally {
     progress?.stop();

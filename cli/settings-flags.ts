@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { collect, parseIntOption, UsageError } from './usage-error.js';
+import { collect, parseIntOption, parseNumberOption, UsageError } from './usage-error.js';
 import { parseResolveRule } from '../pipeline/adapters/resolve-map.js';
 import { defaultCrawlId, parseSettings, SettingsError, type CrawlSettings, type CrawlSettingsInput } from '../pipeline/settings.js';
 
@@ -14,20 +14,46 @@ export function addSettingsOptions(cmd: Command): Command {
     .option('--user-agent <s>', 'User-Agent header, with a contact URL; its product token is matched in robots.txt')
     .option('--include <pattern>', 'only crawl URLs matching this glob or /regex/ (repeatable)', collect, [])
     .option('--exclude <pattern>', 'never crawl URLs matching this glob or /regex/ (repeatable)', collect, [])
-    .option('--crawl-id <id>', 'name of this crawl in the output (default crawl-YYYYMMDD of its first run)');
+    .option('--crawl-id <id>', 'name of this crawl in the output (default crawl-YYYYMMDD of its first run)')
+    .option('--max-crawl-delay-ms <n>', 'a robots.txt Crawl-delay above this is clamped to it (default 60000)', parseIntOption('--max-crawl-delay-ms', 0))
+    .option('--robots-ttl-ms <n>', 'longest a robots.txt is used before it is fetched again (default and maximum 86400000 = 24 h)', parseIntOption('--robots-ttl-ms', 1000, 86_400_000))
+    .option('--robots-retry-ms <n>', 'a robots.txt that fails (5xx, 429, network) is fetched again after this, doubling per failure (default 60000)', parseIntOption('--robots-retry-ms', 100))
+    .option('--robots-give-up-ms <n>', "URLs of a host whose robots.txt has been unavailable this long end as robots_disallowed (default 3600000)", parseIntOption('--robots-give-up-ms', 0))
+    .option('--max-per-ip <n>', 'requests in flight at once to one IP address, across all its hosts (default 4; 0 = no cap)', parseIntOption('--max-per-ip', 0))
+    .option('--adaptive-delay-factor <x>', 'the gap after a request is at least x times its response time (default 2; 0 = off)', parseNumberOption('--adaptive-delay-factor', 0, 100))
+    .option('--backoff-base-ms <n>', 'first backoff after a 5xx, 429 or network error; doubles per failure in a row (default 2000)', parseIntOption('--backoff-base-ms', 0))
+    .option('--max-backoff-ms <n>', 'longest backoff, and longest Retry-After honoured (default 3600000)', parseIntOption('--max-backoff-ms', 0))
+    .option('--pause-after-failures <n>', 'failures in a row that pause a host (default 5)', parseIntOption('--pause-after-failures', 1))
+    .option('--pause-ms <n>', 'how long a failing host is paused before one probe request (default 600000)', parseIntOption('--pause-ms', 0))
+    .option('--max-retries <n>', 'retries of a URL after a retryable failure: 5xx, 429, timeout, network (default 3)', parseIntOption('--max-retries', 0, 20));
 }
 
-export interface SettingsFlags {
+/** Flags that map one-to-one onto a crawl setting of the same name. */
+const DIRECT_SETTINGS = [
+  'maxDepth',
+  'maxPages',
+  'partitions',
+  'minDelayMs',
+  'userAgent',
+  'crawlId',
+  'maxCrawlDelayMs',
+  'robotsTtlMs',
+  'robotsRetryMs',
+  'robotsGiveUpMs',
+  'maxPerIp',
+  'adaptiveDelayFactor',
+  'backoffBaseMs',
+  'maxBackoffMs',
+  'pauseAfterFailures',
+  'pauseMs',
+  'maxRetries',
+] as const;
+
+export type SettingsFlags = {
   resolve: string[];
-  maxDepth?: number;
-  maxPages?: number;
-  partitions?: number;
-  minDelayMs?: number;
-  userAgent?: string;
   include: string[];
   exclude: string[];
-  crawlId?: string;
-}
+} & Partial<Pick<CrawlSettingsInput, (typeof DIRECT_SETTINGS)[number]>>;
 
 /**
  * The crawl's settings: what it was started with (if anything), overridden by the flags
@@ -41,16 +67,11 @@ export function mergeSettings(stored: CrawlSettings | null, o: SettingsFlags): C
       throw new UsageError((err as Error).message);
     }
   }
-  const s: Partial<CrawlSettingsInput> = {};
-  if (o.maxDepth !== undefined) s.maxDepth = o.maxDepth;
-  if (o.maxPages !== undefined) s.maxPages = o.maxPages;
-  if (o.partitions !== undefined) s.partitions = o.partitions;
-  if (o.minDelayMs !== undefined) s.minDelayMs = o.minDelayMs;
-  if (o.userAgent !== undefined) s.userAgent = o.userAgent;
+  const s: Record<string, unknown> = {};
+  for (const key of DIRECT_SETTINGS) if (o[key] !== undefined) s[key] = o[key];
   if (o.resolve.length > 0) s.resolve = o.resolve;
   if (o.include.length > 0) s.include = o.include;
   if (o.exclude.length > 0) s.exclude = o.exclude;
-  if (o.crawlId !== undefined) s.crawlId = o.crawlId;
   try {
     return parseSettings({ ...(stored ?? { crawlId: defaultCrawlId() }), ...s });
   } catch (err) {

@@ -13,3 +13,12 @@ export function parseIntOption(name: string, min: number, max = Number.MAX_SAFE_
 }
 
 export const collect = (value: string, previous: string[] = []) => [...previous, value];
+
+export function parseNumberOption(name: string, min: number, max = Number.MAX_SAFE_INTEGER) {
+  return (value: string): number => {
+    if (!/^\d+(\.\d+)?$/.test(value.trim())) throw new UsageError(`${name} must be a number, got "${value}"`);
+    const n = Number(value);
+    if (n < min || n > max) throw new UsageError(`${name} must be between ${min} and ${max}, got ${n}`);
+    return n;
+  };
+}

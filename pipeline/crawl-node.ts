@@ -2,8 +2,11 @@ import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { createHttpClient } from './adapters/http-client.js';
 import { parseResolveRule } from './adapters/resolve-map.js';
+import { streamAccess } from './adapters/stream-access.js';
+import { hostAddressResolver } from './adapters/host-address.js';
 import { openKvStores, type KvStores } from './adapters/nats-kv.js';
-import { jsonValue, parseJsonValue } from './kv-store.js';
+import { jsonValue, parseJsonValue, type KvStore } from './kv-store.js';
+import { asSlot, hasWork, leaseLive, type HostSlot } from '../stages/host-slot.js';
 import type { Logger } from './logger.js';
 import { StageMetrics } from './metrics.js';
 import { StageRunner } from './runner.js';
@@ -48,7 +51,8 @@ export async function startStages(
 ): Promise<CrawlNode> {
   const kv = await openKvStores(nc);
   const metrics = new StageMetrics();
-  const http = createHttpClient({ userAgent: settings.userAgent, resolve: settings.resolve.map(parseResolveRule) });
+  const resolveRules = settings.resolve.map(parseResolveRule);
+  const http = createHttpClient({ userAgent: settings.userAgent, resolve: resolveRules });
   const ctx: StageContext = {
     settings,
     clock: { now: () => Date.now() },
@@ -57,6 +61,8 @@ export async function startStages(
     kv,
     http,
     maxPayloadBytes: nc.info?.max_payload ?? 1024 * 1024,
+    streams: streamAccess(nc),
+    resolveHost: hostAddressResolver(resolveRules),
   };
   const runners: StageRunner<unknown>[] = [];
   for (const name of stages) {
@@ -85,8 +91,12 @@ export interface PipelineBacklog {
   total: number;
 }
 
-/** Undelivered plus unacknowledged messages of every stage consumer. */
-export async function pipelineBacklog(jsm: JetStreamManager): Promise<PipelineBacklog> {
+/**
+ * Undelivered plus unacknowledged messages of every stage consumer, plus (when the hosts
+ * bucket is given and the consumers are empty) the hosts whose queues still hold URLs or
+ * whose request is still in flight: URLs waiting for their host are not in any consumer.
+ */
+export async function pipelineBacklog(jsm: JetStreamManager, hosts?: KvStore): Promise<PipelineBacklog> {
   const perStage: Record<string, number> = {};
   let total = 0;
   for (const spec of STAGE_INPUTS) {
@@ -95,5 +105,24 @@ export async function pipelineBacklog(jsm: JetStreamManager): Promise<PipelineBa
     perStage[spec.durable] = n;
     total += n;
   }
+  if (hosts && total === 0) {
+    const busy = await busyHosts(hosts, Date.now());
+    perStage['host-queues'] = busy;
+    total += busy;
+  }
   return { perStage, total };
+}
+
+/** Hosts with queued URLs or a request in flight (one read per host: for idle checks, not hot paths). */
+export async function busyHosts(hosts: KvStore, now: number): Promise<number> {
+  let busy = 0;
+  for await (const key of hosts.keys()) {
+    if (key.startsWith('_ip.')) continue;
+    const entry = await hosts.get(key);
+    if (!entry) continue;
+    const raw = parseJsonValue<Partial<HostSlot>>(entry.value);
+    const slot = asSlot(raw.host ?? key, raw);
+    if (hasWork(slot, now) || leaseLive(slot, now)) busy += 1;
+  }
+  return busy;
 }

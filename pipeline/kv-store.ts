@@ -18,6 +18,18 @@ export interface KvStore {
   put(key: string, value: Uint8Array): Promise<number>;
   delete(key: string): Promise<void>;
   keys(): AsyncIterable<string>;
+  /** every key's current value, then every change as it happens, until `stop()` */
+  watch(): Promise<KvWatch>;
+}
+
+export interface KvWatchEvent {
+  key: string;
+  /** null: the key was deleted */
+  value: Uint8Array | null;
+}
+
+export interface KvWatch extends AsyncIterable<KvWatchEvent> {
+  stop(): void;
 }
 
 /** An in-memory KvStore with the same compare-and-set semantics, for unit tests. */
@@ -42,13 +54,45 @@ export class MemoryKvStore implements KvStore {
   }
   async delete(key: string): Promise<void> {
     this.entries.delete(key);
+    for (const listener of this.listeners) listener({ key, value: null });
   }
   async *keys(): AsyncIterable<string> {
     yield* [...this.entries.keys()];
   }
+  async watch(): Promise<KvWatch> {
+    const queue: KvWatchEvent[] = [...this.entries].map(([key, e]) => ({ key, value: e.value }));
+    let wake: (() => void) | null = null;
+    let stopped = false;
+    const listener = (event: KvWatchEvent) => {
+      queue.push(event);
+      wake?.();
+    };
+    this.listeners.add(listener);
+    const listeners = this.listeners;
+    return {
+      stop() {
+        stopped = true;
+        listeners.delete(listener);
+        wake?.();
+      },
+      async *[Symbol.asyncIterator]() {
+        while (!stopped) {
+          const next = queue.shift();
+          if (next) {
+            yield next;
+            continue;
+          }
+          await new Promise<void>((resolve) => (wake = resolve));
+          wake = null;
+        }
+      },
+    };
+  }
+  private readonly listeners = new Set<(event: KvWatchEvent) => void>();
   private set(key: string, value: Uint8Array): number {
     this.revision += 1;
     this.entries.set(key, { value, revision: this.revision });
+    for (const listener of this.listeners) listener({ key, value });
     return this.revision;
   }
 }

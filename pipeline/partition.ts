@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+
 /**
  * Stable partition of a host: FNV-1a 32-bit hash mod P. Every URL of a host travels one
  * partition (`crawl.<edge>.<partition>`), so per-host state has one natural owner.
@@ -14,4 +16,12 @@ export function partitionOf(host: string, partitions: number): number {
 
 export function subjectFor(edge: string, host: string, partitions: number): string {
   return `crawl.${edge}.${partitionOf(host, partitions)}`;
+}
+
+/**
+ * The queue of one host: `crawl.hostq.<p>.<hostkey>`. The key is a hash, since a host name
+ * has dots (and may be an IPv6 literal) and a subject token may not.
+ */
+export function hostQueueSubject(host: string, partitions: number): string {
+  return `crawl.hostq.${partitionOf(host, partitions)}.${createHash('sha1').update(host).digest('hex').slice(0, 20)}`;
 }

@@ -2,7 +2,7 @@ import { jetstream, type JetStreamClient, type JsMsg, type ConsumerMessages } fr
 import { headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node';
 import { SchemaError, encodeDeadLetter } from '../schemas/index.js';
 import { SUBJECTS } from '../ops/nats/edges.js';
-import type { Emit, Outcome, StageContext, StageDefinition } from './stage.js';
+import type { BackgroundTask, Emit, Outcome, StageContext, StageDefinition } from './stage.js';
 
 /** A handler that throws this many times in a row is dead-lettered instead of retried again. */
 export const MAX_HANDLER_ATTEMPTS = 6;
@@ -27,6 +27,7 @@ export class StageRunner<T> {
   private readonly inFlight = new Set<Promise<void>>();
   private loop: Promise<void> | undefined;
   private stopping: Promise<void> | undefined;
+  private background: BackgroundTask | undefined;
   private slotsFree: number;
   private slotWaiters: Array<() => void> = [];
 
@@ -47,6 +48,7 @@ export class StageRunner<T> {
     const extra = Math.min(this.opts.concurrency, 64);
     this.messages = await consumer.consume({ max_messages: Math.max(2, this.opts.concurrency + extra) });
     this.loop = this.consumeLoop(this.messages);
+    this.background = await this.def.background?.(this.ctx);
   }
 
   private async consumeLoop(messages: ConsumerMessages): Promise<void> {
@@ -167,6 +169,7 @@ export class StageRunner<T> {
       this.messages?.stop();
       await this.loop?.catch(() => undefined);
       await Promise.allSettled([...this.inFlight]);
+      await this.background?.stop();
       await this.def.close?.(this.ctx);
     })();
     return this.stopping;

@@ -16,6 +16,23 @@ export const CrawlSettingsSchema = z
     /** a robots.txt Crawl-delay above this is clamped to it (and logged) */
     maxCrawlDelayMs: z.number().int().min(0).default(60_000),
     robotsTtlMs: z.number().int().min(1000).max(86_400_000).default(86_400_000),
+    /** a robots.txt that fails (5xx, 429, network) is fetched again after this, doubling per failure */
+    robotsRetryMs: z.number().int().min(100).default(60_000),
+    /** URLs of a host whose robots.txt has been unavailable this long end as robots_disallowed */
+    robotsGiveUpMs: z.number().int().min(0).default(3_600_000),
+    /** hosts on one IP address share this many requests in flight; 0 = no cap */
+    maxPerIp: z.number().int().min(0).default(4),
+    /** the gap after a request is at least this many times its response time; 0 = off */
+    adaptiveDelayFactor: z.number().min(0).max(100).default(2),
+    /** first step of the backoff after a 5xx, 429 or network error; doubles per failure in a row */
+    backoffBaseMs: z.number().int().min(0).default(2_000),
+    /** the longest backoff, and the longest Retry-After honoured (a longer one is clamped and logged) */
+    maxBackoffMs: z.number().int().min(0).default(3_600_000),
+    /** this many failures in a row pause the host for pauseMs, then one probe request */
+    pauseAfterFailures: z.number().int().min(1).default(5),
+    pauseMs: z.number().int().min(0).default(600_000),
+    /** a URL that got a retryable failure (5xx, 429, timeout, network) is tried this many more times */
+    maxRetries: z.number().int().min(0).max(20).default(3),
     userAgent: z.string().min(1).default('jetstream-crawler/0.1 (+https://example.invalid/crawler-contact)'),
     include: z.array(z.string()).default([]),
     exclude: z.array(z.string()).default([]),

@@ -68,6 +68,27 @@ export interface StageContext {
   http: HttpClient;
   /** the largest message the server accepts, so a stage can cap what it emits */
   maxPayloadBytes: number;
+  /** direct stream access, for the gate's per-host queues (outputs still go through `emit`) */
+  streams: StreamAccess;
+  /** the address a host's requests would go to (`--resolve` first), or null when it does not resolve */
+  resolveHost(host: string): Promise<string | null>;
+}
+
+export interface StoredMessage {
+  seq: number;
+  data: Uint8Array;
+}
+
+export interface StreamAccess {
+  /** publishes one message and returns its stream sequence (the original's, for a duplicate msgId) */
+  publish(subject: string, data: Uint8Array, msgId?: string): Promise<number>;
+  /** the first message on `subject` with a sequence ≥ `fromSeq`, or null */
+  readNext(stream: string, subject: string, fromSeq: number): Promise<StoredMessage | null>;
+}
+
+/** Something a stage runs beside its consumer (the gate's host scheduler), stopped with it. */
+export interface BackgroundTask {
+  stop(): Promise<void>;
 }
 
 export interface StageInputSpec {
@@ -91,6 +112,8 @@ export interface StageDefinition<T = unknown> {
   defaultConcurrency: number;
   decode(subject: string, data: Uint8Array): T;
   handle(input: StageInput<T>, ctx: StageContext): Promise<Outcome>;
+  /** optional: started with the consumer, stopped after it */
+  background?(ctx: StageContext): Promise<BackgroundTask>;
   /** optional: called once when the runner stops, after in-flight work finished (persist flushes here) */
   close?(ctx: StageContext): Promise<void>;
 }

@@ -5,7 +5,7 @@ import { decodeMessage, encodeMessage } from './codec.js';
 const bytes = z.custom<Uint8Array>((v) => v instanceof Uint8Array, 'expected bytes');
 
 /**
- * Terminal outcomes of a URL other than a stored page. Each becomes one `fetch_log` row.
+ * Outcomes of a URL other than a stored page, all terminal but `retry`. Each becomes one `fetch_log` row.
  * Expected failures are data: a 404, a DNS failure, a robots block all end up here.
  */
 export const OUTCOMES = [
@@ -16,6 +16,8 @@ export const OUTCOMES = [
   'robots_disallowed',
   'filtered',
   'unsupported_content',
+  /** not terminal: a retryable failure (5xx, 429, timeout); the URL is queued again */
+  'retry',
 ] as const;
 export type OutcomeKind = (typeof OUTCOMES)[number];
 

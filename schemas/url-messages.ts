@@ -48,6 +48,8 @@ export type CandidateUrl = z.infer<typeof CandidateUrl>;
 export const AdmittedUrl = CandidateUrl.extend({
   fetch_id: z.string(),
   admitted_at: z.number(),
+  /** retries so far after a retryable failure (5xx, 429, timeout); absent = 0 */
+  attempt: z.number().int().nonnegative().optional(),
 });
 export type AdmittedUrl = z.infer<typeof AdmittedUrl>;
 
@@ -57,6 +59,8 @@ export const FetchGrant = AdmittedUrl.extend({
   granted_at: z.number(),
   /** the delay the gate computed for this host (robots crawl-delay, minimum) */
   delay_ms: z.number().int().nonnegative(),
+  /** the address whose per-IP place the grant holds (null: no per-IP cap) */
+  ip: z.string().nullable().optional(),
 });
 export type FetchGrant = z.infer<typeof FetchGrant>;
 

@@ -1,76 +1,161 @@
 import { casUpdate, type KvStore } from '../pipeline/kv-store.js';
-import { jitter } from './stage-ids.js';
+import { nextPacing, type FetchFeedback, type PacingSettings } from './host-pacing.js';
 
 /**
- * Per-host politeness state, one KV entry per host, shared by every gate and fetch process
- * and changed only by compare-and-set. It enforces: one request in flight per host (the
- * lease), and a gap of at least `delay_ms` between the end of one request and the start of
- * the next (`next_allowed_at`). A lease expires, so a fetcher that dies mid-request blocks
- * its host only until `lease_until`.
+ * Per-host state, one KV entry per host in `crawl-hosts`, shared by every gate and fetch
+ * process and changed only by compare-and-set. It is two things at once:
+ *
+ * - the politeness slot: one request in flight (the lease, which expires, so a fetcher
+ *   that dies blocks its host only until `lease_until`), the gap before the next request
+ *   (`next_allowed_at`, from the delay and the adaptive backoff), consecutive failures and
+ *   a pause after too many;
+ * - the head of the host's queue: URLs waiting for the host sit in the host-queue stream
+ *   (`crawl.hostq.<p>.<hostkey>`); `tail_seq` is the newest one queued and `cursor` the
+ *   newest one handed out, so the host has work while `tail_seq > cursor`.
  */
 export interface HostSlot {
+  host: string;
   next_allowed_at: number;
+  /** the gap after the last request: max(Crawl-delay, minimum, adaptive), backoff included */
   delay_ms: number;
   lease_id: string | null;
   lease_until: number;
-  /** end of the schedule handed out to waiting URLs: spreads their redeliveries out */
-  reserved_until: number;
+  /** host-queue sequence of the URL the lease was granted for (0: robots.txt) */
+  lease_seq: number;
+  /** a fetcher took the grant up: if the lease lapses unconfirmed, the grant never arrived */
+  lease_confirmed: boolean;
   last_duration_ms: number;
   /** the last leases that completed: a grant redelivered after its fetch is recognised and dropped */
-  done_leases?: string[];
+  done_leases: string[];
+  tail_seq: number;
+  cursor: number;
+  /** consecutive failed requests (5xx, 429, timeouts, network errors) */
+  failures: number;
+  /** no request before this (after too many failures in a row); then one probe */
+  paused_until: number;
+  /** the last pacing decision, for logs and `crawl sql` */
+  last_decision: string;
 }
 
 /** Completed leases remembered per host; a redelivery comes within an ack wait, so a few suffice. */
-const DONE_LEASES_KEPT = 32;
+const DONE_LEASES_KEPT = 16;
 
-export const emptySlot = (): HostSlot => ({
+export const emptySlot = (host: string): HostSlot => ({
+  host,
   next_allowed_at: 0,
   delay_ms: 0,
   lease_id: null,
   lease_until: 0,
-  reserved_until: 0,
+  lease_seq: 0,
+  lease_confirmed: false,
   last_duration_ms: 0,
+  done_leases: [],
+  tail_seq: 0,
+  cursor: 0,
+  failures: 0,
+  paused_until: 0,
+  last_decision: '',
 });
 
-export type AcquireResult = { acquired: true; slot: HostSlot } | { acquired: false; waitMs: number; reason: string };
+/** Older entries lack fields added later: fill them in. */
+export const asSlot = (host: string, v: Partial<HostSlot> | null): HostSlot => ({ ...emptySlot(host), ...(v ?? {}) });
 
-const leaseLive = (slot: HostSlot, now: number) => slot.lease_id !== null && slot.lease_until > now;
+export const leaseLive = (slot: HostSlot, now: number) => slot.lease_id !== null && slot.lease_until > now;
 
 /**
- * Pure decision: may a request start now? If not, how long to wait. A first-time waiter
- * takes its place in the host's schedule (`reserved_until`) so that a backlog of N URLs
- * is redelivered about once each, not N times per request.
+ * The cursor to read the queue from. A lease that lapsed without a fetcher confirming it
+ * means the grant was never published (the gate died between taking the lease and
+ * publishing): its URL is served again.
+ */
+export function effectiveCursor(slot: HostSlot, now: number): number {
+  if (slot.lease_id !== null && slot.lease_seq > 0 && !slot.lease_confirmed && slot.lease_until <= now) {
+    return Math.min(slot.cursor, slot.lease_seq - 1);
+  }
+  return slot.cursor;
+}
+
+export const hasWork = (slot: HostSlot, now: number) => slot.tail_seq > effectiveCursor(slot, now);
+
+/** When a request may start, or 0 if now: max(next allowed, end of a pause, end of a live lease). */
+export function readyAt(slot: HostSlot, now: number): number {
+  const at = Math.max(slot.next_allowed_at, slot.paused_until, leaseLive(slot, now) ? slot.lease_until : 0);
+  return at > now ? at : 0;
+}
+
+export type AcquireResult = { acquired: true; slot: HostSlot } | { acquired: false; retryAt: number; reason: string };
+
+function waitReason(slot: HostSlot, now: number): string {
+  if (leaseLive(slot, now)) return 'request in flight';
+  if (slot.paused_until > now) return `paused after ${slot.failures} failures`;
+  return 'host delay';
+}
+
+/**
+ * Pure decision: may a request start now? `seq` > 0 takes the queued URL at that sequence
+ * (the cursor moves past it in the same write); 0 is a robots.txt fetch.
  */
 export function decideAcquire(
   current: HostSlot | null,
+  host: string,
   now: number,
-  opts: { leaseId: string; leaseMs: number; firstAttempt: boolean },
+  opts: { leaseId: string; leaseMs: number; seq: number },
 ): { next?: HostSlot; result: AcquireResult } {
-  const slot = current ?? emptySlot();
-  if (!leaseLive(slot, now) && slot.next_allowed_at <= now) {
-    const next = { ...slot, lease_id: opts.leaseId, lease_until: now + opts.leaseMs };
-    return { next, result: { acquired: true, slot: next } };
+  const slot = current ?? emptySlot(host);
+  const at = readyAt(slot, now);
+  if (at > 0) return { result: { acquired: false, retryAt: at, reason: waitReason(slot, now) } };
+  if (opts.seq > 0 && opts.seq <= effectiveCursor(slot, now)) {
+    return { result: { acquired: false, retryAt: now, reason: 'already handed out' } };
   }
-  const busyUntil = leaseLive(slot, now) ? Math.max(slot.next_allowed_at, now + Math.max(slot.last_duration_ms, 50)) : slot.next_allowed_at;
-  const spacing = Math.max(slot.delay_ms, 20) + Math.max(slot.last_duration_ms, 20);
-  const reason = leaseLive(slot, now) ? 'request in flight' : 'host delay';
-  if (opts.firstAttempt) {
-    const at = Math.max(busyUntil, slot.reserved_until);
-    const next = { ...slot, reserved_until: at + spacing };
-    return { next, result: { acquired: false, waitMs: Math.max(10, at - now) + jitter(20), reason } };
-  }
-  return { result: { acquired: false, waitMs: Math.max(10, busyUntil - now) + jitter(Math.min(spacing, 250)), reason } };
+  const next: HostSlot = {
+    ...slot,
+    lease_id: opts.leaseId,
+    lease_until: now + opts.leaseMs,
+    lease_seq: opts.seq,
+    lease_confirmed: false,
+    cursor: opts.seq > 0 ? opts.seq : effectiveCursor(slot, now),
+  };
+  return { next, result: { acquired: true, slot: next } };
 }
 
 export async function acquireSlot(
   store: KvStore,
   host: string,
   now: number,
-  opts: { leaseId: string; leaseMs: number; firstAttempt: boolean },
+  opts: { leaseId: string; leaseMs: number; seq: number },
 ): Promise<AcquireResult> {
   return casUpdate<HostSlot, AcquireResult>(store, host, (current) => {
-    const { next, result } = decideAcquire(current, now, opts);
+    const { next, result } = decideAcquire(current ? asSlot(host, current) : null, host, now, opts);
     return { value: next, result };
+  });
+}
+
+/** A URL was queued for the host at `seq`. */
+export async function noteQueued(store: KvStore, host: string, seq: number): Promise<void> {
+  await casUpdate<HostSlot, void>(store, host, (current) => {
+    const slot = asSlot(host, current);
+    if (slot.tail_seq >= seq) return { result: undefined };
+    return { value: { ...slot, tail_seq: seq }, result: undefined };
+  });
+}
+
+/** The queued URL at `seq` needs no request (robots said no, or it is gone): move past it. */
+export async function skipQueued(store: KvStore, host: string, seq: number): Promise<void> {
+  await casUpdate<HostSlot, void>(store, host, (current) => {
+    const slot = asSlot(host, current);
+    if (slot.cursor >= seq) return { result: undefined };
+    return { value: { ...slot, cursor: seq }, result: undefined };
+  });
+}
+
+/** Publishing the grant failed: give the lease back and put the URL back at the head of the queue. */
+export async function undoAcquire(store: KvStore, host: string, leaseId: string, seq: number): Promise<void> {
+  await casUpdate<HostSlot, void>(store, host, (current) => {
+    const slot = asSlot(host, current);
+    if (slot.lease_id !== leaseId) return { result: undefined };
+    return {
+      value: { ...slot, lease_id: null, lease_until: 0, lease_seq: 0, cursor: seq > 0 && slot.cursor === seq ? seq - 1 : slot.cursor },
+      result: undefined,
+    };
   });
 }
 
@@ -85,33 +170,40 @@ export async function confirmLease(store: KvStore, host: string, leaseId: string
   return casUpdate<HostSlot, LeaseCheck>(store, host, (current) => {
     if (current?.done_leases?.includes(leaseId)) return { result: 'done' };
     if (!current || current.lease_id !== leaseId || current.lease_until <= now) return { result: 'lost' };
-    return { value: { ...current, lease_until: now + leaseMs }, result: 'ours' };
+    return { value: { ...asSlot(host, current), lease_until: now + leaseMs, lease_confirmed: true }, result: 'ours' };
   });
 }
 
-/** Ends a request: frees the lease and sets when the next request to the host may start. */
+/**
+ * Ends a request: frees the lease and sets when the next request to the host may start,
+ * from the response (adaptive delay, Retry-After, backoff, pause). Returns the decision.
+ */
 export async function releaseSlot(
   store: KvStore,
   host: string,
   leaseId: string,
   end: number,
-  delayMs: number,
-  durationMs: number,
-): Promise<void> {
-  await casUpdate<HostSlot, void>(store, host, (current) => {
-    const slot = current ?? emptySlot();
+  feedback: FetchFeedback,
+  pacing: PacingSettings,
+): Promise<HostSlot> {
+  return casUpdate<HostSlot, HostSlot>(store, host, (current) => {
+    const slot = asSlot(host, current);
     const ours = slot.lease_id === leaseId;
-    return {
-      value: {
-        ...slot,
-        lease_id: ours ? null : slot.lease_id,
-        lease_until: ours ? 0 : slot.lease_until,
-        next_allowed_at: Math.max(slot.next_allowed_at, end + delayMs),
-        delay_ms: delayMs,
-        last_duration_ms: durationMs,
-        done_leases: [...(slot.done_leases ?? []), leaseId].slice(-DONE_LEASES_KEPT),
-      },
-      result: undefined,
+    const paced = nextPacing(slot, feedback, end, pacing);
+    const next: HostSlot = {
+      ...slot,
+      ...paced,
+      // a late release (the lease was taken over) must not shorten the current holder's wait
+      next_allowed_at: Math.max(slot.next_allowed_at, paced.next_allowed_at),
+      lease_id: ours ? null : slot.lease_id,
+      lease_until: ours ? 0 : slot.lease_until,
+      lease_seq: ours ? 0 : slot.lease_seq,
+      lease_confirmed: ours ? false : slot.lease_confirmed,
+      // the URL of this lease is done even if the gate died before its cursor write landed
+      cursor: ours ? Math.max(slot.cursor, slot.lease_seq) : slot.cursor,
+      last_duration_ms: feedback.durationMs,
+      done_leases: [...slot.done_leases, leaseId].slice(-DONE_LEASES_KEPT),
     };
+    return { value: next, result: next };
   });
 }

@@ -9,6 +9,8 @@ export const EDGES = {
   discovered: { stream: 'CRAWL_DISCOVERED', subjects: ['crawl.seeds', 'crawl.links.*'] },
   normalized: { stream: 'CRAWL_NORMALIZED', subjects: ['crawl.normalized.*'] },
   frontier: { stream: 'CRAWL_FRONTIER', subjects: ['crawl.frontier.*'] },
+  /** one queue per host, `crawl.hostq.<p>.<hostkey>`: URLs waiting for their host, read by sequence */
+  hostq: { stream: 'CRAWL_HOSTQ', subjects: ['crawl.hostq.*.*'] },
   ready: { stream: 'CRAWL_READY', subjects: ['crawl.ready.*'] },
   fetched: { stream: 'CRAWL_FETCHED', subjects: ['crawl.fetched.*'] },
   extracted: { stream: 'CRAWL_EXTRACTED', subjects: ['crawl.extracted.*'] },
@@ -24,6 +26,7 @@ export const SUBJECTS = {
   links: 'crawl.links',
   normalized: 'crawl.normalized',
   frontier: 'crawl.frontier',
+  hostq: 'crawl.hostq',
   ready: 'crawl.ready',
   fetched: 'crawl.fetched',
   extracted: 'crawl.extracted',
@@ -34,7 +37,7 @@ export const SUBJECTS = {
 
 /** KV buckets: state that must outlive any stage process. */
 export const BUCKETS = {
-  /** per-host politeness slot: next allowed time, delay, lease of the request in flight */
+  /** per-host politeness slot and queue head (and per-IP leases under `_ip.<address>`) */
   hosts: 'crawl-hosts',
   /** robots.txt per host, with when it was fetched */
   robots: 'crawl-robots',

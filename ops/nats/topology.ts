@@ -36,6 +36,8 @@ function streamConfig(name: string, subjects: readonly string[], retention: Rete
     // the window in which a re-published message (same Nats-Msg-Id) is dropped by the server
     duplicate_window: nanos(2 * 60 * 1000),
     num_replicas: 1,
+    // the gate reads its per-host queues by subject and sequence (direct get, next_by_subj)
+    allow_direct: true,
   };
 }
 

@@ -1,6 +1,6 @@
 import { Kvm, type KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { KvConflictError, type KvEntry, type KvStore } from '../kv-store.js';
+import { KvConflictError, type KvEntry, type KvStore, type KvWatch } from '../kv-store.js';
 import { BUCKETS } from '../../ops/nats/edges.js';
 
 const WRONG_LAST_SEQUENCE = new Set([10071, 10164]);
@@ -50,6 +50,15 @@ export class NatsKvStore implements KvStore {
   async *keys(): AsyncIterable<string> {
     const iter = await this.kv.keys();
     for await (const key of iter) yield key;
+  }
+  async watch(): Promise<KvWatch> {
+    const iter = await this.kv.watch({ key: '>' });
+    return {
+      stop: () => iter.stop(),
+      async *[Symbol.asyncIterator]() {
+        for await (const e of iter) yield { key: e.key, value: e.operation === 'PUT' ? e.value : null };
+      },
+    };
   }
 }
 

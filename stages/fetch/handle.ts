@@ -9,6 +9,9 @@ import { HttpFetchError, type HttpResponse } from '../../pipeline/adapters/http-
 import { subjectFor } from '../../pipeline/partition.js';
 import { emit, type Emit, type Outcome, type StageContext, type StageInput } from '../../pipeline/stage.js';
 import { confirmLease, releaseSlot } from '../host-slot.js';
+import { parseRetryAfter, type FetchFeedback } from '../host-pacing.js';
+import { extendIp, releaseIp } from '../ip-slot.js';
+import { pacingOf } from '../politeness-gate/robots-gate.js';
 import { stableId } from '../stage-ids.js';
 import { outcomeEmit } from '../outcome-emit.js';
 import { classifyResponse } from './classify-response.js';
@@ -42,7 +45,7 @@ function fetchOutcome(
  * the host over) must not fetch: it goes back to the gate, which grants it again.
  */
 function backToGate(ctx: StageContext, g: FetchGrant): Outcome {
-  const { lease_id: _lease, granted_at: _granted, delay_ms: _delay, ...admitted } = g;
+  const { lease_id: _lease, granted_at: _granted, delay_ms: _delay, ip: _ip, ...admitted } = g;
   ctx.metrics.count('fetch', 'grants', 'stale');
   return emit({
     subject: subjectFor('frontier', g.host, ctx.settings.partitions),
@@ -94,6 +97,48 @@ function responseEmits(ctx: StageContext, g: FetchGrant, res: HttpResponse, star
   }
 }
 
+/** What the answer says about the server's health, for the host's pacing. */
+function feedbackOf(g: FetchGrant, res: HttpResponse | null, err: HttpFetchError | null, durationMs: number, now: number): FetchFeedback {
+  const baseDelayMs = g.delay_ms;
+  if (!res) return { kind: 'network_error', code: err?.code ?? 'unknown', durationMs, baseDelayMs };
+  if (res.status === 429 || res.status === 503) {
+    return { kind: 'throttled', status: res.status, retryAfterMs: parseRetryAfter(res.headers['retry-after'], now), durationMs, baseDelayMs };
+  }
+  if (res.status >= 500) return { kind: 'server_error', status: res.status, durationMs, baseDelayMs };
+  return { kind: 'ok', durationMs, baseDelayMs };
+}
+
+/**
+ * A retryable failure (5xx, 429, timeout, network error) with retries left: a `retry` row
+ * in fetch_log and the URL back in its host's queue, where the host's backoff (or its
+ * Retry-After) decides when it is tried again.
+ */
+function retryEmits(ctx: StageContext, g: FetchGrant, feedback: FetchFeedback, status: number | null, start: number, durationMs: number): Emit[] {
+  const attempt = (g.attempt ?? 0) + 1;
+  const { lease_id: _lease, granted_at: _granted, delay_ms: _delay, ip: _ip, ...admitted } = g;
+  const what = feedback.kind === 'network_error' ? feedback.code : `http ${status}`;
+  ctx.metrics.count('fetch', 'retries', feedback.kind);
+  return [
+    outcomeEmit(ctx, `outcome:${g.fetch_id}:retry:${attempt}`, {
+      event_id: stableId('retry', g.fetch_id, attempt),
+      fetch_id: g.fetch_id,
+      url: g.url,
+      host: g.host,
+      outcome: 'retry',
+      reason: `${what}: retry ${attempt} of ${ctx.settings.maxRetries}`,
+      fetch_status: status,
+      fetch_time: start,
+      duration_ms: durationMs,
+      depth: g.depth,
+    }),
+    {
+      subject: subjectFor('frontier', g.host, ctx.settings.partitions),
+      msgId: `retry:${g.fetch_id}:${attempt}`,
+      data: encodeAdmitted({ ...admitted, attempt }),
+    },
+  ];
+}
+
 export async function handleFetch(input: StageInput<FetchGrant>, ctx: StageContext): Promise<Outcome> {
   const g = input.message;
   const s = ctx.settings;
@@ -105,10 +150,12 @@ export async function handleFetch(input: StageInput<FetchGrant>, ctx: StageConte
     return emit();
   }
   if (lease === 'lost') return backToGate(ctx, g);
+  if (g.ip) await extendIp(ctx.kv.hosts, g.ip, g.lease_id, ctx.clock.now() + leaseMs);
   const start = ctx.clock.now();
-  let out: Emit[];
+  let res: HttpResponse | null = null;
+  let failure: HttpFetchError | null = null;
   try {
-    const res = await ctx.http.request({
+    res = await ctx.http.request({
       url: g.url,
       headers: { accept: 'text/html,application/xhtml+xml;q=0.9,*/*;q=0.5' },
       connectTimeoutMs: s.connectTimeoutMs,
@@ -117,24 +164,33 @@ export async function handleFetch(input: StageInput<FetchGrant>, ctx: StageConte
       // the body travels in one message: it must fit the server's max_payload
       maxBodyBytes: Math.max(1024, Math.min(s.maxBodyBytes, ctx.maxPayloadBytes - MESSAGE_OVERHEAD_BYTES)),
     });
-    const durationMs = Math.round(ctx.clock.now() - start);
-    out = responseEmits(ctx, g, res, start, durationMs);
-    ctx.metrics.count('fetch', 'responses', String(res.status));
   } catch (err) {
     if (!(err instanceof HttpFetchError)) {
-      await releaseSlot(ctx.kv.hosts, g.host, g.lease_id, ctx.clock.now(), g.delay_ms, Math.round(ctx.clock.now() - start));
+      await release(ctx, g, ctx.clock.now(), feedbackOf(g, null, null, Math.round(ctx.clock.now() - start), ctx.clock.now()));
       throw err;
     }
-    const durationMs = Math.round(ctx.clock.now() - start);
-    out = [fetchOutcome(ctx, g, 'network_error', `${err.code}: ${err.message}`, null, start, durationMs)];
-    ctx.metrics.count('fetch', 'responses', `error_${err.code}`);
+    failure = err;
   }
   const end = ctx.clock.now();
+  const durationMs = Math.round(end - start);
+  const feedback = feedbackOf(g, res, failure, durationMs, end);
+  let out: Emit[];
+  if (feedback.kind !== 'ok' && (g.attempt ?? 0) < s.maxRetries) {
+    out = retryEmits(ctx, g, feedback, res?.status ?? null, start, durationMs);
+  } else if (res) {
+    out = responseEmits(ctx, g, res, start, durationMs);
+  } else {
+    out = [fetchOutcome(ctx, g, 'network_error', `${failure!.code}: ${failure!.message}`, null, start, durationMs)];
+  }
+  ctx.metrics.count('fetch', 'responses', res ? String(res.status) : `error_${failure!.code}`);
   // the host is released only once the outputs are published: a grant redelivered after that
   // is recognised as done, and one redelivered before it still holds the lease and fetches again
-  return {
-    kind: 'emit',
-    messages: out,
-    afterPublish: () => releaseSlot(ctx.kv.hosts, g.host, g.lease_id, end, g.delay_ms, Math.round(end - start)),
-  };
+  return { kind: 'emit', messages: out, afterPublish: () => release(ctx, g, end, feedback) };
+}
+
+/** Frees the host (paced by what the request showed) and the grant's place on its IP. */
+async function release(ctx: StageContext, g: FetchGrant, end: number, feedback: FetchFeedback): Promise<void> {
+  const slot = await releaseSlot(ctx.kv.hosts, g.host, g.lease_id, end, feedback, pacingOf(ctx));
+  if (g.ip) await releaseIp(ctx.kv.hosts, g.ip, g.lease_id, end);
+  if (slot.last_decision) ctx.log.info({ host: g.host, url: g.url, decision: slot.last_decision }, 'host pacing');
 }

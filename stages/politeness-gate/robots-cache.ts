@@ -1,6 +1,6 @@
 import { jsonValue, parseJsonValue, type KvStore } from '../../pipeline/kv-store.js';
 import { compileRobots, type CompiledRobots, type RobotsRecord } from './robots-rules.js';
-import { robotsTtlMs } from './robots-fetch-policy.js';
+import { robotsTtlMs, withFailureHistory } from './robots-fetch-policy.js';
 
 export interface CachedRobots {
   record: RobotsRecord;
@@ -45,7 +45,10 @@ export class RobotsCache {
     return cached;
   }
 
-  async put(host: string, record: RobotsRecord): Promise<CachedRobots> {
+  /** Stores a fetch result; a failure continues the failure history of the stored record. */
+  async put(host: string, fetched: RobotsRecord): Promise<CachedRobots> {
+    const previous = await this.store.get(host);
+    const record = withFailureHistory(fetched, previous ? parseJsonValue<RobotsRecord>(previous.value) : null);
     await this.store.put(host, jsonValue(record));
     const cached = this.compile(record);
     this.local.set(host, cached);

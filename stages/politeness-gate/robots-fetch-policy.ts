@@ -91,5 +91,25 @@ export function decodeRobotsBody(body: Uint8Array | string): { text: string; tru
 export function robotsTtlMs(record: RobotsRecord, opts: Partial<RobotsTtlOptions> = {}): number {
   const maxTtlMs = Math.max(0, opts.maxTtlMs ?? DEFAULT_ROBOTS_TTL.maxTtlMs);
   const errorRetryMs = Math.max(0, opts.errorRetryMs ?? DEFAULT_ROBOTS_TTL.errorRetryMs);
-  return record.kind === 'disallow_all' ? Math.min(errorRetryMs, maxTtlMs) : maxTtlMs;
+  if (record.kind !== 'disallow_all') return maxTtlMs;
+  // retried with backoff: errorRetryMs, then twice that, ... at most 6 h apart
+  const backoff = Math.min(errorRetryMs * 2 ** Math.max(0, (record.failures ?? 1) - 1), MAX_ERROR_RETRY_MS);
+  return Math.min(Math.max(errorRetryMs, backoff), maxTtlMs);
+}
+
+/** The longest wait between two fetches of a robots.txt that keeps failing. */
+export const MAX_ERROR_RETRY_MS = 6 * 60 * 60 * 1000;
+
+/**
+ * A failed fetch continues the run of failures of the record before it, so the retry
+ * backs off and the time robots.txt has been unavailable is known.
+ */
+export function withFailureHistory(record: RobotsRecord, previous: RobotsRecord | null): RobotsRecord {
+  if (record.kind !== 'disallow_all') return record;
+  const continues = previous?.kind === 'disallow_all';
+  return {
+    ...record,
+    failures: continues ? (previous.failures ?? 1) + 1 : 1,
+    failingSince: continues ? (previous.failingSince ?? previous.fetchedAt) : record.fetchedAt,
+  };
 }

@@ -58,6 +58,9 @@ export interface RobotsRecord {
   status: number | null;
   /** e.g. 'http 404: no rules', 'http 503: disallow all until a fetch succeeds', 'network error: ...' */
   reason: string;
+  /** disallow_all only: fetches failed in a row, and since when (robots.txt unavailable that long) */
+  failures?: number;
+  failingSince?: number;
 }
 
 export interface RobotsVerdict {

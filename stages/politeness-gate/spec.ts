@@ -1,22 +1,24 @@
 import { EDGES } from '../../ops/nats/edges.js';
 import type { StageInputSpec } from '../../pipeline/stage.js';
 
-/** politeness-gate: admitted URLs in; fetch grants (holding the host's lease) and robots blocks out. */
+/**
+ * politeness-gate: admitted URLs in (queued per host at once); fetch grants (holding the
+ * host's lease) and robots blocks out, from the host scheduler.
+ */
 export const gateInput: StageInputSpec = {
   stream: EDGES.frontier.stream,
   durable: 'politeness-gate',
   filterSubject: 'crawl.frontier.*',
-  // a robots.txt fetch happens inside the handler; the runner heartbeats while it runs
   ackWaitMs: 30_000,
-  // waiting URLs (delayed naks) count here, so this bounds the frontier held by the server
-  // for this consumer at once; the rest stays in the stream, undelivered, costing no memory
-  maxAckPending: 20_000,
+  // intake acks at once (waiting URLs sit in the host queues), so this only bounds a burst
+  maxAckPending: 2_000,
 };
-export const gateEmits = ['ready', 'results'] as const;
+export const gateEmits = ['hostq', 'ready', 'results'] as const;
+
+/** Hosts one gate process serves at once (a turn may fetch a robots.txt). */
+export const GATE_SCHEDULER_CONCURRENCY = 64;
 
 /** How long a grant holds its host before the fetch stage must confirm it. */
 export const GRANT_LEASE_MS = 60_000;
 /** How long a robots.txt fetch holds its host. */
 export const ROBOTS_LEASE_MS = 60_000;
-/** A disallow-all verdict caused by an error (5xx, network) is re-fetched after this. */
-export const ROBOTS_ERROR_RETRY_MS = 60_000;

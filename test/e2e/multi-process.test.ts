@@ -8,6 +8,7 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { startTestWeb, type TestWeb } from '../../testweb/index.js';
 import { connectNats } from '../../pipeline/adapters/nats-connection.js';
 import { pipelineBacklog } from '../../pipeline/crawl-node.js';
+import { openKvStores } from '../../pipeline/adapters/nats-kv.js';
 import { assertPolite } from '../support/politeness-audit.js';
 import { runCli, startCli, type CliRun } from '../support/crawl-cli.js';
 import { startTestNats } from '../support/nats-server.js';
@@ -45,10 +46,11 @@ describe('end to end: every stage in its own process (two fetch workers) against
 
     const nc = await connectNats(nats.url, 'test-observer');
     const jsm = await jetstreamManager(nc);
+    const { hosts } = await openKvStores(nc);
     let quiet = 0;
     for (let i = 0; i < 3000 && quiet < 3; i++) {
       await sleep(400);
-      quiet = (await pipelineBacklog(jsm)).total === 0 && web.requestLog().length > 0 ? quiet + 1 : 0;
+      quiet = (await pipelineBacklog(jsm, hosts)).total === 0 && web.requestLog().length > 0 ? quiet + 1 : 0;
     }
     await nc.close();
     assert.equal(quiet, 3, 'the crawl did not become idle');

@@ -9,7 +9,7 @@ import { MemoryKvStore } from '../../pipeline/kv-store.js';
 import { silentLogger } from '../../pipeline/logger.js';
 import { StageMetrics } from '../../pipeline/metrics.js';
 import { parseSettings, type CrawlSettingsInput } from '../../pipeline/settings.js';
-import type { Clock, Emit, Outcome, StageContext, StageInput } from '../../pipeline/stage.js';
+import type { Clock, Emit, Outcome, StageContext, StageInput, StoredMessage, StreamAccess } from '../../pipeline/stage.js';
 
 /** Default start time of the fake clock: 2024-01-01T00:00:00Z (any fixed, non-zero value). */
 export const T0 = Date.UTC(2024, 0, 1);
@@ -104,10 +104,40 @@ export interface FakeKv {
   scope: MemoryKvStore;
 }
 
+/**
+ * Streams in memory, with JetStream's two properties the stages rely on: one sequence
+ * across all subjects, and a repeated msgId answered with the first copy's sequence.
+ */
+export class MemoryStreams implements StreamAccess {
+  readonly messages: Array<StoredMessage & { subject: string; msgId?: string }> = [];
+  /** set to make every publish fail (a server that is down) */
+  failPublish = false;
+
+  async publish(subject: string, data: Uint8Array, msgId?: string): Promise<number> {
+    if (this.failPublish) throw new Error('publish failed: no responders');
+    const dup = msgId ? this.messages.find((m) => m.msgId === msgId) : undefined;
+    if (dup) return dup.seq;
+    const seq = this.messages.length + 1;
+    this.messages.push({ seq, subject, data, ...(msgId ? { msgId } : {}) });
+    return seq;
+  }
+
+  async readNext(_stream: string, subject: string, fromSeq: number): Promise<StoredMessage | null> {
+    const m = this.messages.find((x) => x.seq >= fromSeq && x.subject === subject);
+    return m ? { seq: m.seq, data: m.data } : null;
+  }
+
+  /** messages published under `prefix` (e.g. 'crawl.ready') */
+  on(prefix: string): Array<StoredMessage & { subject: string }> {
+    return this.messages.filter((m) => m.subject === prefix || m.subject.startsWith(`${prefix}.`));
+  }
+}
+
 export interface FakeContext extends StageContext {
   clock: FakeClock;
   http: FakeHttp;
   kv: FakeKv;
+  streams: MemoryStreams;
 }
 
 export interface FakeContextOptions {
@@ -120,6 +150,10 @@ export interface FakeContextOptions {
   maxPayloadBytes?: number;
   /** replace single buckets (e.g. to share one between two contexts) */
   kv?: Partial<FakeKv>;
+  /** share streams between contexts (two gates, a gate and a fetcher) */
+  streams?: MemoryStreams;
+  /** host -> address for the per-IP cap; default: every host on 192.0.2.1 */
+  addresses?: Record<string, string | null>;
 }
 
 export function createFakeContext(overrides: FakeContextOptions = {}): FakeContext {
@@ -137,6 +171,8 @@ export function createFakeContext(overrides: FakeContextOptions = {}): FakeConte
     },
     http: fakeHttp(overrides.respond),
     maxPayloadBytes: overrides.maxPayloadBytes ?? 8 * 1024 * 1024,
+    streams: overrides.streams ?? new MemoryStreams(),
+    resolveHost: async (host) => (overrides.addresses && host in overrides.addresses ? overrides.addresses[host]! : '192.0.2.1'),
   };
 }
 

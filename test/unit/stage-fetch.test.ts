@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { handleFetch } from '../../stages/fetch/handle.js';
 import { MESSAGE_OVERHEAD_BYTES } from '../../stages/fetch/spec.js';
 import { acquireSlot, type HostSlot } from '../../stages/host-slot.js';
+import { acquireIp } from '../../stages/ip-slot.js';
 import { parseJsonValue } from '../../pipeline/kv-store.js';
 import { partitionOf } from '../../pipeline/partition.js';
 import { HttpFetchError } from '../../pipeline/adapters/http-client.js';
@@ -56,7 +57,7 @@ async function granted(respond: Responder, opts: FakeContextOptions = {}): Promi
     ctx.clock.advance(DURATION);
     return respond(req);
   };
-  const got = await acquireSlot(ctx.kv.hosts, HOST, ctx.clock.now(), { leaseId: LEASE, leaseMs: 60_000, firstAttempt: true });
+  const got = await acquireSlot(ctx.kv.hosts, HOST, ctx.clock.now(), { leaseId: LEASE, leaseMs: 60_000, seq: 0 });
   assert.equal(got.acquired, true);
   return ctx;
 }
@@ -184,11 +185,13 @@ describe('fetch', () => {
       reason: /^timeout: /,
     },
   ];
+  /** failures worth retrying: terminal only once the retries are used up */
+  const retryable = new Set(['500', 'network error (dns)', 'network error (timeout)']);
   for (const c of outcomes) {
-    test(`${c.name} → ${c.outcome}`, async () => {
+    test(`${c.name} → ${c.outcome}${retryable.has(c.name) ? ' (last retry)' : ''}`, async () => {
       const ctx = await granted(c.respond);
       const start = ctx.clock.now();
-      const out = await fetch(ctx, grantFor('/a'));
+      const out = await fetch(ctx, grantFor('/a', retryable.has(c.name) ? { attempt: ctx.settings.maxRetries } : {}));
       assert.deepEqual(subjectsOf(out), [`crawl.outcomes.${P(ctx)}`]);
       assert.equal(emitted(out)[0]!.msgId, `outcome:fid/a:${c.outcome}`);
       const o = onlyOn(out, 'crawl.outcomes', decodeOutcome);
@@ -201,9 +204,38 @@ describe('fetch', () => {
       assert.equal(o.duration_ms, DURATION);
       const slot = await slotOf(ctx);
       assert.equal(slot.lease_id, null, 'released after a failure too');
-      assert.equal(slot.next_allowed_at, start + DURATION + 1500);
+      if (retryable.has(c.name)) {
+        assert.equal(slot.failures, 1, 'a failure counts toward the backoff');
+        assert.ok(slot.next_allowed_at >= start + DURATION + 1600, 'backoff: at least 0.8 x 2000 ms');
+      } else {
+        assert.equal(slot.next_allowed_at, start + DURATION + 1500);
+      }
     });
   }
+
+  test('a retryable failure with retries left: a retry row and the URL back in the frontier; Retry-After paces the host', async () => {
+    const ctx = await granted(() => httpResponse(503, { headers: { 'retry-after': '7' } }));
+    const out = await fetch(ctx, grantFor('/a', { attempt: 1 }));
+    const end = ctx.clock.now();
+    assert.deepEqual(subjectsOf(out), [`crawl.outcomes.${P(ctx)}`, `crawl.frontier.${P(ctx)}`]);
+    const row = onlyOn(out, 'crawl.outcomes', decodeOutcome);
+    assert.equal(row.outcome, 'retry');
+    assert.equal(row.reason, `http 503: retry 2 of ${ctx.settings.maxRetries}`);
+    const again = onlyOn(out, 'crawl.frontier', decodeAdmitted);
+    assert.equal(again.attempt, 2);
+    assert.equal(again.fetch_id, 'fid/a', 'the same fetch: one page row when it finally succeeds');
+    assert.equal(emitted(out)[1]!.msgId, 'retry:fid/a:2');
+    const slot = await slotOf(ctx);
+    assert.equal(slot.next_allowed_at, end + 7000);
+    assert.match(slot.last_decision, /Retry-After 7000 ms honoured/);
+  });
+
+  test("a grant holding a place on its IP gives it back when the request ends", async () => {
+    const ctx = await granted(() => htmlResponse('<p>x</p>'));
+    await acquireIp(ctx.kv.hosts, '198.51.100.9', ctx.clock.now(), LEASE, ctx.clock.now() + 60_000, 1);
+    await fetch(ctx, grantFor('/a', { ip: '198.51.100.9' }));
+    assert.equal((await acquireIp(ctx.kv.hosts, '198.51.100.9', ctx.clock.now(), 'next', ctx.clock.now() + 60_000, 1)).acquired, true);
+  });
 
   test('the host slot is released with next_allowed_at = end + delay', async () => {
     const ctx = await granted(() => htmlResponse('<p>x</p>'));
@@ -238,7 +270,7 @@ describe('fetch', () => {
       name: 'lease expired and taken over',
       setup: async (ctx) => {
         ctx.clock.advance(60_001);
-        await acquireSlot(ctx.kv.hosts, HOST, ctx.clock.now(), { leaseId: 'fetch:new', leaseMs: 60_000, firstAttempt: true });
+        await acquireSlot(ctx.kv.hosts, HOST, ctx.clock.now(), { leaseId: 'fetch:new', leaseMs: 60_000, seq: 0 });
       },
       grant: {},
     },

@@ -1,0 +1,172 @@
+import type { StageContext } from '../../pipeline/stage.js';
+import { serveHost, type HostTurn } from './serve-host.js';
+
+/**
+ * The gate's timetable: which hosts have queued URLs and when each may be served next.
+ * It holds one small entry per host with work (never the URLs: those wait in the host-queue
+ * stream), so its memory depends on the number of busy hosts, not on the frontier's size;
+ * and a host with a million queued URLs takes one entry like any other, so it never
+ * holds the others up.
+ *
+ * Hosts come in through `notify` (the gate's intake queued a URL, or the hosts bucket
+ * changed: a release, a new URL queued by another gate) and are served by `serveHost`
+ * when due, at most `concurrency` at once. Nothing here must survive the process: on
+ * start, the watch of the hosts bucket replays every host's slot, which says who has work.
+ */
+export class HostScheduler {
+  private readonly dueAt = new Map<string, number>();
+  private readonly heap = new MinHeap();
+  private readonly running = new Map<string, boolean>(); // host -> notified while running
+  private readonly waitingOnIp = new Map<string, Set<string>>();
+  private active = 0;
+  private stopped = false;
+  private wake: (() => void) | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private loop: Promise<void> | null = null;
+  private readonly inFlight = new Set<Promise<void>>();
+
+  constructor(
+    private readonly ctx: StageContext,
+    private readonly concurrency: number,
+    private readonly serve: (ctx: StageContext, host: string) => Promise<HostTurn> = serveHost,
+  ) {}
+
+  /** Hosts with an entry (for tests and metrics). */
+  get size(): number {
+    return this.dueAt.size;
+  }
+
+  /** The host may have work from `at` on (default now). An earlier time wins. */
+  notify(host: string, at = 0): void {
+    if (this.stopped) return;
+    if (this.running.has(host)) {
+      this.running.set(host, true);
+      return;
+    }
+    const current = this.dueAt.get(host);
+    if (current !== undefined && current <= at) return;
+    this.dueAt.set(host, at);
+    this.heap.push(at, host);
+    this.kick();
+  }
+
+  /** An IP address has room again: its waiting hosts may try. */
+  ipFreed(ip: string): void {
+    const hosts = this.waitingOnIp.get(ip);
+    if (!hosts) return;
+    this.waitingOnIp.delete(ip);
+    for (const host of hosts) this.notify(host);
+  }
+
+  start(): void {
+    this.loop ??= this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.kick();
+    await this.loop;
+    await Promise.allSettled([...this.inFlight]);
+  }
+
+  private kick(): void {
+    const wake = this.wake;
+    this.wake = null;
+    wake?.();
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopped) {
+      const now = this.ctx.clock.now();
+      while (this.active < this.concurrency) {
+        const top = this.heap.peek();
+        if (!top || top.at > now) break;
+        this.heap.pop();
+        if (this.dueAt.get(top.host) !== top.at) continue; // superseded by an earlier notify
+        this.dueAt.delete(top.host);
+        this.startTurn(top.host);
+      }
+      const top = this.heap.peek();
+      const sleepMs = this.active >= this.concurrency || !top ? 1000 : Math.min(1000, Math.max(1, top.at - now));
+      await new Promise<void>((resolve) => {
+        this.wake = resolve;
+        this.timer = setTimeout(() => this.kick(), sleepMs);
+      });
+      if (this.timer) clearTimeout(this.timer);
+    }
+  }
+
+  private startTurn(host: string): void {
+    this.active += 1;
+    this.running.set(host, false);
+    const turn = this.serve(this.ctx, host)
+      .catch((err: Error): HostTurn => {
+        this.ctx.log.warn({ host, err: err.message }, 'serving a host failed; trying again in 1 s');
+        this.ctx.metrics.count('politeness-gate', 'turns', 'error');
+        return { kind: 'wait', until: this.ctx.clock.now() + 1000 };
+      })
+      .then((result) => this.endTurn(host, result));
+    const tracked = turn.finally(() => this.inFlight.delete(tracked));
+    this.inFlight.add(tracked);
+  }
+
+  private endTurn(host: string, result: HostTurn): void {
+    const notifiedMeanwhile = this.running.get(host) === true;
+    this.running.delete(host);
+    this.active -= 1;
+    if (result.kind === 'wait') {
+      if (result.ip) {
+        const hosts = this.waitingOnIp.get(result.ip) ?? new Set<string>();
+        hosts.add(host);
+        this.waitingOnIp.set(result.ip, hosts);
+      }
+      this.notify(host, notifiedMeanwhile ? 0 : result.until);
+    } else if (notifiedMeanwhile) {
+      this.notify(host);
+    }
+    // 'granted' and 'idle': the next change of the host's slot (a release, a URL queued) brings it back
+    this.kick();
+  }
+}
+
+/** A binary min-heap of (time, host); stale entries are skipped by the caller. */
+class MinHeap {
+  private readonly items: Array<{ at: number; host: string }> = [];
+
+  peek(): { at: number; host: string } | undefined {
+    return this.items[0];
+  }
+
+  push(at: number, host: string): void {
+    const a = this.items;
+    a.push({ at, host });
+    let i = a.length - 1;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (a[parent]!.at <= a[i]!.at) break;
+      [a[parent], a[i]] = [a[i]!, a[parent]!];
+      i = parent;
+    }
+  }
+
+  pop(): { at: number; host: string } | undefined {
+    const a = this.items;
+    const top = a[0];
+    const last = a.pop();
+    if (a.length > 0 && last) {
+      a[0] = last;
+      let i = 0;
+      for (;;) {
+        const l = 2 * i + 1;
+        const r = l + 1;
+        let m = i;
+        if (l < a.length && a[l]!.at < a[m]!.at) m = l;
+        if (r < a.length && a[r]!.at < a[m]!.at) m = r;
+        if (m === i) break;
+        [a[m], a[i]] = [a[i]!, a[m]!];
+        i = m;
+      }
+    }
+    return top;
+  }
+}

@@ -1,0 +1,73 @@
+import type { StageContext } from '../../pipeline/stage.js';
+import { acquireSlot, releaseSlot } from '../host-slot.js';
+import type { FetchFeedback, PacingSettings } from '../host-pacing.js';
+import { perKey } from '../per-key.js';
+import { stableId } from '../stage-ids.js';
+import { productToken } from './robots-rules.js';
+import { RobotsCache } from './robots-cache.js';
+import { fetchRobots } from './fetch-robots.js';
+import { ROBOTS_LEASE_MS } from './spec.js';
+
+export const robotsOf = perKey(
+  (ctx: StageContext) =>
+    new RobotsCache(ctx.kv.robots, productToken(ctx.settings.userAgent), {
+      maxTtlMs: ctx.settings.robotsTtlMs,
+      errorRetryMs: ctx.settings.robotsRetryMs,
+    }),
+);
+
+/** The gap the host gets between requests: max(its Crawl-delay clamped to the maximum, the configured minimum). */
+export function hostDelayMs(crawlDelayMs: number | null, ctx: StageContext, host: string): number {
+  let delay = crawlDelayMs ?? 0;
+  if (delay > ctx.settings.maxCrawlDelayMs) {
+    ctx.log.info({ host, crawlDelayMs: delay, maxCrawlDelayMs: ctx.settings.maxCrawlDelayMs }, 'Crawl-delay above the maximum: clamped');
+    delay = ctx.settings.maxCrawlDelayMs;
+  }
+  return Math.max(delay, ctx.settings.minDelayMs);
+}
+
+export const pacingOf = (ctx: StageContext): PacingSettings => ({
+  adaptiveDelayFactor: ctx.settings.adaptiveDelayFactor,
+  backoffBaseMs: ctx.settings.backoffBaseMs,
+  maxBackoffMs: ctx.settings.maxBackoffMs,
+  pauseAfterFailures: ctx.settings.pauseAfterFailures,
+  pauseMs: ctx.settings.pauseMs,
+});
+
+/**
+ * Fetches robots.txt of `origin` holding the host's lease, like any request, so it counts
+ * toward the host's politeness (and a failing robots.txt backs the host off too).
+ * Returns a wait when the host is busy; null once the record is stored.
+ */
+export async function refreshRobots(ctx: StageContext, host: string, origin: string): Promise<{ kind: 'wait'; until: number } | null> {
+  const start = ctx.clock.now();
+  const leaseId = `robots:${stableId(origin, start, Math.random())}`;
+  const got = await acquireSlot(ctx.kv.hosts, host, start, { leaseId, leaseMs: ROBOTS_LEASE_MS, seq: 0 });
+  if (!got.acquired) return { kind: 'wait', until: got.retryAt };
+  let feedback: FetchFeedback = { kind: 'network_error', code: 'unknown', durationMs: 0, baseDelayMs: ctx.settings.minDelayMs };
+  try {
+    const record = await fetchRobots(ctx.http, origin, ctx.settings, () => ctx.clock.now());
+    const durationMs = Math.round(ctx.clock.now() - start);
+    const cached = await robotsOf(ctx).put(origin, record);
+    const baseDelayMs = hostDelayMs(cached.compiled.crawlDelayMs, ctx, host);
+    if (record.status === 429 || record.status === 503) {
+      feedback = { kind: 'throttled', status: record.status, retryAfterMs: null, durationMs, baseDelayMs };
+    } else if (record.status !== null && record.status >= 500) {
+      feedback = { kind: 'server_error', status: record.status, durationMs, baseDelayMs };
+    } else if (record.status === null) {
+      feedback = { kind: 'network_error', code: 'robots', durationMs, baseDelayMs };
+    } else {
+      feedback = { kind: 'ok', durationMs, baseDelayMs };
+    }
+    ctx.metrics.count('politeness-gate', 'robots_fetches', record.kind);
+    const level = record.kind === 'disallow_all' ? 'warn' : 'info';
+    ctx.log[level](
+      { host, origin, kind: record.kind, status: record.status, reason: record.reason, failures: cached.record.failures },
+      record.kind === 'disallow_all' ? 'robots.txt unavailable: host disallowed until a fetch succeeds' : 'robots.txt fetched',
+    );
+  } finally {
+    const slot = await releaseSlot(ctx.kv.hosts, host, leaseId, ctx.clock.now(), feedback, pacingOf(ctx));
+    if (slot.last_decision) ctx.log.info({ host, decision: slot.last_decision }, 'host pacing');
+  }
+  return null;
+}

@@ -1,0 +1,122 @@
+import { decodeAdmitted, encodeGrant, type AdmittedUrl } from '../../schemas/index.js';
+import { hostQueueSubject, subjectFor } from '../../pipeline/partition.js';
+import { parseJsonValue } from '../../pipeline/kv-store.js';
+import type { Emit, StageContext } from '../../pipeline/stage.js';
+import { EDGES } from '../../ops/nats/edges.js';
+import { acquireSlot, asSlot, effectiveCursor, hasWork, readyAt, skipQueued, undoAcquire, type HostSlot } from '../host-slot.js';
+import { acquireIp, releaseIp } from '../ip-slot.js';
+import { stableId } from '../stage-ids.js';
+import { outcomeEmit } from '../outcome-emit.js';
+import { GRANT_LEASE_MS } from './spec.js';
+import { hostDelayMs, refreshRobots, robotsOf } from './robots-gate.js';
+
+/** What the scheduler does with a host after a turn. */
+export type HostTurn =
+  | { kind: 'idle' } // nothing queued: forget the host until something is
+  | { kind: 'wait'; until: number; ip?: string } // try again then (or when the host's slot changes)
+  | { kind: 'granted' }; // a request is out; the release wakes the host again
+
+/** URLs a host may skip (robots-disallowed) in one turn before other hosts get theirs. */
+const SKIPS_PER_TURN = 50;
+
+const originOf = (url: string) => new URL(url).origin;
+
+async function readSlot(ctx: StageContext, host: string): Promise<HostSlot | null> {
+  const entry = await ctx.kv.hosts.get(host);
+  return entry ? asSlot(host, parseJsonValue<Partial<HostSlot>>(entry.value)) : null;
+}
+
+async function publishAll(ctx: StageContext, emits: Emit[]): Promise<void> {
+  await Promise.all(emits.map((e) => ctx.streams.publish(e.subject, e.data, e.msgId)));
+}
+
+function robotsOutcome(ctx: StageContext, m: AdmittedUrl, reason: string): Emit {
+  ctx.metrics.count('politeness-gate', 'urls', 'robots_disallowed');
+  return outcomeEmit(ctx, `robots:${m.fetch_id}`, {
+    event_id: stableId('robots', m.fetch_id),
+    fetch_id: m.fetch_id,
+    url: m.url,
+    host: m.host,
+    outcome: 'robots_disallowed',
+    reason,
+    fetch_status: null,
+    fetch_time: ctx.clock.now(),
+    duration_ms: null,
+    depth: m.depth,
+  });
+}
+
+/**
+ * One turn of a host: looks at the head of its queue and either hands the URL to fetch
+ * (taking the host's lease, and a place on its IP), records it as blocked by robots.txt
+ * and moves on, fetches robots.txt first, or says when to come back. Every decision is
+ * a compare-and-set on the host's slot, so any number of gates may serve one host.
+ */
+export async function serveHost(ctx: StageContext, host: string): Promise<HostTurn> {
+  const s = ctx.settings;
+  for (let skipped = 0; skipped < SKIPS_PER_TURN; skipped++) {
+    const now = ctx.clock.now();
+    const slot = await readSlot(ctx, host);
+    if (!slot || !hasWork(slot, now)) return { kind: 'idle' };
+    const at = readyAt(slot, now);
+    if (at > 0) return { kind: 'wait', until: at };
+    const stored = await ctx.streams.readNext(EDGES.hostq.stream, hostQueueSubject(host, s.partitions), effectiveCursor(slot, now) + 1);
+    if (!stored) {
+      // the queue's messages are gone (stream retention): nothing left to serve
+      await skipQueued(ctx.kv.hosts, host, slot.tail_seq);
+      return { kind: 'idle' };
+    }
+    const m = decodeAdmitted(stored.data);
+    const origin = originOf(m.url);
+
+    let robots = await robotsOf(ctx).get(origin, now);
+    if (!robots) {
+      const wait = await refreshRobots(ctx, host, origin);
+      if (wait) return wait;
+      continue; // the robots.txt request counts as the host's request: the next turn waits its delay
+    }
+    if (robots.record.kind === 'disallow_all') {
+      const since = robots.record.failingSince ?? robots.record.fetchedAt;
+      if (now - since < s.robotsGiveUpMs) return { kind: 'wait', until: robots.expiresAt };
+      const reason = `robots.txt unavailable for ${Math.round((now - since) / 1000)} s, giving up: ${robots.record.reason}`;
+      await publishAll(ctx, [robotsOutcome(ctx, m, reason)]);
+      await skipQueued(ctx.kv.hosts, host, stored.seq);
+      continue;
+    }
+    const verdict = robots.compiled.verdict(m.url);
+    if (!verdict.allowed) {
+      const reason = verdict.matchedRule ? `robots.txt: ${verdict.matchedRule}` : 'robots.txt disallows this path';
+      await publishAll(ctx, [robotsOutcome(ctx, m, reason)]);
+      await skipQueued(ctx.kv.hosts, host, stored.seq);
+      continue;
+    }
+
+    const leaseId = `fetch:${stableId(m.fetch_id, stored.seq)}`;
+    const ip = s.maxPerIp > 0 ? await ctx.resolveHost(host) : null;
+    if (ip) {
+      const place = await acquireIp(ctx.kv.hosts, ip, now, leaseId, now + GRANT_LEASE_MS, s.maxPerIp);
+      if (!place.acquired) {
+        ctx.metrics.count('politeness-gate', 'urls', 'ip_wait');
+        return { kind: 'wait', until: place.retryAt, ip };
+      }
+    }
+    const got = await acquireSlot(ctx.kv.hosts, host, now, { leaseId, leaseMs: GRANT_LEASE_MS, seq: stored.seq });
+    if (!got.acquired) {
+      if (ip) await releaseIp(ctx.kv.hosts, ip, leaseId, now);
+      if (got.reason === 'already handed out') continue;
+      return { kind: 'wait', until: got.retryAt };
+    }
+    const grant = encodeGrant({ ...m, lease_id: leaseId, granted_at: now, delay_ms: hostDelayMs(robots.compiled.crawlDelayMs, ctx, host), ip });
+    try {
+      // the lease id is the msgId: a grant served again after a lapsed lease is not published twice
+      await ctx.streams.publish(subjectFor('ready', host, s.partitions), grant, leaseId);
+    } catch (err) {
+      await undoAcquire(ctx.kv.hosts, host, leaseId, stored.seq);
+      if (ip) await releaseIp(ctx.kv.hosts, ip, leaseId, now);
+      throw err;
+    }
+    ctx.metrics.count('politeness-gate', 'urls', 'granted');
+    return { kind: 'granted' };
+  }
+  return { kind: 'wait', until: ctx.clock.now() };
+}

@@ -1,0 +1,126 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { confirmLease, decideAcquire, effectiveCursor, emptySlot, readyAt, releaseSlot, type HostSlot } from '../../stages/host-slot.js';
+import { backoffMs, nextPacing, parseRetryAfter, type PacingSettings } from '../../stages/host-pacing.js';
+import { acquireIp, decideIpAcquire, releaseIp } from '../../stages/ip-slot.js';
+import { MemoryKvStore } from '../../pipeline/kv-store.js';
+
+const HOST = 'example.com';
+const T = 1_000_000;
+const slot = (over: Partial<HostSlot>): HostSlot => ({ ...emptySlot(HOST), ...over });
+const PACING: PacingSettings = { adaptiveDelayFactor: 2, backoffBaseMs: 1000, maxBackoffMs: 60_000, pauseAfterFailures: 4, pauseMs: 300_000 };
+const noJitter = () => 0.5;
+
+describe('host slot: decideAcquire (pure)', () => {
+  const cases: Array<{ name: string; slot: HostSlot | null; seq: number; acquired: boolean; reason?: string }> = [
+    { name: 'no slot yet (robots.txt)', slot: null, seq: 0, acquired: true },
+    { name: 'queued URL at the head', slot: slot({ tail_seq: 5, cursor: 2 }), seq: 3, acquired: true },
+    { name: 'free, next_allowed_at exactly now', slot: slot({ next_allowed_at: T }), seq: 0, acquired: true },
+    { name: 'too early', slot: slot({ next_allowed_at: T + 1 }), seq: 0, acquired: false, reason: 'host delay' },
+    { name: 'live lease', slot: slot({ lease_id: 'x', lease_until: T + 1 }), seq: 0, acquired: false, reason: 'request in flight' },
+    { name: 'expired lease', slot: slot({ lease_id: 'x', lease_until: T, lease_confirmed: true }), seq: 0, acquired: true },
+    { name: 'paused', slot: slot({ paused_until: T + 10, failures: 5 }), seq: 0, acquired: false, reason: 'paused after 5 failures' },
+    { name: 'URL already handed out', slot: slot({ tail_seq: 5, cursor: 4 }), seq: 4, acquired: false, reason: 'already handed out' },
+  ];
+  for (const c of cases) {
+    test(c.name, () => {
+      const { next, result } = decideAcquire(c.slot, HOST, T, { leaseId: 'me', leaseMs: 60_000, seq: c.seq });
+      assert.equal(result.acquired, c.acquired);
+      if (result.acquired) {
+        assert.equal(next!.lease_id, 'me');
+        assert.equal(next!.lease_until, T + 60_000);
+        if (c.seq > 0) assert.equal(next!.cursor, c.seq, 'the cursor moves past the granted URL in the same write');
+      } else {
+        assert.equal(result.reason, c.reason);
+        assert.equal(next, undefined, 'a wait changes nothing');
+      }
+    });
+  }
+
+  test('readyAt: the latest of next allowed, pause end and live lease end', () => {
+    assert.equal(readyAt(slot({ next_allowed_at: T - 1 }), T), 0);
+    assert.equal(readyAt(slot({ next_allowed_at: T + 5, paused_until: T + 9 }), T), T + 9);
+    assert.equal(readyAt(slot({ lease_id: 'x', lease_until: T + 7, next_allowed_at: T + 3 }), T), T + 7);
+  });
+
+  test('effectiveCursor rewinds only for a lapsed lease no fetcher confirmed', () => {
+    const lapsed = slot({ cursor: 9, lease_id: 'x', lease_seq: 9, lease_until: T - 1, lease_confirmed: false });
+    assert.equal(effectiveCursor(lapsed, T), 8);
+    assert.equal(effectiveCursor({ ...lapsed, lease_confirmed: true }, T), 9);
+    assert.equal(effectiveCursor({ ...lapsed, lease_until: T + 1 }, T), 9);
+    assert.equal(effectiveCursor({ ...lapsed, lease_seq: 0 }, T), 9);
+  });
+});
+
+describe('host slot: lease life cycle in KV', () => {
+  test('confirm extends and marks the lease; release frees it, records it done and moves the cursor', async () => {
+    const store = new MemoryKvStore();
+    const { next } = decideAcquire(null, HOST, T, { leaseId: 'L1', leaseMs: 1000, seq: 3 });
+    await store.create(HOST, new TextEncoder().encode(JSON.stringify(next)));
+    assert.equal(await confirmLease(store, HOST, 'L1', T + 10, 5000), 'ours');
+    assert.equal(await confirmLease(store, HOST, 'other', T + 10, 5000), 'lost');
+    const released = await releaseSlot(store, HOST, 'L1', T + 100, { kind: 'ok', durationMs: 90, baseDelayMs: 500 }, PACING);
+    assert.equal(released.lease_id, null);
+    assert.equal(released.cursor, 3);
+    assert.equal(released.next_allowed_at, T + 100 + 500);
+    assert.equal(await confirmLease(store, HOST, 'L1', T + 200, 5000), 'done', 'a redelivered grant is recognised');
+    assert.equal(await confirmLease(store, HOST, 'L1', T + 5000, 5000), 'done');
+  });
+});
+
+describe('host pacing (pure)', () => {
+  const cases: Array<{ name: string; failures: number; fb: Parameters<typeof nextPacing>[1]; delay: number; failuresAfter: number; paused: boolean; decision: RegExp }> = [
+    { name: 'fast healthy answer: the base delay', failures: 0, fb: { kind: 'ok', durationMs: 100, baseDelayMs: 1000 }, delay: 1000, failuresAfter: 0, paused: false, decision: /^$/ },
+    { name: 'slow answer: factor x response time', failures: 0, fb: { kind: 'ok', durationMs: 2000, baseDelayMs: 1000 }, delay: 4000, failuresAfter: 0, paused: false, decision: /slow server \(2000 ms\): delay 4000 ms/ },
+    { name: '429 with Retry-After: that long', failures: 0, fb: { kind: 'throttled', status: 429, retryAfterMs: 7000, durationMs: 5, baseDelayMs: 1000 }, delay: 7000, failuresAfter: 1, paused: false, decision: /Retry-After 7000 ms honoured/ },
+    { name: 'Retry-After above the maximum is clamped and says so', failures: 0, fb: { kind: 'throttled', status: 503, retryAfterMs: 999_000, durationMs: 5, baseDelayMs: 1000 }, delay: 60_000, failuresAfter: 1, paused: false, decision: /clamped to 60000 ms/ },
+    { name: '503 without Retry-After: backoff', failures: 0, fb: { kind: 'throttled', status: 503, retryAfterMs: null, durationMs: 5, baseDelayMs: 100 }, delay: 1000, failuresAfter: 1, paused: false, decision: /backing off 1000 ms \(1 failures in a row\)/ },
+    { name: 'third 5xx in a row: 4x the base', failures: 2, fb: { kind: 'server_error', status: 500, durationMs: 5, baseDelayMs: 100 }, delay: 4000, failuresAfter: 3, paused: false, decision: /http 500: backing off 4000 ms/ },
+    { name: 'fourth failure: paused, then one probe', failures: 3, fb: { kind: 'network_error', code: 'timeout', durationMs: 5, baseDelayMs: 100 }, delay: 300_000, failuresAfter: 4, paused: true, decision: /timeout: 4 failures in a row, host paused 300000 ms, then one probe/ },
+    { name: 'success after failures: recovery is gradual', failures: 3, fb: { kind: 'ok', durationMs: 5, baseDelayMs: 100 }, delay: 2000, failuresAfter: 2, paused: false, decision: /recovering: 2 failures left/ },
+  ];
+  for (const c of cases) {
+    test(c.name, () => {
+      const p = nextPacing({ failures: c.failures, paused_until: 0 }, c.fb, T, PACING, noJitter);
+      assert.equal(p.next_allowed_at - T, c.delay);
+      assert.equal(p.failures, c.failuresAfter);
+      assert.equal(p.paused_until > 0, c.paused);
+      assert.match(p.last_decision, c.decision);
+    });
+  }
+
+  test('backoff doubles per failure, stays within ±20 % jitter and under the maximum', () => {
+    for (let f = 1; f <= 10; f++) {
+      const exact = Math.min(60_000, 1000 * 2 ** (f - 1));
+      for (const r of [0, 0.5, 0.999]) {
+        const b = backoffMs(f, PACING, () => r);
+        assert.ok(b >= exact * 0.8 - 1 && b <= Math.min(60_000, exact * 1.2 + 1), `failure ${f}: ${b} vs ${exact}`);
+      }
+    }
+  });
+
+  test('Retry-After: seconds or an HTTP date; garbage is ignored', () => {
+    assert.equal(parseRetryAfter('120', T), 120_000);
+    assert.equal(parseRetryAfter(new Date(T + 30_000).toUTCString(), T), 30_000);
+    assert.equal(parseRetryAfter(new Date(T - 30_000).toUTCString(), T), 0);
+    assert.equal(parseRetryAfter('soon', T), null);
+    assert.equal(parseRetryAfter(undefined, T), null);
+  });
+});
+
+describe('per-IP slot', () => {
+  test('decideIpAcquire: cap, expired leases free their place, a lease id is never counted twice', () => {
+    const full = { ip: '198.51.100.1', leases: [{ id: 'a', until: T + 10 }, { id: 'b', until: T + 20 }] };
+    assert.deepEqual(decideIpAcquire(full, full.ip, T, 'c', T + 100, 2).result, { acquired: false, retryAt: T + 10 });
+    assert.equal(decideIpAcquire(full, full.ip, T + 15, 'c', T + 100, 2).result.acquired, true);
+    assert.equal(decideIpAcquire(full, full.ip, T, 'a', T + 100, 2).result.acquired, true);
+  });
+
+  test('acquire and release in KV', async () => {
+    const store = new MemoryKvStore();
+    assert.deepEqual(await acquireIp(store, '198.51.100.1', T, 'a', T + 1000, 1), { acquired: true });
+    assert.equal((await acquireIp(store, '198.51.100.1', T, 'b', T + 1000, 1)).acquired, false);
+    await releaseIp(store, '198.51.100.1', 'a', T + 5);
+    assert.deepEqual(await acquireIp(store, '198.51.100.1', T + 6, 'b', T + 1000, 1), { acquired: true });
+  });
+});

@@ -1,0 +1,250 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { handleGateIntake } from '../../stages/politeness-gate/handle.js';
+import { serveHost } from '../../stages/politeness-gate/serve-host.js';
+import { parseJsonValue } from '../../pipeline/kv-store.js';
+import { hostQueueSubject } from '../../pipeline/partition.js';
+import type { HttpRequest } from '../../pipeline/adapters/http-client.js';
+import { decodeGrant, decodeOutcome, type AdmittedUrl } from '../../schemas/index.js';
+import { asSlot, releaseSlot, type HostSlot } from '../../stages/host-slot.js';
+import { ipKey, type IpSlot } from '../../stages/ip-slot.js';
+import { createFakeContext, httpResponse, networkError, stageInput, type FakeContext, type FakeContextOptions, type Responder } from '../support/fake-context.js';
+
+const HOST = 'www.example.com';
+let frontierSeq = 0;
+
+const admitted = (path: string, host = HOST): AdmittedUrl => ({
+  v: 1,
+  url: `https://${host}${path}`,
+  host,
+  domain: 'example.com',
+  depth: 1,
+  source_url: null,
+  via: 'link',
+  fetch_id: `fid-${host}${path}`,
+  admitted_at: 0,
+});
+
+/** robots.txt answers; any other URL is a test failure (the gate never fetches pages) */
+const robots =
+  (status: number, body = ''): Responder =>
+  (req: HttpRequest) => {
+    assert.equal(new URL(req.url).pathname, '/robots.txt', `the gate fetched ${req.url}`);
+    return httpResponse(status, { body, headers: { 'content-type': 'text/plain' } });
+  };
+
+const gateContext = (respond: Responder, settings: FakeContextOptions['settings'] = {}, opts: Partial<FakeContextOptions> = {}) =>
+  createFakeContext({ respond, settings: { minDelayMs: 1000, adaptiveDelayFactor: 0, ...settings }, ...opts });
+
+async function queue(ctx: FakeContext, ...urls: AdmittedUrl[]): Promise<void> {
+  for (const m of urls) {
+    const outcome = await handleGateIntake(stageInput(m, { streamSeq: ++frontierSeq, subject: 'crawl.frontier.0' }), ctx);
+    assert.deepEqual(outcome, { kind: 'emit', messages: [] }, 'intake acks at once and emits nothing itself');
+  }
+}
+
+async function slotOf(ctx: FakeContext, host = HOST): Promise<HostSlot> {
+  const e = await ctx.kv.hosts.get(host);
+  assert.ok(e, 'the host has a slot');
+  return asSlot(host, parseJsonValue<HostSlot>(e.value));
+}
+
+const grants = (ctx: FakeContext) => ctx.streams.on('crawl.ready').map((m) => decodeGrant(m.data));
+const outcomes = (ctx: FakeContext) => ctx.streams.on('crawl.outcomes').map((m) => decodeOutcome(m.data));
+
+/** what a fetcher does when its request ends: free the host (healthy answer) */
+async function finish(ctx: FakeContext, leaseId: string, durationMs = 10): Promise<void> {
+  await releaseSlot(ctx.kv.hosts, HOST, leaseId, ctx.clock.now(), { kind: 'ok', durationMs, baseDelayMs: 1000 }, {
+    adaptiveDelayFactor: 0,
+    backoffBaseMs: 1000,
+    maxBackoffMs: 60_000,
+    pauseAfterFailures: 5,
+    pauseMs: 60_000,
+  });
+}
+
+describe('politeness gate: intake queues URLs per host', () => {
+  test('each URL goes to its host queue subject; the slot records the newest sequence', async () => {
+    const ctx = gateContext(robots(404));
+    await queue(ctx, admitted('/a'), admitted('/b'), admitted('/x', 'other.example.com'));
+    const subject = hostQueueSubject(HOST, ctx.settings.partitions);
+    assert.equal(ctx.streams.on(subject).length, 2);
+    const slot = await slotOf(ctx);
+    assert.equal(slot.tail_seq, 2);
+    assert.equal(slot.cursor, 0);
+  });
+
+  test('a redelivered frontier message is queued once (same msgId, same sequence)', async () => {
+    const ctx = gateContext(robots(404));
+    const m = admitted('/a');
+    await handleGateIntake(stageInput(m, { streamSeq: 77 }), ctx);
+    await handleGateIntake(stageInput(m, { streamSeq: 77, deliveryCount: 2 }), ctx);
+    assert.equal(ctx.streams.messages.length, 1);
+  });
+});
+
+describe('politeness gate: serving a host', () => {
+  test('first turn fetches robots.txt only; the next turn waits the delay; then one grant; then in flight', async () => {
+    const ctx = gateContext(robots(200, 'User-agent: *\nDisallow: /private/\n'));
+    await queue(ctx, admitted('/a'), admitted('/b'));
+    const first = await serveHost(ctx, HOST);
+    assert.equal(first.kind, 'wait', 'after robots.txt the host waits its delay');
+    assert.equal(ctx.http.requestsTo('/robots.txt').length, 1);
+    assert.equal(grants(ctx).length, 0);
+    ctx.clock.advance(1000);
+    assert.deepEqual(await serveHost(ctx, HOST), { kind: 'granted' });
+    assert.equal(grants(ctx)[0]!.url, `https://${HOST}/a`);
+    const busy = await serveHost(ctx, HOST);
+    assert.equal(busy.kind, 'wait', 'one request in flight per host');
+    assert.equal(grants(ctx).length, 1);
+    await finish(ctx, grants(ctx)[0]!.lease_id);
+    ctx.clock.advance(999);
+    assert.equal((await serveHost(ctx, HOST)).kind, 'wait', 'the delay runs from the end of the request');
+    ctx.clock.advance(1);
+    assert.deepEqual(await serveHost(ctx, HOST), { kind: 'granted' });
+    assert.equal(grants(ctx)[1]!.url, `https://${HOST}/b`);
+    await finish(ctx, grants(ctx)[1]!.lease_id);
+    ctx.clock.advance(1000);
+    assert.deepEqual(await serveHost(ctx, HOST), { kind: 'idle' }, 'queue empty');
+    assert.equal(ctx.http.requestsTo('/robots.txt').length, 1, 'robots.txt cached');
+  });
+
+  test('disallowed URLs become robots_disallowed outcomes without using the host', async () => {
+    const ctx = gateContext(robots(200, 'User-agent: *\nDisallow: /private/\n'));
+    await queue(ctx, admitted('/private/1'), admitted('/private/2'), admitted('/ok'));
+    await serveHost(ctx, HOST);
+    ctx.clock.advance(1000);
+    assert.deepEqual(await serveHost(ctx, HOST), { kind: 'granted' });
+    assert.deepEqual(
+      outcomes(ctx).map((o) => [o.url, o.outcome, o.reason]),
+      [
+        [`https://${HOST}/private/1`, 'robots_disallowed', 'robots.txt: Disallow: /private/'],
+        [`https://${HOST}/private/2`, 'robots_disallowed', 'robots.txt: Disallow: /private/'],
+      ],
+    );
+    assert.equal(grants(ctx)[0]!.url, `https://${HOST}/ok`);
+  });
+
+  test('Crawl-delay sets the gap (clamped to the maximum)', async () => {
+    const ctx = gateContext(robots(200, 'User-agent: *\nCrawl-delay: 5\n'), { maxCrawlDelayMs: 3000 });
+    await queue(ctx, admitted('/a'));
+    await serveHost(ctx, HOST);
+    const wait = await serveHost(ctx, HOST);
+    assert.equal(wait.kind, 'wait');
+    ctx.clock.advance(3000);
+    await serveHost(ctx, HOST);
+    assert.equal(grants(ctx)[0]!.delay_ms, 3000);
+  });
+
+  for (const [name, respond] of [
+    ['503', robots(503)],
+    ['429', robots(429)],
+    ['a network error', networkError('connect')],
+  ] as const) {
+    test(`robots.txt ${name}: nothing is fetched or dropped; URLs wait; a later success lets them through`, async () => {
+      const ctx = gateContext(respond, { robotsRetryMs: 10_000, robotsGiveUpMs: 3_600_000, backoffBaseMs: 100 });
+      await queue(ctx, admitted('/a'));
+      const turn = await serveHost(ctx, HOST);
+      assert.equal(turn.kind, 'wait');
+      ctx.clock.advance(5000);
+      assert.equal((await serveHost(ctx, HOST)).kind, 'wait', 'disallowed until the retry');
+      assert.equal(ctx.http.requests.length, 1);
+      assert.equal(grants(ctx).length + outcomes(ctx).length, 0, 'the URL waits, it is not dropped');
+      ctx.http.respond = robots(200, 'User-agent: *\nAllow: /\n');
+      ctx.clock.advance(6000);
+      await serveHost(ctx, HOST); // refetch
+      ctx.clock.advance(60_000);
+      assert.deepEqual(await serveHost(ctx, HOST), { kind: 'granted' });
+      assert.equal(ctx.http.requestsTo('/robots.txt').length, 2);
+    });
+  }
+
+  test('robots.txt failures back off (the retry interval doubles) and a stale permissive copy is never used', async () => {
+    const ctx = gateContext(robots(200, 'User-agent: *\nAllow: /\n'), { robotsTtlMs: 60_000, robotsRetryMs: 1000, backoffBaseMs: 1 });
+    await queue(ctx, admitted('/a'), admitted('/b'));
+    await serveHost(ctx, HOST);
+    ctx.clock.advance(1000);
+    assert.deepEqual(await serveHost(ctx, HOST), { kind: 'granted' });
+    await finish(ctx, grants(ctx)[0]!.lease_id);
+    ctx.http.respond = robots(503);
+    ctx.clock.advance(61_000); // the cached copy expired
+    const times: number[] = [];
+    for (let i = 0; i < 40; i++) {
+      const before = ctx.http.requests.length;
+      await serveHost(ctx, HOST);
+      if (ctx.http.requests.length > before) times.push(ctx.clock.now());
+      ctx.clock.advance(500);
+    }
+    assert.equal(grants(ctx).length, 1, 'no grant while robots.txt fails');
+    const gaps = times.slice(1).map((t, i) => t - times[i]!);
+    assert.ok(gaps.length >= 3, `robots.txt retried (${times.length} fetches)`);
+    for (let i = 1; i < gaps.length; i++) assert.ok(gaps[i]! >= gaps[i - 1]!, `retry gaps grow: ${gaps.join(', ')}`);
+  });
+
+  test('robots.txt unavailable past the give-up time: its URLs end as robots_disallowed with the reason', async () => {
+    const ctx = gateContext(robots(503), { robotsRetryMs: 1000, robotsGiveUpMs: 10_000, backoffBaseMs: 1, pauseAfterFailures: 100 });
+    await queue(ctx, admitted('/a'), admitted('/b'));
+    for (let i = 0; i < 30 && outcomes(ctx).length < 2; i++) {
+      await serveHost(ctx, HOST);
+      ctx.clock.advance(1000);
+    }
+    assert.deepEqual(
+      outcomes(ctx).map((o) => o.outcome),
+      ['robots_disallowed', 'robots_disallowed'],
+    );
+    assert.match(outcomes(ctx)[0]!.reason, /robots\.txt unavailable for \d+ s, giving up: http 503/);
+    assert.equal(grants(ctx).length, 0);
+  });
+
+  test('a host with 10,000 queued URLs does not hold up a host queued after it', async () => {
+    const ctx = gateContext(robots(404), { minDelayMs: 0 });
+    const many = Array.from({ length: 10_000 }, (_, i) => admitted(`/p${i}`));
+    await queue(ctx, ...many);
+    await queue(ctx, admitted('/only', 'small.example.com'));
+    // no delay: robots.txt (404) and the first grant in one turn each
+    assert.deepEqual(await serveHost(ctx, HOST), { kind: 'granted' });
+    assert.deepEqual(await serveHost(ctx, 'small.example.com'), { kind: 'granted' });
+    assert.deepEqual(grants(ctx).map((g) => g.host).sort(), ['small.example.com', HOST]);
+  });
+});
+
+describe('politeness gate: per-IP cap', () => {
+  test('hosts on one IP share the cap; a release lets the next one through', async () => {
+    const hosts = ['a.example.com', 'b.example.com', 'c.example.com'];
+    const ctx = gateContext(robots(404), { maxPerIp: 2, minDelayMs: 0 }, { addresses: Object.fromEntries(hosts.map((h) => [h, '198.51.100.7'])) });
+    for (const h of hosts) await queue(ctx, admitted('/', h));
+    const turns = []; // no delay: robots.txt (404) and the grant in one turn
+    for (const h of hosts) turns.push(await serveHost(ctx, h));
+    assert.deepEqual(turns.map((t) => t.kind), ['granted', 'granted', 'wait']);
+    assert.equal((turns[2] as { ip?: string }).ip, '198.51.100.7');
+    const ipEntry = await ctx.kv.hosts.get(ipKey('198.51.100.7'));
+    assert.equal(parseJsonValue<IpSlot>(ipEntry!.value).leases.length, 2);
+  });
+});
+
+describe('politeness gate: leases and crashes', () => {
+  test('a grant whose publish failed puts the URL back and frees the host', async () => {
+    const ctx = gateContext(robots(404), { minDelayMs: 0 });
+    await queue(ctx, admitted('/a'));
+    ctx.streams.failPublish = true;
+    await assert.rejects(serveHost(ctx, HOST), /publish failed/);
+    ctx.streams.failPublish = false;
+    const slot = await slotOf(ctx);
+    assert.equal(slot.lease_id, null);
+    assert.equal(slot.cursor, 0);
+    assert.deepEqual(await serveHost(ctx, HOST), { kind: 'granted' });
+    assert.equal(grants(ctx)[0]!.url, `https://${HOST}/a`);
+  });
+
+  test('a lease that lapses unconfirmed (the gate died before publishing) serves its URL again, under the same lease id', async () => {
+    const ctx = gateContext(robots(404), { minDelayMs: 0 });
+    await queue(ctx, admitted('/a'), admitted('/b'));
+    await serveHost(ctx, HOST);
+    const first = grants(ctx)[0]!;
+    ctx.clock.advance(61_000); // nobody confirmed or released the lease
+    assert.deepEqual(await serveHost(ctx, HOST), { kind: 'granted' });
+    const again = grants(ctx);
+    assert.equal(again.length, 1, 'the same msgId: the server keeps one grant');
+    assert.equal((await slotOf(ctx)).lease_id, first.lease_id);
+  });
+});
