@@ -7,6 +7,7 @@ import { runWorker } from './worker.js';
 import { runSql } from './sql.js';
 import { applyTopologyCommand } from './topology-command.js';
 import { addSettingsOptions } from './settings-flags.js';
+import { addRobotsCheckCommand } from './robots-check.js';
 
 const DEFAULT_OUT = 'crawl-output';
 
@@ -63,6 +64,8 @@ function program(): Command {
       const { runTestWebCli } = await import('../testweb/main.js');
       await runTestWebCli({ hosts: o.hosts, port: o.port, seed: o.seed, benchHosts: o.benchHosts });
     });
+
+  addRobotsCheckCommand(cli);
 
   const topology = cli.command('topology').description('streams, consumers and KV buckets');
   addSettingsOptions(topology.command('apply'))

@@ -25,6 +25,7 @@ export function addSettingsOptions(cmd: Command): Command {
     .option('--max-backoff-ms <n>', 'longest backoff, and longest Retry-After honoured (default 3600000)', parseIntOption('--max-backoff-ms', 0))
     .option('--pause-after-failures <n>', 'failures in a row that pause a host (default 5)', parseIntOption('--pause-after-failures', 1))
     .option('--pause-ms <n>', 'how long a failing host is paused before one probe request (default 600000)', parseIntOption('--pause-ms', 0))
+    .option('--timeout-ms <n>', 'longest a request may take, start to last byte (default 30000)', parseIntOption('--timeout-ms', 100))
     .option('--max-retries <n>', 'retries of a URL after a retryable failure: 5xx, 429, timeout, network (default 3)', parseIntOption('--max-retries', 0, 20));
 }
 
@@ -49,11 +50,14 @@ const DIRECT_SETTINGS = [
   'maxRetries',
 ] as const;
 
+/** Flags whose setting has another name. */
+const RENAMED_SETTINGS = { timeoutMs: 'totalTimeoutMs' } as const;
+
 export type SettingsFlags = {
   resolve: string[];
   include: string[];
   exclude: string[];
-} & Partial<Pick<CrawlSettingsInput, (typeof DIRECT_SETTINGS)[number]>>;
+} & Partial<Pick<CrawlSettingsInput, (typeof DIRECT_SETTINGS)[number]>> & { timeoutMs?: number };
 
 /**
  * The crawl's settings: what it was started with (if anything), overridden by the flags
@@ -69,6 +73,7 @@ export function mergeSettings(stored: CrawlSettings | null, o: SettingsFlags): C
   }
   const s: Record<string, unknown> = {};
   for (const key of DIRECT_SETTINGS) if (o[key] !== undefined) s[key] = o[key];
+  for (const [flag, key] of Object.entries(RENAMED_SETTINGS)) if (o[flag as keyof typeof RENAMED_SETTINGS] !== undefined) s[key] = o[flag as keyof typeof RENAMED_SETTINGS];
   if (o.resolve.length > 0) s.resolve = o.resolve;
   if (o.include.length > 0) s.include = o.include;
   if (o.exclude.length > 0) s.exclude = o.exclude;

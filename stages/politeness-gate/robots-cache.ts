@@ -45,6 +45,15 @@ export class RobotsCache {
     return cached;
   }
 
+  /**
+   * The stored record even when it expired, or null. Never for a verdict (an expired copy is
+   * refetched before the host's next URL): only to know how long a robots.txt has been failing.
+   */
+  async lastKnown(host: string): Promise<CachedRobots | null> {
+    const entry = await this.store.get(host);
+    return entry ? this.compile(parseJsonValue<RobotsRecord>(entry.value)) : null;
+  }
+
   /** Stores a fetch result; a failure continues the failure history of the stored record. */
   async put(host: string, fetched: RobotsRecord): Promise<CachedRobots> {
     const previous = await this.store.get(host);

@@ -1,5 +1,6 @@
 import type { StageContext } from '../../pipeline/stage.js';
 import { acquireSlot, releaseSlot } from '../host-slot.js';
+import { acquireIp, releaseIp } from '../ip-slot.js';
 import type { FetchFeedback, PacingSettings } from '../host-pacing.js';
 import { perKey } from '../per-key.js';
 import { stableId } from '../stage-ids.js';
@@ -39,11 +40,20 @@ export const pacingOf = (ctx: StageContext): PacingSettings => ({
  * toward the host's politeness (and a failing robots.txt backs the host off too).
  * Returns a wait when the host is busy; null once the record is stored.
  */
-export async function refreshRobots(ctx: StageContext, host: string, origin: string): Promise<{ kind: 'wait'; until: number } | null> {
+export async function refreshRobots(ctx: StageContext, host: string, origin: string): Promise<{ kind: 'wait'; until: number; ip?: string } | null> {
   const start = ctx.clock.now();
   const leaseId = `robots:${stableId(origin, start, Math.random())}`;
+  // a robots.txt request is a request: it takes a place on the host's IP like any other
+  const ip = ctx.settings.maxPerIp > 0 ? await ctx.resolveHost(host) : null;
+  if (ip) {
+    const place = await acquireIp(ctx.kv.hosts, ip, start, leaseId, start + ROBOTS_LEASE_MS, ctx.settings.maxPerIp);
+    if (!place.acquired) return { kind: 'wait', until: place.retryAt, ip };
+  }
   const got = await acquireSlot(ctx.kv.hosts, host, start, { leaseId, leaseMs: ROBOTS_LEASE_MS, seq: 0 });
-  if (!got.acquired) return { kind: 'wait', until: got.retryAt };
+  if (!got.acquired) {
+    if (ip) await releaseIp(ctx.kv.hosts, ip, leaseId, start);
+    return { kind: 'wait', until: got.retryAt };
+  }
   let feedback: FetchFeedback = { kind: 'network_error', code: 'unknown', durationMs: 0, baseDelayMs: ctx.settings.minDelayMs };
   try {
     const record = await fetchRobots(ctx.http, origin, ctx.settings, () => ctx.clock.now());
@@ -67,6 +77,7 @@ export async function refreshRobots(ctx: StageContext, host: string, origin: str
     );
   } finally {
     const slot = await releaseSlot(ctx.kv.hosts, host, leaseId, ctx.clock.now(), feedback, pacingOf(ctx));
+    if (ip) await releaseIp(ctx.kv.hosts, ip, leaseId, ctx.clock.now());
     if (slot.last_decision) ctx.log.info({ host, decision: slot.last_decision }, 'host pacing');
   }
   return null;

@@ -58,8 +58,6 @@ export async function serveHost(ctx: StageContext, host: string): Promise<HostTu
     const now = ctx.clock.now();
     const slot = await readSlot(ctx, host);
     if (!slot || !hasWork(slot, now)) return { kind: 'idle' };
-    const at = readyAt(slot, now);
-    if (at > 0) return { kind: 'wait', until: at };
     const stored = await ctx.streams.readNext(EDGES.hostq.stream, hostQueueSubject(host, s.partitions), effectiveCursor(slot, now) + 1);
     if (!stored) {
       // the queue's messages are gone (stream retention): nothing left to serve
@@ -69,26 +67,34 @@ export async function serveHost(ctx: StageContext, host: string): Promise<HostTu
     const m = decodeAdmitted(stored.data);
     const origin = originOf(m.url);
 
-    let robots = await robotsOf(ctx).get(origin, now);
-    if (!robots) {
-      const wait = await refreshRobots(ctx, host, origin);
-      if (wait) return wait;
-      continue; // the robots.txt request counts as the host's request: the next turn waits its delay
+    // URLs robots.txt keeps out need no request, so they are settled even while the host waits
+    const robots = await robotsOf(ctx).get(origin, now);
+    const failing = robots ?? (await robotsOf(ctx).lastKnown(origin));
+    if (failing?.record.kind === 'disallow_all') {
+      const since = failing.record.failingSince ?? failing.record.fetchedAt;
+      if (now - since < s.robotsGiveUpMs) {
+        // come back to refetch it, or to give up on its URLs, whichever is first
+        if (robots) return { kind: 'wait', until: Math.min(robots.expiresAt, since + s.robotsGiveUpMs) };
+      } else {
+        const reason = `robots.txt unavailable for ${Math.round((now - since) / 1000)} s, giving up: ${failing.record.reason}`;
+        await publishAll(ctx, [robotsOutcome(ctx, m, reason)]);
+        await skipQueued(ctx.kv.hosts, host, stored.seq);
+        continue;
+      }
     }
-    if (robots.record.kind === 'disallow_all') {
-      const since = robots.record.failingSince ?? robots.record.fetchedAt;
-      if (now - since < s.robotsGiveUpMs) return { kind: 'wait', until: robots.expiresAt };
-      const reason = `robots.txt unavailable for ${Math.round((now - since) / 1000)} s, giving up: ${robots.record.reason}`;
-      await publishAll(ctx, [robotsOutcome(ctx, m, reason)]);
-      await skipQueued(ctx.kv.hosts, host, stored.seq);
-      continue;
-    }
-    const verdict = robots.compiled.verdict(m.url);
-    if (!verdict.allowed) {
+    const verdict = robots?.compiled.verdict(m.url);
+    if (verdict && !verdict.allowed) {
       const reason = verdict.matchedRule ? `robots.txt: ${verdict.matchedRule}` : 'robots.txt disallows this path';
       await publishAll(ctx, [robotsOutcome(ctx, m, reason)]);
       await skipQueued(ctx.kv.hosts, host, stored.seq);
       continue;
+    }
+    const at = readyAt(slot, now);
+    if (at > 0) return { kind: 'wait', until: at };
+    if (!robots) {
+      const wait = await refreshRobots(ctx, host, origin);
+      if (wait) return wait;
+      continue; // the robots.txt request counts as the host's request: the next turn waits its delay
     }
 
     const leaseId = `fetch:${stableId(m.fetch_id, stored.seq)}`;

@@ -1,0 +1,126 @@
+/**
+ * `npm run bench:hol`: head-of-line blocking. 200 small hosts are crawled twice by one
+ * `crawl run` process: once alone, once after 100,000 URLs of one big host were queued.
+ * Reports how long the small hosts took each time (from their seeding to their last
+ * request, read from the test web's own log), the ratio, and the crawl process's peak RSS
+ * (all stages, the gate included, run in it). Target: ratio ≤ 1.2.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { startTestWeb, type TestWeb } from '../testweb/index.js';
+import { connectNats } from '../pipeline/adapters/nats-connection.js';
+import { startEmbeddedServer } from '../ops/nats/embedded-server.js';
+import { SUBJECTS } from '../ops/nats/edges.js';
+import { STAGE_INPUTS } from '../stages/index.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const CLI = path.resolve(here, '../cli/main.js');
+const SMALL_HOSTS = Number(process.env.HOL_SMALL_HOSTS ?? 200);
+const BIG_URLS = Number(process.env.HOL_BIG_URLS ?? 100_000);
+const PAGES_PER_SMALL_HOST = 10;
+const MIN_DELAY_MS = 200;
+
+const peakRssMb = (pid: number) => {
+  try {
+    const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) / 1024 : 0;
+  } catch {
+    return 0;
+  }
+};
+
+function cli(args: string[], env: NodeJS.ProcessEnv): ChildProcess {
+  return spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, LOG_LEVEL: 'warn', ...env } });
+}
+
+const exited = (child: ChildProcess) => new Promise<number>((resolve) => child.on('exit', (c) => resolve(c ?? 1)));
+
+async function runOnce(web: TestWeb, withBig: boolean): Promise<{ seconds: number; smallRequests: number; rssMb: number }> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'crawl-hol-'));
+  const server = await startEmbeddedServer(path.join(dir, 'nats'));
+  const env = { NATS_URL: server.url };
+  const settings = ['--min-delay-ms', String(MIN_DELAY_MS), '--max-depth', '3', '--max-per-ip', '0', '--adaptive-delay-factor', '0'];
+  for (const rule of web.resolveRules) settings.push('--resolve', rule);
+  if ((await exited(cli(['topology', 'apply', ...settings], env))) !== 0) throw new Error('topology apply failed');
+  const crawl = cli(['run', '--out', path.join(dir, 'out')], env);
+  let rssMb = 0;
+  const poll = setInterval(() => (rssMb = Math.max(rssMb, peakRssMb(crawl.pid!))), 200);
+  const nc = await connectNats(server.url, 'hol-bench');
+  const js = jetstream(nc);
+  const jsm = await jetstreamManager(nc);
+  const bigHost = web.model.benchHostNames[0]!;
+  const smallHosts = web.model.benchHostNames.slice(1, SMALL_HOSTS + 1);
+  try {
+    if (withBig) {
+      for (let i = 0; i < BIG_URLS; i += 1000) {
+        const batch = [];
+        for (let j = i; j < Math.min(BIG_URLS, i + 1000); j++) batch.push(js.publish(SUBJECTS.seeds, `http://${bigHost}/queued/${j}`));
+        await Promise.all(batch);
+      }
+      // wait until every big-host URL sits in its host queue (nothing upstream of the gate left)
+      const upstream = STAGE_INPUTS.filter((s) => ['normalize', 'seen-filter', 'politeness-gate'].includes(s.durable));
+      for (;;) {
+        let left = 0;
+        for (const s of upstream) {
+          const info = await jsm.consumers.info(s.stream, s.durable);
+          left += info.num_pending + info.num_ack_pending;
+        }
+        if (left === 0) break;
+        await sleep(1000);
+      }
+      process.stdout.write(`  ${BIG_URLS} URLs of ${bigHost} queued\n`);
+    }
+    web.clearLog();
+    const started = Date.now();
+    await Promise.all(smallHosts.map((h) => js.publish(SUBJECTS.seeds, `http://${h}/`)));
+    const small = new Set(smallHosts);
+    let last = 0;
+    let count = 0;
+    let quietSince = Date.now();
+    while (Date.now() - quietSince < 5000) {
+      await sleep(250);
+      const reqs = web.requestLog().filter((r) => small.has(r.host));
+      if (reqs.length !== count) {
+        count = reqs.length;
+        last = Math.max(...reqs.map((r) => r.end));
+        quietSince = Date.now();
+      }
+    }
+    return { seconds: (last - started) / 1000, smallRequests: count, rssMb };
+  } finally {
+    clearInterval(poll);
+    await nc.close();
+    crawl.kill('SIGTERM');
+    await exited(crawl);
+    await server.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function main() {
+  const web = await startTestWeb({ hosts: 1, benchHosts: SMALL_HOSTS + 1, benchPagesPerHost: PAGES_PER_SMALL_HOST, seed: 3 });
+  try {
+    const alone = await runOnce(web, false);
+    process.stdout.write(`small hosts alone: ${alone.smallRequests} requests in ${alone.seconds.toFixed(1)} s, peak RSS ${alone.rssMb.toFixed(0)} MB\n`);
+    const behind = await runOnce(web, true);
+    process.stdout.write(`small hosts behind ${BIG_URLS} queued URLs of one host: ${behind.smallRequests} requests in ${behind.seconds.toFixed(1)} s, peak RSS ${behind.rssMb.toFixed(0)} MB\n`);
+    console.log('\n| metric | small hosts alone | with the big host queued |');
+    console.log('|---|---|---|');
+    console.log(`| small-host requests | ${alone.smallRequests} | ${behind.smallRequests} |`);
+    console.log(`| time to finish the small hosts (s) | ${alone.seconds.toFixed(1)} | ${behind.seconds.toFixed(1)} |`);
+    console.log(`| ratio | 1.00 | ${(behind.seconds / alone.seconds).toFixed(2)} |`);
+    console.log(`| peak RSS of the crawl process, all stages (MB) | ${alone.rssMb.toFixed(0)} | ${behind.rssMb.toFixed(0)} |`);
+  } finally {
+    await web.close();
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

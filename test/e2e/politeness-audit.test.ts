@@ -1,0 +1,154 @@
+/**
+ * The politeness audit: a real crawl of the local test web's politeness hosts (robots.txt
+ * 503 for the whole run, 503 then 200, one that turns stricter after the cache expires,
+ * 429 with Retry-After, a slow host, 50 hosts on one IP) plus ordinary site hosts with
+ * Disallow rules and Crawl-delays, judged from the server's own request log: what a site
+ * operator would see. Run once with every stage in one process, and once with three gate
+ * and three fetch processes, one of which is SIGKILLed in the middle of the crawl.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { expectedCrawl, politenessExpectedPages, politenessSeedUrls, startTestWeb, ROBOTS_503_HOST, SLOW_HOST, type TestWeb } from '../../testweb/index.js';
+import { connectNats } from '../../pipeline/adapters/nats-connection.js';
+import { openKvStores } from '../../pipeline/adapters/nats-kv.js';
+import { pipelineBacklog } from '../../pipeline/crawl-node.js';
+import { assertRequestLogPolite } from '../support/politeness-audit.js';
+import { runCli, startCli, type CliRun } from '../support/crawl-cli.js';
+import { startTestNats } from '../support/nats-server.js';
+import { storedPages } from '../support/e2e-web.js';
+
+const TOKEN = 'testcrawler';
+const MIN_DELAY_MS = 300;
+const PER_IP = 2;
+const POLITENESS = { robotsChangeAfterMs: 3000, retryAfterSeconds: 2, slowMs: 700, sharedIpHosts: 50, flakyRobotsFailures: 2 };
+const SITE = { hosts: 4, pagesPerHost: 10, seed: 5 };
+const MAX_DEPTH = 3;
+
+function settingsArgs(web: TestWeb): string[] {
+  const args = [
+    '--user-agent', `${TOKEN}/1.0 (+http://127.0.0.1/contact)`,
+    '--min-delay-ms', String(MIN_DELAY_MS),
+    '--max-per-ip', String(PER_IP),
+    '--max-depth', String(MAX_DEPTH),
+    '--robots-ttl-ms', '2000', // robotschange turns stricter after 3 s: the crawl must notice
+    '--robots-retry-ms', '1000',
+    '--robots-give-up-ms', '8000', // the 503 host's URLs end as robots_disallowed, so the crawl ends
+    '--backoff-base-ms', '500',
+    '--timeout-ms', '5000',
+  ];
+  for (const rule of web.resolveRules) args.push('--resolve', rule);
+  return args;
+}
+
+function seeds(web: TestWeb): string[] {
+  return [...web.model.siteHostNames.map((h) => `http://${h}/`), ...politenessSeedUrls(POLITENESS)];
+}
+
+/** Pages a polite crawl must store: the site model's expectation plus the politeness hosts'. */
+function mustStore(web: TestWeb): { must: Set<string>; forbidden: Set<string> } {
+  const site = expectedCrawl(web.model, {
+    userAgentToken: TOKEN,
+    maxDepth: MAX_DEPTH,
+    seeds: web.model.siteHostNames.map((h) => `http://${h}/`),
+    redirectHopCost: 0,
+  });
+  const polite = politenessExpectedPages(POLITENESS);
+  return { must: new Set([...site.pages.keys(), ...polite.pages]), forbidden: polite.forbidden };
+}
+
+async function auditAndCheckPages(web: TestWeb, out: string): Promise<void> {
+  const log = web.requestLog();
+  const findings = assertRequestLogPolite(log, { token: TOKEN, minDelayMs: MIN_DELAY_MS, perIpCap: PER_IP });
+  assert.ok(findings.counts.requests > 200, `a real crawl happened (${findings.counts.requests} requests)`);
+  assert.deepEqual(
+    log.filter((r) => r.host === ROBOTS_503_HOST && r.path !== '/robots.txt').map((r) => r.path),
+    [],
+    'no request but robots.txt to the host whose robots.txt answers 503',
+  );
+  assert.ok(log.some((r) => r.host === ROBOTS_503_HOST), 'its robots.txt was asked for');
+  assert.ok(Math.max(...Object.values(findings.maxInFlightByAddress)) <= PER_IP);
+  const stored = new Set((await storedPages(out)).urls);
+  const { must, forbidden } = mustStore(web);
+  assert.deepEqual([...must].filter((u) => !stored.has(u)), [], 'every page a polite crawl may fetch is stored');
+  assert.deepEqual([...forbidden].filter((u) => stored.has(u)), [], 'no page robots.txt keeps out is stored');
+}
+
+describe('politeness audit: one process', () => {
+  let web: TestWeb;
+  let out: string;
+  before(async () => {
+    web = await startTestWeb({ ...SITE, politeness: POLITENESS });
+    out = mkdtempSync(path.join(os.tmpdir(), 'crawl-audit-'));
+  });
+  after(async () => {
+    await web?.close();
+    rmSync(out, { recursive: true, force: true });
+  });
+
+  it('crawls everything allowed and nothing else, within every per-host, per-IP and Retry-After limit', async () => {
+    const args = ['run', '--out', out, '--until-idle', ...settingsArgs(web)];
+    for (const s of seeds(web)) args.push('--seed', s);
+    const run = await runCli(args, {}, 240_000);
+    assert.equal(run.code, 0, run.stderr.slice(-2000));
+    await auditAndCheckPages(web, out);
+  });
+});
+
+describe('politeness audit: three gates, three fetchers, one fetcher SIGKILLed mid-crawl', () => {
+  let web: TestWeb;
+  let out: string;
+  let nats: Awaited<ReturnType<typeof startTestNats>>;
+  const workers: CliRun[] = [];
+
+  before(async () => {
+    web = await startTestWeb({ ...SITE, politeness: POLITENESS });
+    out = mkdtempSync(path.join(os.tmpdir(), 'crawl-audit-workers-'));
+    nats = await startTestNats();
+  });
+  after(async () => {
+    for (const w of workers) w.child.kill('SIGKILL');
+    await web?.close();
+    await nats?.cleanup();
+    rmSync(out, { recursive: true, force: true });
+  });
+
+  it('stays polite and complete', async () => {
+    const env = { NATS_URL: nats.url };
+    const applied = await runCli(['topology', 'apply', ...settingsArgs(web)], env);
+    assert.equal(applied.code, 0, applied.stderr);
+    const fetchers: CliRun[] = [];
+    for (const stage of ['normalize', 'seen-filter', 'politeness-gate', 'politeness-gate', 'politeness-gate', 'fetch', 'fetch', 'fetch', 'extract', 'simhash', 'persist']) {
+      const w = startCli(['worker', '--stage', stage, '--out', out], env);
+      workers.push(w);
+      if (stage === 'fetch') fetchers.push(w);
+    }
+    const seeded = await runCli(['seed', ...seeds(web)], env);
+    assert.equal(seeded.code, 0, seeded.stderr);
+
+    // SIGKILL a fetcher once the slow host is being crawled: its requests take 700 ms, so
+    // with three fetchers sharing the work one is very likely mid-request
+    for (let i = 0; i < 300 && web.requestLog().filter((r) => r.host === SLOW_HOST).length < 3; i++) await sleep(100);
+    fetchers[0]!.child.kill('SIGKILL');
+    await fetchers[0]!.done;
+
+    const nc = await connectNats(nats.url, 'test-observer');
+    const jsm = await jetstreamManager(nc);
+    const { hosts } = await openKvStores(nc);
+    let quiet = 0;
+    for (let i = 0; i < 600 && quiet < 3; i++) {
+      await sleep(400);
+      quiet = (await pipelineBacklog(jsm, hosts)).total === 0 ? quiet + 1 : 0;
+    }
+    await nc.close();
+    assert.equal(quiet, 3, 'the crawl did not become idle');
+    for (const w of workers) if (w !== fetchers[0]) w.child.kill('SIGTERM');
+    await Promise.all(workers.filter((w) => w !== fetchers[0]).map((w) => w.done));
+    workers.length = 0;
+    await auditAndCheckPages(web, out);
+  });
+});
