@@ -185,11 +185,12 @@ export async function releaseSlot(
   end: number,
   feedback: FetchFeedback,
   pacing: PacingSettings,
+  random: () => number = Math.random,
 ): Promise<HostSlot> {
   return casUpdate<HostSlot, HostSlot>(store, host, (current) => {
     const slot = asSlot(host, current);
     const ours = slot.lease_id === leaseId;
-    const paced = nextPacing(slot, feedback, end, pacing);
+    const paced = nextPacing(slot, feedback, end, pacing, random);
     const next: HostSlot = {
       ...slot,
       ...paced,

@@ -8,8 +8,9 @@ import {
 import { HttpFetchError, type HttpResponse } from '../../pipeline/adapters/http-client.js';
 import { subjectFor } from '../../pipeline/partition.js';
 import { emit, type Emit, type Outcome, type StageContext, type StageInput } from '../../pipeline/stage.js';
-import { confirmLease, releaseSlot } from '../host-slot.js';
-import { parseRetryAfter, type FetchFeedback } from '../host-pacing.js';
+import { asSlot, confirmLease, releaseSlot, type HostSlot } from '../host-slot.js';
+import { nextPacing, parseRetryAfter, type FetchFeedback } from '../host-pacing.js';
+import { parseJsonValue } from '../../pipeline/kv-store.js';
 import { extendIp, releaseIp } from '../ip-slot.js';
 import { pacingOf } from '../politeness-gate/robots-gate.js';
 import { stableId } from '../stage-ids.js';
@@ -54,7 +55,7 @@ function backToGate(ctx: StageContext, g: FetchGrant): Outcome {
   });
 }
 
-function responseEmits(ctx: StageContext, g: FetchGrant, res: HttpResponse, start: number, durationMs: number): Emit[] {
+function responseEmits(ctx: StageContext, g: FetchGrant, res: HttpResponse, start: number, durationMs: number, pacingNote: string): Emit[] {
   const verdict = classifyResponse(res, g.url);
   switch (verdict.kind) {
     case 'redirect':
@@ -68,7 +69,7 @@ function responseEmits(ctx: StageContext, g: FetchGrant, res: HttpResponse, star
         },
       ];
     case 'http_error':
-      return [fetchOutcome(ctx, g, 'http_error', verdict.reason, res.status, start, durationMs)];
+      return [fetchOutcome(ctx, g, 'http_error', withNote(verdict.reason, pacingNote), res.status, start, durationMs)];
     case 'unsupported_content':
       return [fetchOutcome(ctx, g, 'unsupported_content', verdict.reason, res.status, start, durationMs)];
     case 'html':
@@ -113,7 +114,7 @@ function feedbackOf(g: FetchGrant, res: HttpResponse | null, err: HttpFetchError
  * in fetch_log and the URL back in its host's queue, where the host's backoff (or its
  * Retry-After) decides when it is tried again.
  */
-function retryEmits(ctx: StageContext, g: FetchGrant, feedback: FetchFeedback, status: number | null, start: number, durationMs: number): Emit[] {
+function retryEmits(ctx: StageContext, g: FetchGrant, feedback: FetchFeedback, status: number | null, start: number, durationMs: number, pacingNote: string): Emit[] {
   const attempt = (g.attempt ?? 0) + 1;
   const { lease_id: _lease, granted_at: _granted, delay_ms: _delay, ip: _ip, ...admitted } = g;
   const what = feedback.kind === 'network_error' ? feedback.code : `http ${status}`;
@@ -125,7 +126,7 @@ function retryEmits(ctx: StageContext, g: FetchGrant, feedback: FetchFeedback, s
       url: g.url,
       host: g.host,
       outcome: 'retry',
-      reason: `${what}: retry ${attempt} of ${ctx.settings.maxRetries}`,
+      reason: withNote(`${what}: retry ${attempt} of ${ctx.settings.maxRetries}`, pacingNote),
       fetch_status: status,
       fetch_time: start,
       duration_ms: durationMs,
@@ -174,23 +175,36 @@ export async function handleFetch(input: StageInput<FetchGrant>, ctx: StageConte
   const end = ctx.clock.now();
   const durationMs = Math.round(end - start);
   const feedback = feedbackOf(g, res, failure, durationMs, end);
+  // the host's pacing decision after a failure goes into the fetch_log row too; one random
+  // draw, so the jitter written there is the jitter applied
+  const draw = Math.random();
+  const pacingNote = feedback.kind === 'ok' ? '' : await pacingPreview(ctx, g.host, feedback, end, draw);
   let out: Emit[];
   if (feedback.kind !== 'ok' && (g.attempt ?? 0) < s.maxRetries) {
-    out = retryEmits(ctx, g, feedback, res?.status ?? null, start, durationMs);
+    out = retryEmits(ctx, g, feedback, res?.status ?? null, start, durationMs, pacingNote);
   } else if (res) {
-    out = responseEmits(ctx, g, res, start, durationMs);
+    out = responseEmits(ctx, g, res, start, durationMs, pacingNote);
   } else {
-    out = [fetchOutcome(ctx, g, 'network_error', `${failure!.code}: ${failure!.message}`, null, start, durationMs)];
+    out = [fetchOutcome(ctx, g, 'network_error', withNote(`${failure!.code}: ${failure!.message}`, pacingNote), null, start, durationMs)];
   }
   ctx.metrics.count('fetch', 'responses', res ? String(res.status) : `error_${failure!.code}`);
   // the host is released only once the outputs are published: a grant redelivered after that
   // is recognised as done, and one redelivered before it still holds the lease and fetches again
-  return { kind: 'emit', messages: out, afterPublish: () => release(ctx, g, end, feedback) };
+  return { kind: 'emit', messages: out, afterPublish: () => release(ctx, g, end, feedback, draw) };
 }
 
 /** Frees the host (paced by what the request showed) and the grant's place on its IP. */
-async function release(ctx: StageContext, g: FetchGrant, end: number, feedback: FetchFeedback): Promise<void> {
-  const slot = await releaseSlot(ctx.kv.hosts, g.host, g.lease_id, end, feedback, pacingOf(ctx));
+async function release(ctx: StageContext, g: FetchGrant, end: number, feedback: FetchFeedback, draw = Math.random()): Promise<void> {
+  const slot = await releaseSlot(ctx.kv.hosts, g.host, g.lease_id, end, feedback, pacingOf(ctx), () => draw);
   if (g.ip) await releaseIp(ctx.kv.hosts, g.ip, g.lease_id, end);
   if (slot.last_decision) ctx.log.info({ host: g.host, url: g.url, decision: slot.last_decision }, 'host pacing');
+}
+
+const withNote = (reason: string, note: string) => (note ? `${reason}; ${note}` : reason);
+
+/** What the release will decide for the host, from its current failure count. */
+async function pacingPreview(ctx: StageContext, host: string, feedback: FetchFeedback, end: number, draw: number): Promise<string> {
+  const entry = await ctx.kv.hosts.get(host);
+  const slot = asSlot(host, entry ? parseJsonValue<Partial<HostSlot>>(entry.value) : null);
+  return nextPacing(slot, feedback, end, pacingOf(ctx), () => draw).last_decision;
 }

@@ -160,7 +160,7 @@ describe('fetch', () => {
 
   const outcomes: Array<{ name: string; respond: Responder; outcome: OutcomeKind; status: number | null; reason: RegExp }> = [
     { name: '404', respond: () => htmlResponse('<h1>not found</h1>', 404), outcome: 'http_error', status: 404, reason: /^http 404$/ },
-    { name: '500', respond: () => httpResponse(500), outcome: 'http_error', status: 500, reason: /^http 500$/ },
+    { name: '500', respond: () => httpResponse(500), outcome: 'http_error', status: 500, reason: /^http 500; http 500: backing off \d+ ms \(1 failures in a row\)$/ },
     { name: '304', respond: () => httpResponse(304), outcome: 'http_error', status: 304, reason: /^http 304$/ },
     { name: '301 without Location', respond: () => httpResponse(301), outcome: 'http_error', status: 301, reason: /without a Location/ },
     { name: 'pdf', respond: () => httpResponse(200, { headers: { 'content-type': 'application/pdf' }, body: '%PDF-1.4' }), outcome: 'unsupported_content', status: 200, reason: /application\/pdf is not HTML/ },
@@ -173,7 +173,7 @@ describe('fetch', () => {
       },
       outcome: 'network_error',
       status: null,
-      reason: /^dns: .*ENOTFOUND/,
+      reason: /^dns: .*ENOTFOUND; dns: backing off \d+ ms/,
     },
     {
       name: 'network error (timeout)',
@@ -182,7 +182,7 @@ describe('fetch', () => {
       },
       outcome: 'network_error',
       status: null,
-      reason: /^timeout: /,
+      reason: /^timeout: .*; timeout: backing off \d+ ms/,
     },
   ];
   /** failures worth retrying: terminal only once the retries are used up */
@@ -220,7 +220,7 @@ describe('fetch', () => {
     assert.deepEqual(subjectsOf(out), [`crawl.outcomes.${P(ctx)}`, `crawl.frontier.${P(ctx)}`]);
     const row = onlyOn(out, 'crawl.outcomes', decodeOutcome);
     assert.equal(row.outcome, 'retry');
-    assert.equal(row.reason, `http 503: retry 2 of ${ctx.settings.maxRetries}`);
+    assert.equal(row.reason, `http 503: retry 2 of ${ctx.settings.maxRetries}; http 503: Retry-After 7000 ms honoured`);
     const again = onlyOn(out, 'crawl.frontier', decodeAdmitted);
     assert.equal(again.attempt, 2);
     assert.equal(again.fetch_id, 'fid/a', 'the same fetch: one page row when it finally succeeds');
