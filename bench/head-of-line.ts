@@ -85,7 +85,8 @@ async function runOnce(web: TestWeb, withBig: boolean): Promise<{ seconds: numbe
     let last = 0;
     let count = 0;
     let quietSince = Date.now();
-    while (Date.now() - quietSince < 5000) {
+    // done when no small-host request came for 5 s (after the first one: workers may still be starting)
+    while (count === 0 ? Date.now() - started < 120_000 : Date.now() - quietSince < 5000) {
       await sleep(250);
       const reqs = web.requestLog().filter((r) => small.has(r.host));
       if (reqs.length !== count) {

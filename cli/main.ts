@@ -8,6 +8,7 @@ import { runSql } from './sql.js';
 import { applyTopologyCommand } from './topology-command.js';
 import { addSettingsOptions } from './settings-flags.js';
 import { addRobotsCheckCommand } from './robots-check.js';
+import { addDeadLettersCommand } from './dead-letters.js';
 
 const DEFAULT_OUT = 'crawl-output';
 
@@ -66,6 +67,7 @@ function program(): Command {
     });
 
   addRobotsCheckCommand(cli);
+  addDeadLettersCommand(cli, DEFAULT_OUT);
 
   const topology = cli.command('topology').description('streams, consumers and KV buckets');
   addSettingsOptions(topology.command('apply'))

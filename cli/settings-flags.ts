@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { collect, parseIntOption, parseNumberOption, UsageError } from './usage-error.js';
 import { parseResolveRule } from '../pipeline/adapters/resolve-map.js';
+import { allowList } from '../pipeline/adapters/address-policy.js';
 import { defaultCrawlId, parseSettings, SettingsError, type CrawlSettings, type CrawlSettingsInput } from '../pipeline/settings.js';
 
 /** The crawl settings flags, shared by `crawl run` and `crawl topology apply`. */
@@ -26,6 +27,12 @@ export function addSettingsOptions(cmd: Command): Command {
     .option('--pause-after-failures <n>', 'failures in a row that pause a host (default 5)', parseIntOption('--pause-after-failures', 1))
     .option('--pause-ms <n>', 'how long a failing host is paused before one probe request (default 600000)', parseIntOption('--pause-ms', 0))
     .option('--timeout-ms <n>', 'longest a request may take, start to last byte (default 30000)', parseIntOption('--timeout-ms', 100))
+    .option('--allow-network <cidr>', 'let the SSRF guard connect to this network although it is private, loopback, link-local... (repeatable)', collect, [])
+    .option('--dns-server <address[:port]>', 'ask this DNS server instead of the system resolver (repeatable)', collect, [])
+    .option('--dns-min-ttl-ms <n>', 'keep DNS answers at least this long (default 60000)', parseIntOption('--dns-min-ttl-ms', 0))
+    .option('--dns-max-ttl-ms <n>', 'keep DNS answers at most this long (default 3600000)', parseIntOption('--dns-max-ttl-ms', 0))
+    .option('--max-body-bytes <n>', 'bytes of a page kept; a longer one is stored cut, marked truncated (default 5242880)', parseIntOption('--max-body-bytes', 1024))
+    .option('--min-transfer-rate <n>', 'after 5 s of body, a transfer slower than this many bytes/s is cut off (default 1024; 0 = off)', parseIntOption('--min-transfer-rate', 0))
     .option('--max-retries <n>', 'retries of a URL after a retryable failure: 5xx, 429, timeout, network (default 3)', parseIntOption('--max-retries', 0, 20));
 }
 
@@ -48,6 +55,10 @@ const DIRECT_SETTINGS = [
   'pauseAfterFailures',
   'pauseMs',
   'maxRetries',
+  'dnsMinTtlMs',
+  'dnsMaxTtlMs',
+  'maxBodyBytes',
+  'minTransferRate',
 ] as const;
 
 /** Flags whose setting has another name. */
@@ -55,6 +66,8 @@ const RENAMED_SETTINGS = { timeoutMs: 'totalTimeoutMs' } as const;
 
 export type SettingsFlags = {
   resolve: string[];
+  allowNetwork?: string[];
+  dnsServer?: string[];
   include: string[];
   exclude: string[];
 } & Partial<Pick<CrawlSettingsInput, (typeof DIRECT_SETTINGS)[number]>> & { timeoutMs?: number };
@@ -75,6 +88,15 @@ export function mergeSettings(stored: CrawlSettings | null, o: SettingsFlags): C
   for (const key of DIRECT_SETTINGS) if (o[key] !== undefined) s[key] = o[key];
   for (const [flag, key] of Object.entries(RENAMED_SETTINGS)) if (o[flag as keyof typeof RENAMED_SETTINGS] !== undefined) s[key] = o[flag as keyof typeof RENAMED_SETTINGS];
   if (o.resolve.length > 0) s.resolve = o.resolve;
+  for (const cidr of o.allowNetwork ?? []) {
+    try {
+      allowList([cidr]);
+    } catch (err) {
+      throw new UsageError((err as Error).message);
+    }
+  }
+  if (o.allowNetwork && o.allowNetwork.length > 0) s.allowNetworks = o.allowNetwork;
+  if (o.dnsServer && o.dnsServer.length > 0) s.dnsServers = o.dnsServer;
   if (o.include.length > 0) s.include = o.include;
   if (o.exclude.length > 0) s.exclude = o.exclude;
   try {

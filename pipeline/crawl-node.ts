@@ -4,9 +4,10 @@ import { createHttpClient } from './adapters/http-client.js';
 import { parseResolveRule } from './adapters/resolve-map.js';
 import { streamAccess } from './adapters/stream-access.js';
 import { hostAddressResolver } from './adapters/host-address.js';
+import { DnsCache } from './adapters/dns-cache.js';
 import { openKvStores, type KvStores } from './adapters/nats-kv.js';
 import { jsonValue, parseJsonValue, type KvStore } from './kv-store.js';
-import { asSlot, hasWork, leaseLive, type HostSlot } from '../stages/host-slot.js';
+import { asSlot, hasWork, leaseLive, TAIL_PREFIX, type HostSlot, type QueueTail } from '../stages/host-slot.js';
 import type { Logger } from './logger.js';
 import { StageMetrics } from './metrics.js';
 import { StageRunner } from './runner.js';
@@ -52,7 +53,13 @@ export async function startStages(
   const kv = await openKvStores(nc);
   const metrics = new StageMetrics();
   const resolveRules = settings.resolve.map(parseResolveRule);
-  const http = createHttpClient({ userAgent: settings.userAgent, resolve: resolveRules });
+  const dns = new DnsCache({
+    minTtlMs: settings.dnsMinTtlMs,
+    maxTtlMs: settings.dnsMaxTtlMs,
+    negativeTtlMs: settings.dnsNegativeTtlMs,
+    servers: settings.dnsServers,
+  });
+  const http = createHttpClient({ userAgent: settings.userAgent, resolve: resolveRules, dns, allowNetworks: settings.allowNetworks });
   const ctx: StageContext = {
     settings,
     clock: { now: () => Date.now() },
@@ -62,7 +69,7 @@ export async function startStages(
     http,
     maxPayloadBytes: nc.info?.max_payload ?? 1024 * 1024,
     streams: streamAccess(nc),
-    resolveHost: hostAddressResolver(resolveRules),
+    resolveHost: hostAddressResolver(resolveRules, dns),
   };
   const runners: StageRunner<unknown>[] = [];
   for (const name of stages) {
@@ -117,12 +124,13 @@ export async function pipelineBacklog(jsm: JetStreamManager, hosts?: KvStore): P
 export async function busyHosts(hosts: KvStore, now: number): Promise<number> {
   let busy = 0;
   for await (const key of hosts.keys()) {
-    if (key.startsWith('_ip.')) continue;
-    const entry = await hosts.get(key);
-    if (!entry) continue;
-    const raw = parseJsonValue<Partial<HostSlot>>(entry.value);
-    const slot = asSlot(raw.host ?? key, raw);
-    if (hasWork(slot, now) || leaseLive(slot, now)) busy += 1;
+    if (!key.startsWith(TAIL_PREFIX)) continue;
+    const tailEntry = await hosts.get(key);
+    if (!tailEntry) continue;
+    const { host, tail_seq } = parseJsonValue<QueueTail>(tailEntry.value);
+    const entry = await hosts.get(host);
+    const slot = entry ? asSlot(host, parseJsonValue<Partial<HostSlot>>(entry.value)) : null;
+    if (hasWork(slot, tail_seq, now) || (slot && leaseLive(slot, now))) busy += 1;
   }
   return busy;
 }

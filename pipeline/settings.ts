@@ -38,10 +38,22 @@ export const CrawlSettingsSchema = z
     exclude: z.array(z.string()).default([]),
     /** curl-like host overrides, PATTERN=ADDRESS[:PORT] */
     resolve: z.array(z.string()).default([]),
+    /** CIDRs the SSRF guard lets through (it refuses loopback, private, link-local, ... otherwise) */
+    allowNetworks: z.array(z.string()).default([]),
+    /** DNS servers (ADDRESS[:PORT]) to ask instead of the system's */
+    dnsServers: z.array(z.string()).default([]),
+    /** DNS answers are kept for their TTL, clamped to [min, max]; failures for the negative TTL */
+    dnsMinTtlMs: z.number().int().min(0).default(60_000),
+    dnsMaxTtlMs: z.number().int().min(0).default(3_600_000),
+    dnsNegativeTtlMs: z.number().int().min(0).default(30_000),
     connectTimeoutMs: z.number().int().min(100).default(10_000),
     headersTimeoutMs: z.number().int().min(100).default(20_000),
     totalTimeoutMs: z.number().int().min(100).default(30_000),
     maxBodyBytes: z.number().int().min(1024).default(5 * 1024 * 1024),
+    /** a compressed body inflating more than this many times its size is refused as a bomb */
+    maxDecompressionRatio: z.number().int().min(2).default(200),
+    /** after 5 s of body, a transfer slower than this (bytes/s) is cut off; 0 = off */
+    minTransferRate: z.number().int().min(0).default(1024),
     nearDuplicateDistance: z.number().int().min(0).max(16).default(3),
     persistBatchRows: z.number().int().min(1).default(1000),
     persistFlushMs: z.number().int().min(50).default(1000),

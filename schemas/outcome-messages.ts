@@ -16,6 +16,8 @@ export const OUTCOMES = [
   'robots_disallowed',
   'filtered',
   'unsupported_content',
+  /** the SSRF guard refused the address (loopback, private, link-local, ...) */
+  'refused',
   /** not terminal: a retryable failure (5xx, 429, timeout); the URL is queued again */
   'retry',
 ] as const;
@@ -35,6 +37,8 @@ export const UrlOutcome = z.object({
   fetch_time: z.number(),
   duration_ms: z.number().int().nullable(),
   depth: z.number().int().nullable(),
+  /** a redirect's target (cc-index's fetch_redirect) */
+  fetch_redirect: z.string().nullable().optional(),
 });
 export type UrlOutcome = z.infer<typeof UrlOutcome>;
 

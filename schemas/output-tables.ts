@@ -59,6 +59,10 @@ export const TABLES = {
     col('nofollow', 'BOOLEAN'),
     col('outlinks', 'INTEGER'),
     col('duration_ms', 'INTEGER'),
+    /** the URL first linked, when this page was reached through redirects */
+    col('redirected_from', 'VARCHAR', true),
+    /** JSON array of the URLs that redirected here, oldest first */
+    col('redirect_chain', 'VARCHAR', true),
     col('crawl_id', 'VARCHAR'),
   ],
   links: [
@@ -80,6 +84,8 @@ export const TABLES = {
     col('fetch_time', 'TIMESTAMP'),
     col('duration_ms', 'INTEGER', true),
     col('depth', 'INTEGER', true),
+    /** a redirect's target */
+    col('fetch_redirect', 'VARCHAR', true),
     col('crawl_id', 'VARCHAR'),
   ],
 } as const satisfies Record<string, readonly ColumnDef[]>;
@@ -124,6 +130,8 @@ export interface PageRow {
   nofollow: boolean;
   outlinks: number;
   duration_ms: number;
+  redirected_from: string | null;
+  redirect_chain: string | null;
   crawl_id: string;
 }
 
@@ -151,6 +159,7 @@ export interface FetchLogRow {
   fetch_time: number;
   duration_ms: number | null;
   depth: number | null;
+  fetch_redirect: string | null;
   crawl_id: string;
 }
 

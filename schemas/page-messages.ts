@@ -20,6 +20,8 @@ export const FetchedPage = z.object({
   headers: z.record(z.string(), z.string()),
   body: bytes,
   truncated: z.boolean(),
+  /** the URLs that redirected to this page, oldest first */
+  redirect_chain: z.array(z.string()).optional(),
 });
 export type FetchedPage = z.infer<typeof FetchedPage>;
 

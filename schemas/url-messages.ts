@@ -22,6 +22,8 @@ export const DiscoveredLinks = z.object({
   depth: z.number().int().nonnegative(),
   via: z.enum(['link', 'redirect']),
   links: z.array(DiscoveredLink),
+  /** via redirect: the URLs that redirected, oldest first (the last one is source_url) */
+  redirect_chain: z.array(z.string()).optional(),
 });
 export type DiscoveredLinks = z.infer<typeof DiscoveredLinks>;
 
@@ -41,6 +43,8 @@ export const CandidateUrl = z.object({
   depth: z.number().int().nonnegative(),
   source_url: z.string().nullable(),
   via: z.enum(['seed', 'link', 'redirect']),
+  /** the URLs that redirected to this one, oldest first */
+  redirect_chain: z.array(z.string()).optional(),
 });
 export type CandidateUrl = z.infer<typeof CandidateUrl>;
 

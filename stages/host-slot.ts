@@ -1,4 +1,4 @@
-import { casUpdate, type KvStore } from '../pipeline/kv-store.js';
+import { casUpdate, parseJsonValue, type KvStore } from '../pipeline/kv-store.js';
 import { nextPacing, type FetchFeedback, type PacingSettings } from './host-pacing.js';
 
 /**
@@ -10,8 +10,10 @@ import { nextPacing, type FetchFeedback, type PacingSettings } from './host-paci
  *   (`next_allowed_at`, from the delay and the adaptive backoff), consecutive failures and
  *   a pause after too many;
  * - the head of the host's queue: URLs waiting for the host sit in the host-queue stream
- *   (`crawl.hostq.<p>.<hostkey>`); `tail_seq` is the newest one queued and `cursor` the
- *   newest one handed out, so the host has work while `tail_seq > cursor`.
+ *   (`crawl.hostq.<p>.<hostkey>`); `cursor` is the newest one handed out. The newest one
+ *   queued is kept under a key of its own (`_q.<host>`, see {@link QueueTail}): the gate's
+ *   intake writes it once per URL, and on the slot's key those writes would crowd out the
+ *   fetchers' releases. The host has work while tail > cursor.
  */
 export interface HostSlot {
   host: string;
@@ -27,7 +29,6 @@ export interface HostSlot {
   last_duration_ms: number;
   /** the last leases that completed: a grant redelivered after its fetch is recognised and dropped */
   done_leases: string[];
-  tail_seq: number;
   cursor: number;
   /** consecutive failed requests (5xx, 429, timeouts, network errors) */
   failures: number;
@@ -50,7 +51,6 @@ export const emptySlot = (host: string): HostSlot => ({
   lease_confirmed: false,
   last_duration_ms: 0,
   done_leases: [],
-  tail_seq: 0,
   cursor: 0,
   failures: 0,
   paused_until: 0,
@@ -74,7 +74,21 @@ export function effectiveCursor(slot: HostSlot, now: number): number {
   return slot.cursor;
 }
 
-export const hasWork = (slot: HostSlot, now: number) => slot.tail_seq > effectiveCursor(slot, now);
+/** The newest host-queue sequence of a host, under its own key. */
+export interface QueueTail {
+  host: string;
+  tail_seq: number;
+}
+export const tailKey = (host: string) => `_q.${host}`;
+export const TAIL_PREFIX = '_q.';
+
+export const hasWork = (slot: HostSlot | null, tail: number, now: number) => tail > (slot ? effectiveCursor(slot, now) : 0);
+
+/** The newest sequence queued for the host (0: none). */
+export async function readTail(store: KvStore, host: string): Promise<number> {
+  const entry = await store.get(tailKey(host));
+  return entry ? parseJsonValue<QueueTail>(entry.value).tail_seq : 0;
+}
 
 /** When a request may start, or 0 if now: max(next allowed, end of a pause, end of a live lease). */
 export function readyAt(slot: HostSlot, now: number): number {
@@ -131,10 +145,9 @@ export async function acquireSlot(
 
 /** A URL was queued for the host at `seq`. */
 export async function noteQueued(store: KvStore, host: string, seq: number): Promise<void> {
-  await casUpdate<HostSlot, void>(store, host, (current) => {
-    const slot = asSlot(host, current);
-    if (slot.tail_seq >= seq) return { result: undefined };
-    return { value: { ...slot, tail_seq: seq }, result: undefined };
+  await casUpdate<QueueTail, void>(store, tailKey(host), (current) => {
+    if (current && current.tail_seq >= seq) return { result: undefined };
+    return { value: { host, tail_seq: seq }, result: undefined };
   });
 }
 

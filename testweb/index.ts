@@ -34,6 +34,56 @@ export {
   politenessExpectedPages,
 } from './politeness-hosts.js';
 export type { PolitenessHostsOptions, ResolvedPolitenessOptions, PolitenessExpectation, PoliteResponse } from './politeness-hosts.js';
+export {
+  HostileHosts,
+  HOSTILE_DEFAULTS,
+  HOSTILE_DOMAIN,
+  HOSTILE_HOST,
+  HOSTILE_SEED_URL,
+  HOSTILE_PATHS,
+  LOOPBACK_HOST,
+  LOOPBACK_SECRET_PATH,
+  LOOPBACK_SECRET_MARKER,
+  METADATA_URL,
+  CL_SHORT_DECLARED,
+  CL_SHORT_SENT,
+  CL_LONG_DECLARED,
+  CL_LONG_SENT,
+  RESET_DECLARED,
+  RESET_SENT,
+  RESET_AFTER_MS,
+  BIG_HEADERS_COUNT,
+  BIG_HEADERS_MIN_BYTES,
+  GARBAGE_BYTES,
+  BAD_CHUNK_SIZE_LINE,
+  HOSTILE_ETAG,
+  HOSTILE_LAST_MODIFIED,
+  BROTLI_BOMB_QUALITY,
+  LATIN1_TEXT,
+  SJIS_TEXT,
+  UTF16_TEXT,
+  CHARSET_PAGES,
+  PDF_PLAIN_URLS,
+  PDF_COMPRESSED_URLS,
+  PDF_URLS,
+  resolveHostileOptions,
+  compressionBomb,
+  hugeChunks,
+  garbageBytes,
+  buildPdf,
+  encodeWindows1252,
+} from './hostile-hosts.js';
+export type {
+  HostileHostsOptions,
+  ResolvedHostileOptions,
+  HostilePath,
+  HostileOutcome,
+  CharsetPage,
+  HostileSimpleResponse,
+  HostileContext,
+} from './hostile-hosts.js';
+export { startTestDns, dnsResponse, dnsTypeName, ipv6Bytes, DNS_TYPE_A, DNS_TYPE_AAAA } from './dns-server.js';
+export type { TestDns, DnsAnswers, DnsEntry, DnsQueryRecord } from './dns-server.js';
 export { getFromTestWeb } from './http-get.js';
 export type { TestWebResponse } from './http-get.js';
 export { runTestWebCli } from './main.js';

@@ -4,6 +4,8 @@
 // requests to one host were ever in flight at once.
 // With `politeness` it also serves the hosts of politeness-hosts.ts, and listens on a second
 // address (127.0.0.2, same port) for the sharedip hosts, so per-IP limits can be observed.
+// With `hostile` it also serves hostile.test (hostile-hosts.ts): endless and dripping bodies,
+// compression bombs, lying framing, redirect loops, SSRF redirects, odd charsets, and so on.
 
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createHash } from 'node:crypto';
@@ -14,6 +16,7 @@ import { renderPage } from './render-page.js';
 import { resourceKey } from './url-forms.js';
 import type { HostModel, HtmlResource, SiteModel } from './model-types.js';
 import { PolitenessHosts, SHARED_IP_ADDRESS, type PolitenessHostsOptions } from './politeness-hosts.js';
+import { HostileHosts, type HostileHostsOptions } from './hostile-hosts.js';
 
 export interface StartTestWebOptions {
   /** Site hosts h00.site.test ... (default 20). */
@@ -31,6 +34,11 @@ export interface StartTestWebOptions {
    * and listen on 127.0.0.2 as well. true: default options. Default off.
    */
   politeness?: PolitenessHostsOptions | boolean;
+  /**
+   * Also serve the hostile host hostile.test (see hostile-hosts.ts) on 127.0.0.1, plus /secret
+   * on the IP-literal host 127.0.0.1. true: default options. Default off.
+   */
+  hostile?: HostileHostsOptions | boolean;
 }
 
 export interface RequestRecord {
@@ -66,6 +74,8 @@ export interface TestWeb {
   model: SiteModel;
   /** The politeness hosts, when enabled (their options and host names); null otherwise. */
   politeness: PolitenessHosts | null;
+  /** The hostile host, when enabled (its options and per-server state); null otherwise. */
+  hostile: HostileHosts | null;
   /** Completed requests, in order of arrival. */
   requestLog(): RequestRecord[];
   clearLog(): void;
@@ -110,6 +120,9 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
   const delayMs = opts.responseDelayMs ?? 0;
   let log: RequestRecord[] = [];
   const politeness = opts.politeness ? new PolitenessHosts(opts.politeness, now()) : null;
+  const hostile = opts.hostile ? new HostileHosts(opts.hostile) : null;
+  /** Status to log for a response written as raw bytes on the socket (res never sent headers). */
+  const rawStatusOf = new WeakMap<ServerResponse, number>();
   /** The log record of each response in progress, so send() can note Retry-After and robots bodies. */
   const recordOf = new WeakMap<ServerResponse, RequestRecord>();
 
@@ -127,7 +140,7 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
     return hit;
   };
 
-  function send(req: IncomingMessage, res: ServerResponse, status: number, type: string, body: string, extra: Record<string, string> = {}): void {
+  function send(req: IncomingMessage, res: ServerResponse, status: number, type: string, body: string | Buffer, extra: Record<string, string> = {}): void {
     const record = recordOf.get(res);
     if (record) {
       const retryAfter = extra['retry-after'];
@@ -135,7 +148,7 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
         const ms = retryAfterMs(retryAfter, now());
         if (ms !== undefined) record.retryAfterMs = ms;
       }
-      if (status >= 200 && status < 300 && req.method === 'GET' && (req.url ?? '').split('?')[0] === '/robots.txt') record.robotsBody = body;
+      if (status >= 200 && status < 300 && req.method === 'GET' && (req.url ?? '').split('?')[0] === '/robots.txt') record.robotsBody = String(body);
     }
     res.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(body), ...extra });
     res.end(req.method === 'HEAD' ? undefined : body);
@@ -158,6 +171,12 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
     if (politeness?.has(hostName)) {
       const r = politeness.respond(hostName, req.method ?? '', target, now());
       return send(req, res, r.status, r.type, r.body, r.headers);
+    }
+    if (hostile?.has(hostName)) {
+      const ctx = { port: req.socket.localPort ?? 0, rawStatus: (status: number) => rawStatusOf.set(res, status) };
+      const r = hostile.respond(req, res, hostName, target, ctx);
+      if (r) send(req, res, r.status, r.type, r.body, r.headers);
+      return;
     }
     const notFound = () => send(req, res, 404, 'text/html; charset=utf-8', '<!DOCTYPE html><html lang="en"><head><title>Not found</title></head><body><h1>Not found</h1></body></html>\n');
     const host = model.byName.get(hostName);
@@ -211,7 +230,7 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
       done = true;
       record.end = now();
       // A connection closed before the response was sent is logged with status 0.
-      record.status = res.headersSent ? res.statusCode : 0;
+      record.status = res.headersSent ? res.statusCode : (rawStatusOf.get(res) ?? 0);
       log.push(record);
     };
     res.once('finish', finish);
@@ -265,9 +284,10 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
   return {
     port,
     url: (host, path = '/') => `http://${host}${path}`,
-    resolveRules: [`*.site.test=127.0.0.1:${port}`, `*.bench.test=127.0.0.1:${port}`, ...(politeness?.resolveRules(port) ?? [])],
+    resolveRules: [`*.site.test=127.0.0.1:${port}`, `*.bench.test=127.0.0.1:${port}`, ...(politeness?.resolveRules(port) ?? []), ...(hostile?.resolveRules(port) ?? [])],
     model,
     politeness,
+    hostile,
     requestLog: () => log.slice().sort((a, b) => a.start - b.start),
     clearLog: () => {
       log = [];

@@ -1,30 +1,21 @@
-import { lookup } from 'node:dns/promises';
 import { matchResolve, type ResolveRule } from './resolve-map.js';
-
-/** How long an address found in DNS is reused for per-IP accounting. */
-const ADDRESS_TTL_MS = 60_000;
-const MAX_CACHED = 10_000;
+import type { DnsCache } from './dns-cache.js';
 
 /**
  * The address a host's requests go to, for the per-IP cap: a `--resolve` rule first, else
- * DNS (cached a minute per process). Null when the host does not resolve: its fetch will
- * fail on its own and record why.
+ * the process's DNS cache (the one the HTTP client connects through, so both agree).
+ * Null when the host does not resolve: its fetch will fail on its own and record why.
  */
-export function hostAddressResolver(rules: readonly ResolveRule[], now: () => number = Date.now): (host: string) => Promise<string | null> {
-  const cache = new Map<string, { address: string | null; until: number }>();
+export function hostAddressResolver(rules: readonly ResolveRule[], dns: DnsCache): (host: string) => Promise<string | null> {
   return async (host: string) => {
     const rule = matchResolve(rules, host);
     if (rule) return rule.address;
-    const hit = cache.get(host);
-    if (hit && hit.until > now()) return hit.address;
-    let address: string | null = null;
+    const literal = host.replace(/^\[|\]$/g, '');
+    if (/^[\d.]+$/.test(literal) || literal.includes(':')) return literal;
     try {
-      address = (await lookup(host.replace(/^\[|\]$/g, ''))).address;
+      return (await dns.lookup(host))[0] ?? null;
     } catch {
-      address = null;
+      return null;
     }
-    if (cache.size >= MAX_CACHED) cache.clear();
-    cache.set(host, { address, until: now() + ADDRESS_TTL_MS });
-    return address;
   };
 }

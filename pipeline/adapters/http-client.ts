@@ -11,14 +11,15 @@
  *    asked to connect to. The undici origin (and therefore the Host header, TLS servername,
  *    pool key and URL) stays `http://h01.site.test`, so virtual hosting keeps working.
  */
-import dns from 'node:dns';
 import diagnosticsChannel from 'node:diagnostics_channel';
-import { isIP, type LookupFunction, type Socket } from 'node:net';
+import { isIP, type BlockList, type LookupFunction, type Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { Readable, pipeline } from 'node:stream';
 import zlib from 'node:zlib';
 import { Agent, buildConnector, type Dispatcher } from 'undici';
 import { matchResolve, type ResolveRule } from './resolve-map.js';
+import { allowList, RefusedAddressError, refusal } from './address-policy.js';
+import { DnsCache } from './dns-cache.js';
 
 export interface HttpRequest {
   url: string;
@@ -31,7 +32,24 @@ export interface HttpRequest {
   totalTimeoutMs: number;
   /** Cap on *decoded* body bytes kept; reading stops once reached. */
   maxBodyBytes: number;
+  /**
+   * A compressed body that inflates more than this many times its size (once past 1 MB
+   * decoded) is a decompression bomb: the request fails. Default 200.
+   */
+  maxDecompressionRatio?: number;
+  /**
+   * Slow-drip servers: once the body has been read for `minRateGraceMs` (default 5000), a
+   * transfer averaging fewer bytes per second than this fails. 0 = off. Default 0.
+   */
+  minBytesPerSecond?: number;
+  minRateGraceMs?: number;
 }
+
+/** Response headers: at most this many bytes (undici's parser) and this many fields. */
+export const MAX_HEADER_BYTES = 32 * 1024;
+export const MAX_HEADER_FIELDS = 256;
+/** Decoded size from which the ratio check applies. */
+const BOMB_CHECK_FROM_BYTES = 1024 * 1024;
 
 export interface HttpResponse {
   status: number;
@@ -46,7 +64,7 @@ export interface HttpResponse {
   url: string;
 }
 
-export type HttpFetchErrorCode = 'timeout' | 'dns' | 'connect' | 'reset' | 'tls' | 'protocol' | 'other';
+export type HttpFetchErrorCode = 'timeout' | 'dns' | 'connect' | 'reset' | 'tls' | 'protocol' | 'refused' | 'other';
 
 export class HttpFetchError extends Error {
   override readonly name = 'HttpFetchError';
@@ -65,6 +83,16 @@ export interface HttpClient {
 export interface HttpClientOptions {
   userAgent: string;
   resolve: readonly ResolveRule[];
+  /** the process's DNS cache (default: one shared per process with default TTL limits) */
+  dns?: DnsCache;
+  /**
+   * SSRF guard: connections to loopback, private, link-local, CGNAT, multicast, unspecified
+   * and unique-local addresses are refused unless the host has a `--resolve` rule or the
+   * address is in one of these CIDRs. Default: guard on, nothing extra allowed.
+   */
+  allowNetworks?: readonly string[];
+  /** false turns the guard off (tests of the client itself against loopback servers) */
+  guard?: boolean;
   /** Default 2. */
   maxConnectionsPerOrigin?: number;
   /** Idle keep-alive time for pooled sockets; server hints may only shorten it. Default 4000. */
@@ -149,19 +177,43 @@ class ExchangeTap implements Dispatcher.DispatchHandler {
 // ---------------------------------------------------------------------------------------------
 // Connection set-up.
 
-function makeLookup(rules: readonly ResolveRule[]): LookupFunction {
+/**
+ * Name → address for every connection: a `--resolve` rule (the user's choice, never
+ * refused), else the DNS cache, whose first address must pass the SSRF guard.
+ */
+function makeLookup(rules: readonly ResolveRule[], cache: DnsCache, guard: Guard | null): LookupFunction {
   return (hostname, options, callback) => {
+    const answer = (address: string) => {
+      const family = isIP(address);
+      if (options.all) callback(null, [{ address, family }]);
+      else callback(null, address, family);
+    };
     const rule = matchResolve(rules, hostname);
-    if (rule === undefined) {
-      (dns.lookup as unknown as LookupFunction)(hostname, options, callback);
+    if (rule !== undefined) {
+      process.nextTick(() => answer(rule.address));
       return;
     }
-    const family = isIP(rule.address);
-    process.nextTick(() => {
-      if (options.all) callback(null, [{ address: rule.address, family }]);
-      else callback(null, rule.address, family);
-    });
+    cache.lookup(hostname).then(
+      (addresses) => {
+        const address = addresses[0]!;
+        const why = guard ? refusal(address, guard.allowed, false) : null;
+        if (why) callback(new RefusedAddressError(`${hostname} resolves to ${address}: ${why}`), '', 0);
+        else answer(address);
+      },
+      (err: Error) => callback(err as NodeJS.ErrnoException, '', 0),
+    );
   };
+}
+
+interface Guard {
+  allowed: BlockList;
+}
+
+/** One DNS cache per process unless the caller brings its own. */
+let sharedDnsCache: DnsCache | null = null;
+export function defaultDnsCache(): DnsCache {
+  sharedDnsCache ??= new DnsCache({ minTtlMs: 60_000, maxTtlMs: 3_600_000, negativeTtlMs: 30_000 });
+  return sharedDnsCache;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -230,7 +282,7 @@ function parseContentEncoding(v: string | undefined): string[] | null {
 // ---------------------------------------------------------------------------------------------
 // Error mapping.
 
-const DNS_CODES = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_NONAME', 'EAI_FAIL', 'EAI_NODATA', 'EAI_ADDRFAMILY', 'ENODATA']);
+const DNS_CODES = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_NONAME', 'EAI_FAIL', 'EAI_NODATA', 'EAI_ADDRFAMILY', 'ENODATA', 'ESERVFAIL', 'EREFUSED', 'ECONNREFUSED_DNS', 'ETIMEOUT', 'ENOTIMP', 'EBADRESP']);
 const CONNECT_CODES = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'EHOSTDOWN', 'ENETDOWN', 'EADDRNOTAVAIL', 'EACCES', 'EPERM']);
 const RESET_CODES = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'UND_ERR_SOCKET', 'ERR_STREAM_PREMATURE_CLOSE']);
 const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT']);
@@ -254,6 +306,7 @@ function errorCodes(err: unknown): string[] {
 
 function classify(codes: string[]): HttpFetchErrorCode {
   for (const c of codes) {
+    if (c === 'ERR_CRAWL_REFUSED_ADDRESS') return 'refused';
     if (TIMEOUT_CODES.has(c)) return 'timeout';
     if (DNS_CODES.has(c)) return 'dns';
     if (CONNECT_CODES.has(c)) return 'connect';
@@ -281,7 +334,8 @@ function describe(err: unknown): string {
 export function createHttpClient(opts: HttpClientOptions): HttpClient {
   ensureSendHeadersSubscription();
   const rules = [...opts.resolve];
-  const lookup = makeLookup(rules);
+  const guard: Guard | null = opts.guard === false ? null : { allowed: allowList(opts.allowNetworks ?? []) };
+  const lookup = makeLookup(rules, opts.dns ?? defaultDnsCache(), guard);
   const keepAliveMs = opts.keepAliveMs ?? 4000;
 
   // undici's connect timeout is a connector setting, not a request option. Requests carry their
@@ -307,8 +361,28 @@ export function createHttpClient(opts: HttpClientOptions): HttpClient {
       const effective = port === '' || port == null ? (o.protocol === 'https:' ? '443' : '80') : String(port);
       if (effective === '80' || effective === '443') port = String(rule.port);
     }
+    if (guard && !rule) {
+      // an IP literal never goes through the lookup: check it before connecting
+      const literal = o.hostname.startsWith('[') ? o.hostname.slice(1, -1) : o.hostname;
+      const why = isIP(literal) ? refusal(literal, guard.allowed, false) : null;
+      if (why) {
+        process.nextTick(() => callback(new RefusedAddressError(why), null));
+        return;
+      }
+    }
     // Only the TCP target changes; host/servername (→ Host header, SNI) are untouched.
-    connectorFor(timeoutMs)(port === o.port ? o : { ...o, port }, callback);
+    connectorFor(timeoutMs)(port === o.port ? o : { ...o, port }, (err, socket) => {
+      // and the address actually connected to is checked once more (whatever resolved it)
+      const remote = socket?.remoteAddress;
+      const why = !err && guard && !rule && remote ? refusal(remote, guard.allowed, false) : null;
+      if (why) {
+        socket!.destroy();
+        callback(new RefusedAddressError(why), null);
+        return;
+      }
+      if (err) callback(err, null);
+      else callback(null, socket!);
+    });
   };
 
   const agent = new Agent({
@@ -316,6 +390,7 @@ export function createHttpClient(opts: HttpClientOptions): HttpClient {
     pipelining: 1,
     keepAliveTimeout: keepAliveMs,
     keepAliveMaxTimeout: keepAliveMs,
+    maxHeaderSize: MAX_HEADER_BYTES,
     connect,
   });
   let closed: Promise<void> | null = null;
@@ -344,7 +419,9 @@ export function createHttpClient(opts: HttpClientOptions): HttpClient {
 
     // Total timeout: aborting undici destroys the request (before headers) or the body stream.
     const ac = new AbortController();
-    let timedOut: 'total' | 'headers' | null = null;
+    let timedOut: 'total' | 'headers' | 'slow' | null = null;
+    let rateTimer: NodeJS.Timeout | undefined;
+    let rawBytes = 0;
     const totalTimer = setTimeout(() => {
       timedOut ??= 'total';
       ac.abort(new Error(`total timeout after ${req.totalTimeoutMs} ms`));
@@ -392,6 +469,9 @@ export function createHttpClient(opts: HttpClientOptions): HttpClient {
       if (timedOut === 'total') {
         return new HttpFetchError('timeout', `${where}: total timeout after ${req.totalTimeoutMs} ms (${state.phase})`, { cause: err });
       }
+      if (timedOut === 'slow') {
+        return new HttpFetchError('timeout', `${where}: transfer too slow (${rawBytes} bytes in the body, under ${req.minBytesPerSecond} bytes/s)`, { cause: err });
+      }
       const codes = errorCodes(err);
       if (codes.includes('UND_ERR_CONNECT_TIMEOUT')) {
         return new HttpFetchError('timeout', `${where}: connect timeout after ${req.connectTimeoutMs} ms`, { cause: err });
@@ -429,8 +509,30 @@ export function createHttpClient(opts: HttpClientOptions): HttpClient {
         outHeaders[name] = Array.isArray(value) ? value.join(', ') : value;
       }
 
+      const fieldCount = Object.keys(res.headers).length;
+      if (fieldCount > MAX_HEADER_FIELDS) {
+        throw new HttpFetchError('protocol', `fetching ${req.url}: ${fieldCount} response header fields (at most ${MAX_HEADER_FIELDS})`);
+      }
+      const bodyStart = performance.now();
+      const minRate = req.minBytesPerSecond ?? 0;
+      if (minRate > 0) {
+        const grace = req.minRateGraceMs ?? 5000;
+        rateTimer = setInterval(() => {
+          const elapsed = performance.now() - bodyStart;
+          if (elapsed >= grace && (rawBytes * 1000) / elapsed < minRate) {
+            timedOut ??= 'slow';
+            ac.abort(new Error('transfer too slow'));
+          }
+        }, Math.min(1000, grace));
+      }
+      const counted: ByteSource = (async function* () {
+        for await (const chunk of res.body as AsyncIterable<Buffer>) {
+          rawBytes += chunk.length;
+          yield chunk;
+        }
+      })();
       const codings = method === 'HEAD' ? [] : parseContentEncoding(outHeaders['content-encoding']);
-      let source: ByteSource = res.body as AsyncIterable<Buffer>;
+      let source: ByteSource = counted;
       if (codings !== null) {
         for (const c of [...codings].reverse()) source = decodeStage(source, c, live, decodeErrors);
       }
@@ -439,7 +541,15 @@ export function createHttpClient(opts: HttpClientOptions): HttpClient {
       const chunks: Buffer[] = [];
       let size = 0;
       let truncated = false;
+      const maxRatio = req.maxDecompressionRatio ?? 200;
+      const compressed = codings !== null && codings.length > 0;
       for await (const chunk of source) {
+        if (compressed && size + chunk.length > BOMB_CHECK_FROM_BYTES && size + chunk.length > maxRatio * Math.max(1, rawBytes)) {
+          throw new HttpFetchError(
+            'protocol',
+            `fetching ${req.url}: decompression bomb: ${rawBytes} compressed bytes inflate to more than ${size + chunk.length} (ratio over ${maxRatio})`,
+          );
+        }
         if (size + chunk.length > cap) {
           const room = cap - size;
           if (room > 0) chunks.push(chunk.subarray(0, room));
@@ -472,6 +582,7 @@ export function createHttpClient(opts: HttpClientOptions): HttpClient {
     } finally {
       clearTimeout(totalTimer);
       clearTimeout(headersTimer);
+      clearInterval(rateTimer);
       if (pendingRemote === state) pendingRemote = null;
       for (const s of live) s.destroy();
       if (rawBody && !rawBody.destroyed) rawBody.destroy();

@@ -13,7 +13,7 @@ export interface ExtractOptions {
 export function createExtractHandler(opts: ExtractOptions = { titles: true }) {
   return async function handleExtract(input: StageInput<FetchedPage>, ctx: StageContext): Promise<Outcome> {
     const p = input.message;
-    const { text: html, charset } = decodeBody(p.body, p.charset);
+    const { text: html, charset } = decodeBody(p.body, p.charset, { truncated: p.truncated });
     const doc = extractHtml(html, p.url);
     const { body: _body, headers: _headers, ...meta } = p;
     const out: Emit[] = [

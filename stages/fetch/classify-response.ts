@@ -4,6 +4,7 @@ export type ResponseClass =
   | { kind: 'html'; mimeType: string; charset: string | null }
   | { kind: 'redirect'; location: string }
   | { kind: 'http_error'; reason: string }
+  | { kind: 'pdf'; mimeType: string }
   | { kind: 'unsupported_content'; mimeType: string; reason: string };
 
 /** `text/html; charset=UTF-8` → { mimeType: 'text/html', charset: 'utf-8' } */
@@ -19,6 +20,8 @@ export function parseContentType(header: string | undefined): { mimeType: string
 }
 
 const HTML_TYPES = new Set(['text/html', 'application/xhtml+xml']);
+/** PDFs are not stored, but their links are followed (best effort) */
+const PDF_TYPES = new Set(['application/pdf', 'application/x-pdf']);
 
 /** What a response is, for the crawl: a page to extract, a redirect to follow, or an outcome to record. */
 export function classifyResponse(res: HttpResponse, url: string): ResponseClass {
@@ -36,5 +39,6 @@ export function classifyResponse(res: HttpResponse, url: string): ResponseClass 
   // no Content-Type at all: sniff the start of the body for markup
   const looksHtml = mimeType === '' && /^\s*(<!doctype html|<html|<head|<body)/i.test(new TextDecoder().decode(res.body.subarray(0, 512)));
   if (HTML_TYPES.has(mimeType) || looksHtml) return { kind: 'html', mimeType: mimeType || 'text/html', charset };
+  if (PDF_TYPES.has(mimeType)) return { kind: 'pdf', mimeType };
   return { kind: 'unsupported_content', mimeType, reason: `content type ${mimeType || '(none)'} is not HTML` };
 }

@@ -9,7 +9,9 @@ import { HttpFetchError, type HttpResponse } from '../../pipeline/adapters/http-
 import { subjectFor } from '../../pipeline/partition.js';
 import { emit, type Emit, type Outcome, type StageContext, type StageInput } from '../../pipeline/stage.js';
 import { asSlot, confirmLease, releaseSlot, type HostSlot } from '../host-slot.js';
-import { nextPacing, parseRetryAfter, type FetchFeedback } from '../host-pacing.js';
+import { nextPacing, type FetchFeedback } from '../host-pacing.js';
+import { judgeFetch } from './failure-policy.js';
+import { harvestPdfLinks } from './pdf-links.js';
 import { parseJsonValue } from '../../pipeline/kv-store.js';
 import { extendIp, releaseIp } from '../ip-slot.js';
 import { pacingOf } from '../politeness-gate/robots-gate.js';
@@ -17,6 +19,16 @@ import { stableId } from '../stage-ids.js';
 import { outcomeEmit } from '../outcome-emit.js';
 import { classifyResponse } from './classify-response.js';
 import { MESSAGE_OVERHEAD_BYTES } from './spec.js';
+
+/** Redirect hops followed from the URL first linked; one more is refused. */
+export const MAX_REDIRECTS = 5;
+
+/** Why a redirect is not followed (a loop, or too many hops), or null to follow it. */
+export function redirectStop(chain: readonly string[], target: string): string | null {
+  if (chain.includes(target)) return `redirect loop: ${[...chain, target].join(' -> ')}, not followed`;
+  if (chain.length > MAX_REDIRECTS) return `too many redirects: more than ${MAX_REDIRECTS} from ${chain[0]}, ${target} not followed`;
+  return null;
+}
 
 function fetchOutcome(
   ctx: StageContext,
@@ -26,6 +38,7 @@ function fetchOutcome(
   status: number | null,
   fetchTime: number,
   durationMs: number | null,
+  redirect: string | null = null,
 ): Emit {
   return outcomeEmit(ctx, `outcome:${g.fetch_id}:${outcome}`, {
     event_id: stableId(outcome, g.fetch_id),
@@ -38,6 +51,7 @@ function fetchOutcome(
     fetch_time: fetchTime,
     duration_ms: durationMs,
     depth: g.depth,
+    fetch_redirect: redirect,
   });
 }
 
@@ -58,18 +72,41 @@ function backToGate(ctx: StageContext, g: FetchGrant): Outcome {
 function responseEmits(ctx: StageContext, g: FetchGrant, res: HttpResponse, start: number, durationMs: number, pacingNote: string): Emit[] {
   const verdict = classifyResponse(res, g.url);
   switch (verdict.kind) {
-    case 'redirect':
+    case 'redirect': {
+      const chain = [...(g.redirect_chain ?? []), g.url];
+      const target = verdict.location;
+      const stop = redirectStop(chain, target);
+      const outcome = fetchOutcome(ctx, g, 'redirect', stop ?? `redirect to ${target}`, res.status, start, durationMs, target);
+      if (stop) {
+        ctx.metrics.count('fetch', 'redirects', 'stopped');
+        return [outcome];
+      }
       return [
-        fetchOutcome(ctx, g, 'redirect', `redirect to ${verdict.location}`, res.status, start, durationMs),
+        outcome,
         {
           subject: subjectFor('links', g.host, ctx.settings.partitions),
           msgId: `redirect:${g.fetch_id}`,
-          // a redirect is the same resource at another address: its target keeps the depth
-          data: encodeDiscoveredLinks({ v: 1, source_url: g.url, depth: g.depth, via: 'redirect', links: [{ url: verdict.location }] }),
+          // a redirect is the same resource at another address: its target keeps the depth, and
+          // goes through normalize, seen-filter and the gate like any link (scope, dedup, robots)
+          data: encodeDiscoveredLinks({ v: 1, source_url: g.url, depth: g.depth, via: 'redirect', links: [{ url: target }], redirect_chain: chain }),
         },
       ];
+    }
     case 'http_error':
       return [fetchOutcome(ctx, g, 'http_error', withNote(verdict.reason, pacingNote), res.status, start, durationMs)];
+    case 'pdf': {
+      const links = harvestPdfLinks(res.body);
+      const reason = `${verdict.mimeType}: not stored; ${links.length} links harvested${res.truncated ? ' (body truncated)' : ''}`;
+      const out = [fetchOutcome(ctx, g, 'unsupported_content', reason, res.status, start, durationMs)];
+      if (links.length > 0 && g.depth + 1 <= ctx.settings.maxDepth) {
+        out.push({
+          subject: subjectFor('links', g.host, ctx.settings.partitions),
+          msgId: `pdf-links:${g.fetch_id}`,
+          data: encodeDiscoveredLinks({ v: 1, source_url: g.url, depth: g.depth + 1, via: 'link', links: links.map((url) => ({ url, anchor: '', rel: 'pdf' })) }),
+        });
+      }
+      return out;
+    }
     case 'unsupported_content':
       return [fetchOutcome(ctx, g, 'unsupported_content', verdict.reason, res.status, start, durationMs)];
     case 'html':
@@ -92,21 +129,11 @@ function responseEmits(ctx: StageContext, g: FetchGrant, res: HttpResponse, star
             headers: res.headers,
             body: res.body,
             truncated: res.truncated,
+            ...(g.redirect_chain ? { redirect_chain: g.redirect_chain } : {}),
           }),
         },
       ];
   }
-}
-
-/** What the answer says about the server's health, for the host's pacing. */
-function feedbackOf(g: FetchGrant, res: HttpResponse | null, err: HttpFetchError | null, durationMs: number, now: number): FetchFeedback {
-  const baseDelayMs = g.delay_ms;
-  if (!res) return { kind: 'network_error', code: err?.code ?? 'unknown', durationMs, baseDelayMs };
-  if (res.status === 429 || res.status === 503) {
-    return { kind: 'throttled', status: res.status, retryAfterMs: parseRetryAfter(res.headers['retry-after'], now), durationMs, baseDelayMs };
-  }
-  if (res.status >= 500) return { kind: 'server_error', status: res.status, durationMs, baseDelayMs };
-  return { kind: 'ok', durationMs, baseDelayMs };
 }
 
 /**
@@ -164,26 +191,31 @@ export async function handleFetch(input: StageInput<FetchGrant>, ctx: StageConte
       totalTimeoutMs: s.totalTimeoutMs,
       // the body travels in one message: it must fit the server's max_payload
       maxBodyBytes: Math.max(1024, Math.min(s.maxBodyBytes, ctx.maxPayloadBytes - MESSAGE_OVERHEAD_BYTES)),
+      maxDecompressionRatio: s.maxDecompressionRatio,
+      minBytesPerSecond: s.minTransferRate,
     });
   } catch (err) {
     if (!(err instanceof HttpFetchError)) {
-      await release(ctx, g, ctx.clock.now(), feedbackOf(g, null, null, Math.round(ctx.clock.now() - start), ctx.clock.now()));
+      await release(ctx, g, ctx.clock.now(), judgeFetch(null, null, g.delay_ms, Math.round(ctx.clock.now() - start), ctx.clock.now()).feedback);
       throw err;
     }
     failure = err;
   }
   const end = ctx.clock.now();
   const durationMs = Math.round(end - start);
-  const feedback = feedbackOf(g, res, failure, durationMs, end);
+  const { feedback, retryable } = judgeFetch(res, failure, g.delay_ms, durationMs, end);
   // the host's pacing decision after a failure goes into the fetch_log row too; one random
   // draw, so the jitter written there is the jitter applied
   const draw = Math.random();
   const pacingNote = feedback.kind === 'ok' ? '' : await pacingPreview(ctx, g.host, feedback, end, draw);
   let out: Emit[];
-  if (feedback.kind !== 'ok' && (g.attempt ?? 0) < s.maxRetries) {
+  if (retryable && (g.attempt ?? 0) < s.maxRetries) {
     out = retryEmits(ctx, g, feedback, res?.status ?? null, start, durationMs, pacingNote);
   } else if (res) {
     out = responseEmits(ctx, g, res, start, durationMs, pacingNote);
+  } else if (failure!.code === 'refused') {
+    ctx.log.warn({ url: g.url, reason: failure!.message }, 'SSRF guard refused an address');
+    out = [fetchOutcome(ctx, g, 'refused', failure!.message, null, start, durationMs)];
   } else {
     out = [fetchOutcome(ctx, g, 'network_error', withNote(`${failure!.code}: ${failure!.message}`, pacingNote), null, start, durationMs)];
   }

@@ -103,6 +103,7 @@ async function handleLinks(msg: DiscoveredLinks, ctx: StageContext): Promise<Out
         depth: msg.depth,
         source_url: msg.source_url,
         via: msg.via,
+        ...(msg.redirect_chain ? { redirect_chain: msg.redirect_chain } : {}),
       }),
     );
   }

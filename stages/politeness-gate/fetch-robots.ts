@@ -18,6 +18,8 @@ export async function fetchRobots(http: HttpClient, origin: string, settings: Cr
         totalTimeoutMs: settings.totalTimeoutMs,
         // RFC 9309: only the first 500 KiB must be parsed; a little more is read to know it was cut
         maxBodyBytes: 512 * 1024,
+        maxDecompressionRatio: settings.maxDecompressionRatio,
+        minBytesPerSecond: settings.minTransferRate,
       });
     } catch (err) {
       return recordFromResponse({ error: `fetching ${url}: ${(err as Error).message}` }, now());

@@ -16,7 +16,7 @@ import { serveHost, type HostTurn } from './serve-host.js';
 export class HostScheduler {
   private readonly dueAt = new Map<string, number>();
   private readonly heap = new MinHeap();
-  private readonly running = new Map<string, boolean>(); // host -> notified while running
+  private readonly running = new Map<string, number | null>(); // host -> earliest time notified while running
   private readonly waitingOnIp = new Map<string, Set<string>>();
   private active = 0;
   private stopped = false;
@@ -40,7 +40,8 @@ export class HostScheduler {
   notify(host: string, at = 0): void {
     if (this.stopped) return;
     if (this.running.has(host)) {
-      this.running.set(host, true);
+      const seen = this.running.get(host);
+      this.running.set(host, seen === null || seen === undefined ? at : Math.min(seen, at));
       return;
     }
     const current = this.dueAt.get(host);
@@ -98,7 +99,7 @@ export class HostScheduler {
 
   private startTurn(host: string): void {
     this.active += 1;
-    this.running.set(host, false);
+    this.running.set(host, null);
     const turn = this.serve(this.ctx, host)
       .catch((err: Error): HostTurn => {
         this.ctx.log.warn({ host, err: err.message }, 'serving a host failed; trying again in 1 s');
@@ -111,7 +112,7 @@ export class HostScheduler {
   }
 
   private endTurn(host: string, result: HostTurn): void {
-    const notifiedMeanwhile = this.running.get(host) === true;
+    const notifiedAt = this.running.get(host) ?? null;
     this.running.delete(host);
     this.active -= 1;
     if (result.kind === 'wait') {
@@ -120,9 +121,10 @@ export class HostScheduler {
         hosts.add(host);
         this.waitingOnIp.set(result.ip, hosts);
       }
-      this.notify(host, notifiedMeanwhile ? 0 : result.until);
-    } else if (notifiedMeanwhile) {
-      this.notify(host);
+      this.notify(host, notifiedAt === null ? result.until : Math.min(notifiedAt, result.until));
+    } else if (notifiedAt !== null) {
+      // something changed during the turn (often the turn's own writes, which say when to come back)
+      this.notify(host, notifiedAt);
     }
     // 'granted' and 'idle': the next change of the host's slot (a release, a URL queued) brings it back
     this.kick();

@@ -1,7 +1,7 @@
 import { decodeAdmitted, type AdmittedUrl } from '../../schemas/index.js';
 import { parseJsonValue } from '../../pipeline/kv-store.js';
 import type { BackgroundTask, StageContext, StageDefinition } from '../../pipeline/stage.js';
-import { asSlot, hasWork, readyAt, type HostSlot } from '../host-slot.js';
+import { asSlot, readyAt, TAIL_PREFIX, type HostSlot, type QueueTail } from '../host-slot.js';
 import type { IpSlot } from '../ip-slot.js';
 import { handleGateIntake } from './handle.js';
 import { HostScheduler } from './host-scheduler.js';
@@ -23,10 +23,19 @@ export async function startHostScheduler(ctx: StageContext, concurrency = GATE_S
         scheduler.ipFreed(parseJsonValue<IpSlot>(event.value).ip);
         continue;
       }
+      if (event.key.startsWith(TAIL_PREFIX)) {
+        // a URL was queued (by this gate or another)
+        const tail = parseJsonValue<QueueTail>(event.value);
+        scheduler.notify(tail.host);
+        continue;
+      }
+      // the host's slot changed (a release, a lease, a pause): serve it when it is ready;
+      // a turn finds out cheaply if it has nothing queued
       const raw = parseJsonValue<Partial<HostSlot>>(event.value);
       if (!raw.host) continue;
       const slot = asSlot(raw.host, raw);
-      if (hasWork(slot, now)) scheduler.notify(slot.host, readyAt(slot, now));
+      // (a live lease: at its end, in case its holder dies and never releases it)
+      scheduler.notify(slot.host, readyAt(slot, now));
     }
   })().catch((err: Error) => ctx.log.error({ err: err.message }, 'watch of the hosts bucket ended'));
   scheduler.start();

@@ -3,7 +3,7 @@ import { hostQueueSubject, subjectFor } from '../../pipeline/partition.js';
 import { parseJsonValue } from '../../pipeline/kv-store.js';
 import type { Emit, StageContext } from '../../pipeline/stage.js';
 import { EDGES } from '../../ops/nats/edges.js';
-import { acquireSlot, asSlot, effectiveCursor, hasWork, readyAt, skipQueued, undoAcquire, type HostSlot } from '../host-slot.js';
+import { acquireSlot, asSlot, effectiveCursor, hasWork, readTail, readyAt, skipQueued, undoAcquire, type HostSlot } from '../host-slot.js';
 import { acquireIp, releaseIp } from '../ip-slot.js';
 import { stableId } from '../stage-ids.js';
 import { outcomeEmit } from '../outcome-emit.js';
@@ -56,12 +56,13 @@ export async function serveHost(ctx: StageContext, host: string): Promise<HostTu
   const s = ctx.settings;
   for (let skipped = 0; skipped < SKIPS_PER_TURN; skipped++) {
     const now = ctx.clock.now();
-    const slot = await readSlot(ctx, host);
-    if (!slot || !hasWork(slot, now)) return { kind: 'idle' };
-    const stored = await ctx.streams.readNext(EDGES.hostq.stream, hostQueueSubject(host, s.partitions), effectiveCursor(slot, now) + 1);
+    const [slot, tail] = await Promise.all([readSlot(ctx, host), readTail(ctx.kv.hosts, host)]);
+    if (!hasWork(slot, tail, now)) return { kind: 'idle' };
+    const cursor = slot ? effectiveCursor(slot, now) : 0;
+    const stored = await ctx.streams.readNext(EDGES.hostq.stream, hostQueueSubject(host, s.partitions), cursor + 1);
     if (!stored) {
       // the queue's messages are gone (stream retention): nothing left to serve
-      await skipQueued(ctx.kv.hosts, host, slot.tail_seq);
+      await skipQueued(ctx.kv.hosts, host, tail);
       return { kind: 'idle' };
     }
     const m = decodeAdmitted(stored.data);
@@ -89,7 +90,7 @@ export async function serveHost(ctx: StageContext, host: string): Promise<HostTu
       await skipQueued(ctx.kv.hosts, host, stored.seq);
       continue;
     }
-    const at = readyAt(slot, now);
+    const at = slot ? readyAt(slot, now) : 0;
     if (at > 0) return { kind: 'wait', until: at };
     if (!robots) {
       const wait = await refreshRobots(ctx, host, origin);

@@ -126,6 +126,8 @@ describe('http-client (loopback servers)', () => {
     client = createHttpClient({
       userAgent: UA,
       resolve: [parseResolveRule(`*.site.test=127.0.0.1:${port}`)],
+      // these tests talk to loopback servers by address too: the guard has its own tests
+      allowNetworks: ['127.0.0.0/8'],
       keepAliveMs: 5000,
     });
   });
@@ -275,7 +277,7 @@ describe('http-client connection limit', () => {
     });
     server.on('connection', () => connections++);
     const port = await listen(server);
-    const client = createHttpClient({ userAgent: UA, resolve: [], maxConnectionsPerOrigin: 2 });
+    const client = createHttpClient({ userAgent: UA, resolve: [], maxConnectionsPerOrigin: 2, allowNetworks: ['127.0.0.0/8'] });
     try {
       const results = await Promise.all(
         Array.from({ length: 6 }, (_, i) => client.request({ url: `http://127.0.0.1:${port}/${i}`, ...base() })),

@@ -34,6 +34,8 @@ function page(i: number, over: Partial<PageRow> = {}): PageRow {
     nofollow: false,
     outlinks: 3,
     duration_ms: 42,
+    redirected_from: null,
+    redirect_chain: null,
     crawl_id: 'c1',
     ...over,
   };
@@ -63,6 +65,7 @@ function logRow(i: number, over: Partial<FetchLogRow> = {}): FetchLogRow {
     fetch_time: T0 + i,
     duration_ms: 42,
     depth: 0,
+    fetch_redirect: null,
     crawl_id: 'c1',
     ...over,
   };

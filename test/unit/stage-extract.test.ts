@@ -142,10 +142,12 @@ describe('extract', () => {
   });
 
   const charsets: Array<{ name: string; body: Uint8Array; header: string | null; charset: string; text: string }> = [
-    { name: 'header latin1', body: Buffer.from('<p>caf\xe9</p>', 'latin1'), header: 'iso-8859-1', charset: 'iso-8859-1', text: 'café' },
+    // WHATWG: the label iso-8859-1 means windows-1252, and the canonical name is reported
+    { name: 'header latin1', body: Buffer.from('<p>caf\xe9</p>', 'latin1'), header: 'iso-8859-1', charset: 'windows-1252', text: 'café' },
     { name: 'meta charset', body: Buffer.from('<meta charset="windows-1252"><p>caf\xe9</p>', 'latin1'), header: null, charset: 'windows-1252', text: 'café' },
     { name: 'default utf-8', body: Buffer.from('<p>café</p>', 'utf8'), header: null, charset: 'utf-8', text: 'café' },
     { name: 'unknown label → utf-8', body: Buffer.from('<p>café</p>', 'utf8'), header: 'x-unknown', charset: 'utf-8', text: 'café' },
+    { name: 'undeclared, not UTF-8 → windows-1252', body: Buffer.from('<p>\x93caf\xe9\x94</p>', 'latin1'), header: null, charset: 'windows-1252', text: '\u201ccafé\u201d' },
   ];
   for (const c of charsets) {
     test(`charset: ${c.name}`, async () => {

@@ -18,6 +18,7 @@ import {
 import {
   createFakeContext,
   emitted,
+  emitsOn,
   htmlResponse,
   httpResponse,
   onlyOn,
@@ -153,7 +154,14 @@ describe('fetch', () => {
       assert.equal(o.fetch_status, r.status);
       assert.equal(o.reason, `redirect to ${r.target}`);
       const l = onlyOn(out, 'crawl.links', decodeDiscoveredLinks);
-      assert.deepEqual(l, { v: 1, source_url: `https://${HOST}/dir/page`, depth: 2, via: 'redirect', links: [{ url: r.target }] });
+      assert.deepEqual(l, {
+        v: 1,
+        source_url: `https://${HOST}/dir/page`,
+        depth: 2,
+        via: 'redirect',
+        links: [{ url: r.target }],
+        redirect_chain: [`https://${HOST}/dir/page`],
+      });
       assert.deepEqual(subjectsOf(out), [`crawl.outcomes.${P(ctx)}`, `crawl.links.${P(ctx)}`]);
     });
   }
@@ -163,7 +171,7 @@ describe('fetch', () => {
     { name: '500', respond: () => httpResponse(500), outcome: 'http_error', status: 500, reason: /^http 500; http 500: backing off \d+ ms \(1 failures in a row\)$/ },
     { name: '304', respond: () => httpResponse(304), outcome: 'http_error', status: 304, reason: /^http 304$/ },
     { name: '301 without Location', respond: () => httpResponse(301), outcome: 'http_error', status: 301, reason: /without a Location/ },
-    { name: 'pdf', respond: () => httpResponse(200, { headers: { 'content-type': 'application/pdf' }, body: '%PDF-1.4' }), outcome: 'unsupported_content', status: 200, reason: /application\/pdf is not HTML/ },
+    { name: 'pdf', respond: () => httpResponse(200, { headers: { 'content-type': 'application/pdf' }, body: '%PDF-1.4' }), outcome: 'unsupported_content', status: 200, reason: /^application\/pdf: not stored; 0 links harvested$/ },
     { name: 'json', respond: () => httpResponse(200, { headers: { 'content-type': 'application/json' }, body: '{}' }), outcome: 'unsupported_content', status: 200, reason: /not HTML/ },
     { name: 'no type, not markup', respond: () => httpResponse(200, { body: 'plain words' }), outcome: 'unsupported_content', status: 200, reason: /\(none\) is not HTML/ },
     {
@@ -310,5 +318,58 @@ describe('fetch: a grant redelivered after its request completed', () => {
     const again = await fetch(ctx, g);
     assert.deepEqual(emitted(again), []);
     assert.equal(ctx.http.requests.length, 1);
+  });
+});
+
+describe('fetch: redirects, refusals, PDFs', () => {
+  test('a redirect carries its chain on, and the outcome names the target (fetch_redirect)', async () => {
+    const ctx = await granted(() => httpResponse(302, { headers: { location: '/c' } }));
+    const out = await fetch(ctx, grantFor('/b', { redirect_chain: [`https://${HOST}/a`] }));
+    const o = onlyOn(out, 'crawl.outcomes', decodeOutcome);
+    assert.equal(o.fetch_redirect, `https://${HOST}/c`);
+    const l = onlyOn(out, 'crawl.links', decodeDiscoveredLinks);
+    assert.deepEqual(l.redirect_chain, [`https://${HOST}/a`, `https://${HOST}/b`]);
+  });
+
+  test('a redirect back into its own chain is a loop: recorded, not followed', async () => {
+    const ctx = await granted(() => httpResponse(302, { headers: { location: '/a' } }));
+    const out = await fetch(ctx, grantFor('/b', { redirect_chain: [`https://${HOST}/a`] }));
+    assert.deepEqual(subjectsOf(out), [`crawl.outcomes.${P(ctx)}`]);
+    assert.match(onlyOn(out, 'crawl.outcomes', decodeOutcome).reason, /^redirect loop: https:\/\/www\.example\.com\/a -> https:\/\/www\.example\.com\/b -> https:\/\/www\.example\.com\/a/);
+  });
+
+  test('the sixth redirect in a row is not followed', async () => {
+    const chain = [1, 2, 3, 4, 5].map((i) => `https://${HOST}/r${i}`);
+    const ctx = await granted(() => httpResponse(302, { headers: { location: '/next' } }));
+    const five = await fetch(ctx, grantFor('/r5', { redirect_chain: chain.slice(0, 4) }));
+    assert.equal(emitsOn(five, 'crawl.links').length, 1, 'the fifth hop is followed');
+    const ctx2 = await granted(() => httpResponse(302, { headers: { location: '/next' } }));
+    const six = await fetch(ctx2, grantFor('/r6', { redirect_chain: chain }));
+    assert.equal(emitsOn(six, 'crawl.links').length, 0);
+    assert.match(onlyOn(six, 'crawl.outcomes', decodeOutcome).reason, /^too many redirects: more than 5 from https:\/\/www\.example\.com\/r1/);
+  });
+
+  test('an address refused by the SSRF guard: a refused outcome, no retry, no backoff', async () => {
+    const ctx = await granted(() => {
+      throw new HttpFetchError('refused', `refused to connect to 10.0.0.5: private address (allow it with --allow-network)`);
+    });
+    const out = await fetch(ctx, grantFor('/a'));
+    assert.deepEqual(subjectsOf(out), [`crawl.outcomes.${P(ctx)}`]);
+    const o = onlyOn(out, 'crawl.outcomes', decodeOutcome);
+    assert.equal(o.outcome, 'refused');
+    assert.match(o.reason, /private address/);
+    assert.equal((await slotOf(ctx)).failures, 0);
+  });
+
+  test('a PDF is not stored, but its links are sent on (one level deeper)', async () => {
+    const pdf = '%PDF-1.4\n1 0 obj << /Type /Annot /A << /S /URI /URI (https://www.example.com/from-pdf) >> >> endobj\n%%EOF';
+    const ctx = await granted(() => httpResponse(200, { headers: { 'content-type': 'application/pdf' }, body: pdf }));
+    const out = await fetch(ctx, grantFor('/doc.pdf'));
+    const o = onlyOn(out, 'crawl.outcomes', decodeOutcome);
+    assert.equal(o.outcome, 'unsupported_content');
+    assert.equal(o.reason, 'application/pdf: not stored; 1 links harvested');
+    const l = onlyOn(out, 'crawl.links', decodeDiscoveredLinks);
+    assert.deepEqual(l.links.map((x) => x.url), ['https://www.example.com/from-pdf']);
+    assert.equal(l.depth, 3);
   });
 });

@@ -14,13 +14,13 @@ const noJitter = () => 0.5;
 describe('host slot: decideAcquire (pure)', () => {
   const cases: Array<{ name: string; slot: HostSlot | null; seq: number; acquired: boolean; reason?: string }> = [
     { name: 'no slot yet (robots.txt)', slot: null, seq: 0, acquired: true },
-    { name: 'queued URL at the head', slot: slot({ tail_seq: 5, cursor: 2 }), seq: 3, acquired: true },
+    { name: 'queued URL at the head', slot: slot({ cursor: 2 }), seq: 3, acquired: true },
     { name: 'free, next_allowed_at exactly now', slot: slot({ next_allowed_at: T }), seq: 0, acquired: true },
     { name: 'too early', slot: slot({ next_allowed_at: T + 1 }), seq: 0, acquired: false, reason: 'host delay' },
     { name: 'live lease', slot: slot({ lease_id: 'x', lease_until: T + 1 }), seq: 0, acquired: false, reason: 'request in flight' },
     { name: 'expired lease', slot: slot({ lease_id: 'x', lease_until: T, lease_confirmed: true }), seq: 0, acquired: true },
     { name: 'paused', slot: slot({ paused_until: T + 10, failures: 5 }), seq: 0, acquired: false, reason: 'paused after 5 failures' },
-    { name: 'URL already handed out', slot: slot({ tail_seq: 5, cursor: 4 }), seq: 4, acquired: false, reason: 'already handed out' },
+    { name: 'URL already handed out', slot: slot({ cursor: 4 }), seq: 4, acquired: false, reason: 'already handed out' },
   ];
   for (const c of cases) {
     test(c.name, () => {

@@ -246,6 +246,8 @@ describe('persist', () => {
         nofollow: true,
         outlinks: 2,
         duration_ms: 42,
+        redirected_from: null,
+        redirect_chain: null,
         crawl_id: 'test',
       },
     ]);
@@ -265,9 +267,18 @@ describe('persist', () => {
         fetch_time: p.fetch_time,
         duration_ms: 42,
         depth: 2,
+        fetch_redirect: null,
         crawl_id: 'test',
       },
     ]);
+  });
+
+  test('a page reached through redirects records where it came from', async () => {
+    const { writer, handle } = setup({ maxRows: 1, maxDelayMs: 60_000 });
+    await handle(pageIn(finalPage(1, { redirect_chain: ['https://www.example.com/old', 'https://www.example.com/older'] })));
+    const row = writer.batches[0]!.pages[0]!;
+    assert.equal(row.redirected_from, 'https://www.example.com/old');
+    assert.deepEqual(JSON.parse(row.redirect_chain!), ['https://www.example.com/old', 'https://www.example.com/older']);
   });
 
   test('a truncated page is logged as such', async () => {
@@ -303,6 +314,7 @@ describe('persist', () => {
               fetch_time: o.fetch_time,
               duration_ms: o.duration_ms,
               depth: o.depth,
+              fetch_redirect: null,
               crawl_id: 'test',
             },
           ],

@@ -6,7 +6,7 @@ import { parseJsonValue } from '../../pipeline/kv-store.js';
 import { hostQueueSubject } from '../../pipeline/partition.js';
 import type { HttpRequest } from '../../pipeline/adapters/http-client.js';
 import { decodeGrant, decodeOutcome, type AdmittedUrl } from '../../schemas/index.js';
-import { asSlot, releaseSlot, type HostSlot } from '../../stages/host-slot.js';
+import { asSlot, readTail, releaseSlot, type HostSlot } from '../../stages/host-slot.js';
 import { ipKey, type IpSlot } from '../../stages/ip-slot.js';
 import { createFakeContext, httpResponse, networkError, stageInput, type FakeContext, type FakeContextOptions, type Responder } from '../support/fake-context.js';
 
@@ -69,9 +69,8 @@ describe('politeness gate: intake queues URLs per host', () => {
     await queue(ctx, admitted('/a'), admitted('/b'), admitted('/x', 'other.example.com'));
     const subject = hostQueueSubject(HOST, ctx.settings.partitions);
     assert.equal(ctx.streams.on(subject).length, 2);
-    const slot = await slotOf(ctx);
-    assert.equal(slot.tail_seq, 2);
-    assert.equal(slot.cursor, 0);
+    assert.equal(await readTail(ctx.kv.hosts, HOST), 2);
+    assert.equal(await ctx.kv.hosts.get(HOST), null, "the host's politeness slot is not touched by queueing");
   });
 
   test('a redelivered frontier message is queued once (same msgId, same sequence)', async () => {

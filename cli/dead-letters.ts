@@ -1,0 +1,270 @@
+import { jetstream, jetstreamManager, type JetStreamManager, type StoredMsg } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { Option, type Command } from 'commander';
+import { z } from 'zod';
+import { EDGES, SUBJECTS } from '../ops/nats/edges.js';
+import { STAGE_NAMES } from '../pipeline/stage.js';
+import { decodeDeadLetter, decodeMessage, decodeSeed } from '../schemas/index.js';
+import { joinCrawl } from './connection.js';
+import { UsageError, parseIntOption } from './usage-error.js';
+
+const FORMATS = ['table', 'json'] as const;
+type Format = (typeof FORMATS)[number];
+const DLQ_STREAM = EDGES.deadletter.stream;
+const DEFAULT_LIMIT = 100;
+/** table mode: reason and payload preview are cut to this many characters */
+const REASON_WIDTH = 60;
+const PREVIEW_WIDTH = 60;
+
+export interface DeadLettersOptions {
+  stage?: string;
+  format: string;
+  limit: number;
+  requeue: boolean;
+  out: string;
+}
+
+/** One message of CRAWL_DEADLETTER, as listed. */
+export interface ListedLetter {
+  /** sequence in CRAWL_DEADLETTER */
+  seq: number;
+  stage: string;
+  /** ISO time the stage gave up, null if the letter does not say */
+  failed_at: string | null;
+  delivery_count: number | null;
+  /** the original message's subject and its sequence in its stream (null: the letter is not decodable) */
+  subject: string | null;
+  stream: string | null;
+  stream_seq: number | null;
+  reason: string;
+  /** the original payload's `url` if it has one, else null */
+  url: string | null;
+  bytes: number;
+  /** what the table shows: the url, or the byte length */
+  preview: string;
+}
+
+interface Letter extends ListedLetter {
+  data: Uint8Array | null;
+}
+
+export function addDeadLettersCommand(cli: Command, defaultOut: string): Command {
+  return cli
+    .command('dead-letters')
+    .description('list the messages stages gave up on (CRAWL_DEADLETTER, oldest first); --requeue sends them back to their stage')
+    .option('--stage <name>', `only this stage's letters: ${STAGE_NAMES.join(' | ')}`)
+    .addOption(new Option('--format <format>', 'table | json').default('table'))
+    .option('--limit <n>', 'list (or requeue) at most this many letters', parseIntOption('--limit', 1, 1_000_000), DEFAULT_LIMIT)
+    .option(
+      '--requeue',
+      'publish each listed letter’s original message to its original subject again (after a fix), then delete the letter',
+      false,
+    )
+    .option('--out <dir>', 'the running crawl’s output directory (when it runs an embedded server)', defaultOut)
+    .action(async (o: DeadLettersOptions) => process.exit(await deadLetters(o)));
+}
+
+/** `crawl dead-letters`: lists CRAWL_DEADLETTER; with --requeue, republishes the originals and deletes the letters. */
+export async function deadLetters(o: DeadLettersOptions): Promise<number> {
+  if (!(FORMATS as readonly string[]).includes(o.format)) throw new UsageError(`--format must be one of ${FORMATS.join(', ')}, got "${o.format}"`);
+  if (o.stage !== undefined && !(STAGE_NAMES as readonly string[]).includes(o.stage)) {
+    throw new UsageError(`--stage must be one of ${STAGE_NAMES.join(', ')}, got "${o.stage}"`);
+  }
+  const format = o.format as Format;
+  const limit = o.limit ?? DEFAULT_LIMIT;
+  const nc = await joinCrawl(o.out, 'crawl dead-letters');
+  try {
+    const jsm = await openManager(nc);
+    const filter = o.stage ? `${SUBJECTS.deadletter}.${o.stage}` : EDGES.deadletter.subjects[0];
+    const total = await countLetters(jsm, filter, o.stage);
+    const letters = total === 0 ? [] : await readLetters(jsm, filter, limit);
+    const what = o.stage ? `dead letters for stage ${o.stage}` : 'dead letters';
+    if (letters.length === 0) {
+      if (format === 'json') process.stdout.write('[]\n');
+      (format === 'json' ? process.stderr : process.stdout).write(`no ${what}\n`);
+      return 0;
+    }
+    if (!o.requeue) {
+      process.stdout.write(format === 'json' ? JSON.stringify(letters.map(listed), null, 2) + '\n' : table(letters, Math.max(total, letters.length), what));
+      return 0;
+    }
+    return await requeue(nc, jsm, letters, format);
+  } finally {
+    await nc.drain().catch(() => undefined);
+  }
+}
+
+async function openManager(nc: NatsConnection): Promise<JetStreamManager> {
+  try {
+    return await jetstreamManager(nc);
+  } catch (err) {
+    throw new UsageError(`the crawl's NATS server has no JetStream: ${(err as Error).message}`);
+  }
+}
+
+/** How many letters the filter matches (and whether the stream is there at all). */
+async function countLetters(jsm: JetStreamManager, filter: string, stage: string | undefined): Promise<number> {
+  try {
+    const info = await jsm.streams.info(DLQ_STREAM, stage ? { subjects_filter: filter } : undefined);
+    return stage ? (info.state.subjects?.[filter] ?? 0) : info.state.messages;
+  } catch (err) {
+    if ((err as Error).name === 'StreamNotFoundError' || /not found/i.test((err as Error).message)) {
+      throw new UsageError(`no stream ${DLQ_STREAM} on the crawl's NATS server (apply the topology: crawl run, or crawl topology apply)`);
+    }
+    throw err;
+  }
+}
+
+/** Oldest first, by direct gets (next message on the filter after the last one): leaves nothing on the server. */
+async function readLetters(jsm: JetStreamManager, filter: string, limit: number): Promise<Letter[]> {
+  const letters: Letter[] = [];
+  let next = 1;
+  while (letters.length < limit) {
+    const m = await jsm.direct.getMessage(DLQ_STREAM, { seq: next, next_by_subj: filter });
+    if (!m) break;
+    letters.push(toLetter(m));
+    next = m.seq + 1;
+  }
+  return letters;
+}
+
+function toLetter(m: StoredMsg): Letter {
+  // the runner publishes with msgID dlq:<stream>:<seq>, so the header names the original stream
+  const origin = /^dlq:([^:]+):\d+$/.exec(m.header?.get('Nats-Msg-Id') ?? '');
+  const stageFromSubject = m.subject.slice(SUBJECTS.deadletter.length + 1);
+  try {
+    const dl = decodeDeadLetter(m.data);
+    const url = payloadUrl(dl.subject, dl.data);
+    return {
+      seq: m.seq,
+      stage: dl.stage,
+      failed_at: isoTime(dl.failed_at),
+      delivery_count: dl.delivery_count,
+      subject: dl.subject,
+      stream: origin?.[1] ?? null,
+      stream_seq: dl.stream_seq,
+      reason: dl.reason,
+      url,
+      bytes: dl.data.length,
+      preview: url ?? `${dl.data.length} bytes`,
+      data: dl.data,
+    };
+  } catch (err) {
+    return {
+      seq: m.seq,
+      stage: stageFromSubject,
+      failed_at: m.time instanceof Date && !Number.isNaN(m.time.getTime()) ? m.time.toISOString() : null,
+      delivery_count: null,
+      subject: null,
+      stream: origin?.[1] ?? null,
+      stream_seq: null,
+      reason: `(not a readable dead letter: ${(err as Error).message})`,
+      url: null,
+      bytes: m.data.length,
+      preview: `${m.data.length} bytes (whole letter)`,
+      data: null,
+    };
+  }
+}
+
+const WithUrl = z.object({ url: z.string() });
+
+/** The `url` of a crawl message (msgpack, or a seed's JSON / plain text), or null. */
+function payloadUrl(subject: string, data: Uint8Array): string | null {
+  try {
+    return subject === SUBJECTS.seeds ? decodeSeed(data).url : decodeMessage(WithUrl, data, 'payload').url;
+  } catch {
+    return null;
+  }
+}
+
+function isoTime(ms: number): string | null {
+  const d = new Date(ms);
+  return Number.isNaN(d.getTime()) ? null : d.toISOString();
+}
+
+function listed(l: Letter): ListedLetter {
+  const { data: _data, ...rest } = l;
+  return rest;
+}
+
+/** One line, control characters escaped, cut to `width` characters with an ellipsis. */
+function cell(v: string | number | null, width = Infinity): string {
+  if (v === null) return '-';
+  const s = String(v).replace(/[\u0000-\u001f\u007f]/g, (c) =>
+    c === '\n' ? '\\n' : c === '\r' ? '\\r' : c === '\t' ? '\\t' : `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`,
+  );
+  const chars = [...s];
+  return chars.length <= width ? s : chars.slice(0, width - 1).join('') + '…';
+}
+
+function table(letters: Letter[], total: number, what: string): string {
+  const header = ['seq', 'stage', 'failed_at', 'deliveries', 'subject', 'stream_seq', 'reason', 'payload'];
+  const right = [true, false, false, true, false, true, false, false];
+  const rows = letters.map((l) => [
+    cell(l.seq),
+    cell(l.stage),
+    cell(l.failed_at),
+    cell(l.delivery_count),
+    cell(l.subject),
+    cell(l.stream_seq),
+    cell(l.reason, REASON_WIDTH),
+    cell(l.preview, PREVIEW_WIDTH),
+  ]);
+  const widths = header.map((h, i) => Math.max([...h].length, ...rows.map((r) => [...r[i]!].length)));
+  const pad = (s: string, i: number, isHeader: boolean) => {
+    const fill = ' '.repeat(widths[i]! - [...s].length);
+    return !isHeader && right[i] ? fill + s : s + fill;
+  };
+  const line = (cells: string[], isHeader: boolean) => cells.map((c, i) => pad(c, i, isHeader)).join(' | ').trimEnd();
+  const out = [line(header, true), widths.map((w) => '-'.repeat(w)).join('-+-'), ...rows.map((r) => line(r, false))];
+  out.push(letters.length < total ? `(${letters.length} of ${total} ${what}; --limit N shows more)` : `(${letters.length} ${what})`);
+  return out.join('\n') + '\n';
+}
+
+/**
+ * Republishes each letter's original payload to its original subject, msgID `requeue:<dlq seq>`
+ * (a requeue interrupted and run again within the duplicate window does not publish twice),
+ * and deletes the letter only once the publish is acked.
+ */
+async function requeue(nc: NatsConnection, jsm: JetStreamManager, letters: Letter[], format: Format): Promise<number> {
+  const js = jetstream(nc);
+  let done = 0;
+  let failed = 0;
+  const results: Array<ListedLetter & { requeued_to: { stream: string; seq: number; duplicate: boolean } | null; error: string | null }> = [];
+  for (const l of letters) {
+    if (l.data === null || l.subject === null) {
+      failed += 1;
+      const error = 'not a readable dead letter; left in place';
+      process.stderr.write(`skipped dead letter #${l.seq} (${l.stage}): ${error}\n`);
+      results.push({ ...listed(l), requeued_to: null, error });
+      continue;
+    }
+    try {
+      const ack = await js.publish(l.subject, l.data, {
+        msgID: `requeue:${l.seq}`,
+        ...(l.stream ? { expect: { streamName: l.stream } } : {}),
+      });
+      await jsm.streams.deleteMessage(DLQ_STREAM, l.seq, false);
+      done += 1;
+      results.push({ ...listed(l), requeued_to: { stream: ack.stream, seq: ack.seq, duplicate: ack.duplicate }, error: null });
+      if (format === 'table') {
+        const again = ack.duplicate ? ' (already published by an earlier requeue)' : '';
+        process.stdout.write(`requeued #${l.seq} ${l.stage}: ${l.subject} -> ${ack.stream} #${ack.seq}${again}  ${cell(l.preview, PREVIEW_WIDTH)}\n`);
+      }
+    } catch (err) {
+      failed += 1;
+      const error = cell((err as Error).message, 200);
+      process.stderr.write(`failed to requeue dead letter #${l.seq} (${l.stage}) to ${l.subject}: ${error}; left in place\n`);
+      results.push({ ...listed(l), requeued_to: null, error });
+    }
+  }
+  const summary = `requeued ${done} dead letter${done === 1 ? '' : 's'}${failed ? `, ${failed} left in the queue` : ''}\n`;
+  if (format === 'json') {
+    process.stdout.write(JSON.stringify(results, null, 2) + '\n');
+    process.stderr.write(summary);
+  } else {
+    process.stdout.write(summary);
+  }
+  return failed === 0 ? 0 : 1;
+}
