@@ -64,6 +64,7 @@ export interface StageContext {
     seen: KvStore;
     fingerprints: KvStore;
     scope: KvStore;
+    validators: KvStore;
   };
   http: HttpClient;
   /** the largest message the server accepts, so a stage can cap what it emits */

@@ -16,6 +16,8 @@ export const OUTCOMES = [
   'robots_disallowed',
   'filtered',
   'unsupported_content',
+  /** a conditional GET answered 304: the page has not changed since the previous crawl */
+  'not_modified',
   /** the SSRF guard refused the address (loopback, private, link-local, ...) */
   'refused',
   /** not terminal: a retryable failure (5xx, 429, timeout); the URL is queued again */

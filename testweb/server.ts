@@ -78,6 +78,8 @@ export interface TestWeb {
   hostile: HostileHosts | null;
   /** Completed requests, in order of arrival. */
   requestLog(): RequestRecord[];
+  /** Changes these pages (`http://host/path` URLs): new content, ETag and Last-Modified. */
+  touch(urls: readonly string[]): void;
   clearLog(): void;
   close(): Promise<void>;
 }
@@ -128,11 +130,15 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
 
   // Rendering is deterministic, so a bounded cache (insertion-order eviction) is only speed.
   const cache = new Map<string, { body: string; etag: string }>();
+  /** pages changed since the start (`touch`): host+path -> revision */
+  const revisions = new Map<string, number>();
   const rendered = (host: HostModel, page: HtmlResource) => {
-    const id = `${host.name}${page.path}`;
+    const revision = revisions.get(`${host.name}${page.path}`) ?? 0;
+    const id = `${host.name}${page.path}#${revision}`;
     let hit = cache.get(id);
     if (!hit) {
-      const body = renderPage(host.name, page);
+      let body = renderPage(host.name, page);
+      if (revision > 0) body = body.replace('</body>', `<p>This page was updated (revision ${revision}).</p></body>`);
       hit = { body, etag: etagOf(body) };
       if (cache.size >= PAGE_CACHE_LIMIT) cache.delete(cache.keys().next().value as string);
       cache.set(id, hit);
@@ -198,9 +204,13 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
       return send(req, res, 301, 'text/html; charset=utf-8', `<!DOCTYPE html><html><head><title>Moved</title></head><body><a href="${resource.location}">Moved here</a></body></html>\n`, { location: resource.location });
     }
     const page = rendered(host, resource);
-    const headers = { etag: page.etag, 'last-modified': LAST_MODIFIED, 'cache-control': 'max-age=0' };
-    // Conditional GET: the content never changes, so a matching validator is always a 304.
-    if (req.headers['if-none-match'] === page.etag || (req.headers['if-none-match'] === undefined && req.headers['if-modified-since'] === LAST_MODIFIED)) {
+    const revision = revisions.get(`${host.name}${resource.path}`) ?? 0;
+    const lastModified = revision > 0 ? new Date(Date.parse(LAST_MODIFIED) + revision * 86_400_000).toUTCString() : LAST_MODIFIED;
+    const headers = { etag: page.etag, 'last-modified': lastModified, 'cache-control': 'max-age=0' };
+    // Conditional GET (RFC 9110 §13.1): If-None-Match decides when present, else If-Modified-Since.
+    const inm = req.headers['if-none-match'];
+    const ims = req.headers['if-modified-since'];
+    if (inm !== undefined ? inm === page.etag : ims !== undefined && Date.parse(ims) >= Date.parse(lastModified)) {
       res.writeHead(304, headers);
       res.end();
       return;
@@ -289,6 +299,13 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
     politeness,
     hostile,
     requestLog: () => log.slice().sort((a, b) => a.start - b.start),
+    touch: (urls) => {
+      for (const u of urls) {
+        const { hostname, pathname, search } = new URL(u);
+        const key = `${hostname}${pathname}${search}`;
+        revisions.set(key, (revisions.get(key) ?? 0) + 1);
+      }
+    },
     clearLog: () => {
       log = [];
     },

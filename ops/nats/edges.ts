@@ -47,6 +47,8 @@ export const BUCKETS = {
   fingerprints: 'crawl-fingerprints',
   /** registrable domains of the seeds: the default crawl scope */
   scope: 'crawl-scope',
+  /** ETag and Last-Modified per URL, for conditional GETs when a URL is fetched again (a later crawl) */
+  validators: 'crawl-validators',
   /** the crawl's settings, written by `crawl run`, read by workers */
   config: 'crawl-config',
 } as const;

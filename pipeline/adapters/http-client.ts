@@ -244,12 +244,19 @@ function makeDecoder(encoding: string, first: Buffer): zlib.Gunzip | zlib.Inflat
 }
 
 /** Lazily (on the first input byte, so empty bodies decode to empty) pipe `src` through a decoder. */
-function decodeStage(src: ByteSource, encoding: string, live: Set<{ destroy(): unknown }>, decodeErrors: WeakSet<Error>): ByteSource {
+function decodeStage(
+  src: ByteSource,
+  encoding: string,
+  live: Set<{ destroy(): unknown }>,
+  decodeErrors: WeakSet<Error>,
+  onDecoder: (d: zlib.Gunzip | zlib.Inflate | zlib.InflateRaw | zlib.BrotliDecompress) => void = () => {},
+): ByteSource {
   return (async function* () {
     const it = src[Symbol.asyncIterator]();
     const first = await it.next();
     if (first.done) return;
     const decoder = makeDecoder(encoding, first.value);
+    onDecoder(decoder);
     decoder.once('error', (e) => decodeErrors.add(e));
     live.add(decoder);
     const input = Readable.from(
@@ -533,8 +540,14 @@ export function createHttpClient(opts: HttpClientOptions): HttpClient {
       })();
       const codings = method === 'HEAD' ? [] : parseContentEncoding(outHeaders['content-encoding']);
       let source: ByteSource = counted;
+      // the decoder reading the raw body: its bytesWritten is the compressed input it has
+      // actually inflated (rawBytes also counts bytes still waiting in stream buffers)
+      let rawDecoder: { bytesWritten: number } | null = null;
       if (codings !== null) {
-        for (const c of [...codings].reverse()) source = decodeStage(source, c, live, decodeErrors);
+        for (const c of [...codings].reverse()) {
+          const first = rawDecoder === null && source === counted;
+          source = decodeStage(source, c, live, decodeErrors, first ? (d) => (rawDecoder = d) : undefined);
+        }
       }
 
       const cap = Math.max(0, req.maxBodyBytes);
@@ -544,10 +557,11 @@ export function createHttpClient(opts: HttpClientOptions): HttpClient {
       const maxRatio = req.maxDecompressionRatio ?? 200;
       const compressed = codings !== null && codings.length > 0;
       for await (const chunk of source) {
-        if (compressed && size + chunk.length > BOMB_CHECK_FROM_BYTES && size + chunk.length > maxRatio * Math.max(1, rawBytes)) {
+        const consumed = (rawDecoder as { bytesWritten: number } | null)?.bytesWritten ?? rawBytes;
+        if (compressed && size + chunk.length > BOMB_CHECK_FROM_BYTES && size + chunk.length > maxRatio * Math.max(1, consumed)) {
           throw new HttpFetchError(
             'protocol',
-            `fetching ${req.url}: decompression bomb: ${rawBytes} compressed bytes inflate to more than ${size + chunk.length} (ratio over ${maxRatio})`,
+            `fetching ${req.url}: decompression bomb: ${consumed} compressed bytes inflate to more than ${size + chunk.length} (ratio over ${maxRatio})`,
           );
         }
         if (size + chunk.length > cap) {

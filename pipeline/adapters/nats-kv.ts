@@ -62,7 +62,7 @@ export class NatsKvStore implements KvStore {
   }
 }
 
-export type KvStores = Record<'hosts' | 'robots' | 'seen' | 'fingerprints' | 'scope' | 'config', KvStore>;
+export type KvStores = Record<'hosts' | 'robots' | 'seen' | 'fingerprints' | 'scope' | 'validators' | 'config', KvStore>;
 
 /** Opens (never creates) the crawl's buckets: the topology owns them. */
 export async function openKvStores(nc: NatsConnection): Promise<KvStores> {
@@ -74,6 +74,7 @@ export async function openKvStores(nc: NatsConnection): Promise<KvStores> {
     seen: await open(BUCKETS.seen),
     fingerprints: await open(BUCKETS.fingerprints),
     scope: await open(BUCKETS.scope),
+    validators: await open(BUCKETS.validators),
     config: await open(BUCKETS.config),
   };
 }

@@ -1,9 +1,10 @@
 import { encodeDiscoveredLinks, encodeExtracted, type FetchedPage } from '../../schemas/index.js';
 import { subjectFor } from '../../pipeline/partition.js';
-import { emit, type Emit, type Outcome, type StageContext, type StageInput } from '../../pipeline/stage.js';
+import { type Emit, type Outcome, type StageContext, type StageInput } from '../../pipeline/stage.js';
 import { contentDigest } from '../simhash/simhash.js';
 import { decodeBody } from './decode-body.js';
 import { extractHtml } from './extract-html.js';
+import { storeValidators } from '../fetch/validators.js';
 
 /** Options a replay may change (for example to fix a bug in what extract keeps). */
 export interface ExtractOptions {
@@ -39,7 +40,8 @@ export function createExtractHandler(opts: ExtractOptions = { titles: true }) {
     ];
     // nofollow: links are recorded in the output but not followed. Links from a page at the
     // maximum depth are not sent on either: normalize would only reject them all for depth.
-    if (!doc.metaRobots.nofollow && doc.links.length > 0 && p.depth + 1 <= ctx.settings.maxDepth) {
+    const follow = !doc.metaRobots.nofollow;
+    if (follow && doc.links.length > 0 && p.depth + 1 <= ctx.settings.maxDepth) {
       out.push({
         subject: subjectFor('links', p.host, ctx.settings.partitions),
         msgId: `links:${p.fetch_id}`,
@@ -53,6 +55,11 @@ export function createExtractHandler(opts: ExtractOptions = { titles: true }) {
       });
     }
     ctx.metrics.count('extract', 'pages', doc.metaRobots.noindex ? 'noindex' : 'ok');
-    return emit(...out);
+    return {
+      kind: 'emit',
+      messages: out,
+      // for a later crawl's conditional GET (and the links to follow if the answer is 304)
+      afterPublish: () => storeValidators(ctx.kv.validators, p.url, p.headers, p.fetch_time, follow ? doc.links.map((l) => l.url) : []),
+    };
   };
 }

@@ -12,6 +12,7 @@ import { asSlot, confirmLease, releaseSlot, type HostSlot } from '../host-slot.j
 import { nextPacing, type FetchFeedback } from '../host-pacing.js';
 import { judgeFetch } from './failure-policy.js';
 import { harvestPdfLinks } from './pdf-links.js';
+import { conditionalHeaders, readValidators } from './validators.js';
 import { parseJsonValue } from '../../pipeline/kv-store.js';
 import { extendIp, releaseIp } from '../ip-slot.js';
 import { pacingOf } from '../politeness-gate/robots-gate.js';
@@ -179,13 +180,14 @@ export async function handleFetch(input: StageInput<FetchGrant>, ctx: StageConte
   }
   if (lease === 'lost') return backToGate(ctx, g);
   if (g.ip) await extendIp(ctx.kv.hosts, g.ip, g.lease_id, ctx.clock.now() + leaseMs);
+  const previous = await readValidators(ctx.kv.validators, g.url);
   const start = ctx.clock.now();
   let res: HttpResponse | null = null;
   let failure: HttpFetchError | null = null;
   try {
     res = await ctx.http.request({
       url: g.url,
-      headers: { accept: 'text/html,application/xhtml+xml;q=0.9,*/*;q=0.5' },
+      headers: { accept: 'text/html,application/xhtml+xml;q=0.9,*/*;q=0.5', ...conditionalHeaders(previous) },
       connectTimeoutMs: s.connectTimeoutMs,
       headersTimeoutMs: s.headersTimeoutMs,
       totalTimeoutMs: s.totalTimeoutMs,
@@ -209,7 +211,19 @@ export async function handleFetch(input: StageInput<FetchGrant>, ctx: StageConte
   const draw = Math.random();
   const pacingNote = feedback.kind === 'ok' ? '' : await pacingPreview(ctx, g.host, feedback, end, draw);
   let out: Emit[];
-  if (retryable && (g.attempt ?? 0) < s.maxRetries) {
+  if (res?.status === 304 && previous) {
+    const since = new Date(previous.fetch_time).toISOString();
+    const validator = previous.etag ? `ETag ${previous.etag}` : `Last-Modified ${previous.last_modified}`;
+    out = [fetchOutcome(ctx, g, 'not_modified', `not modified since the fetch of ${since} (${validator})`, 304, start, durationMs)];
+    // its links have not changed either: follow them as the first fetch did
+    if (previous.links?.length && g.depth + 1 <= s.maxDepth) {
+      out.push({
+        subject: subjectFor('links', g.host, s.partitions),
+        msgId: `links:${g.fetch_id}`,
+        data: encodeDiscoveredLinks({ v: 1, source_url: g.url, depth: g.depth + 1, via: 'link', links: previous.links.map((url) => ({ url })) }),
+      });
+    }
+  } else if (retryable && (g.attempt ?? 0) < s.maxRetries) {
     out = retryEmits(ctx, g, feedback, res?.status ?? null, start, durationMs, pacingNote);
   } else if (res) {
     out = responseEmits(ctx, g, res, start, durationMs, pacingNote);

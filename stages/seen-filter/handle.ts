@@ -16,8 +16,13 @@ interface SeenRecord {
   over_limit?: boolean;
 }
 
-export const seenKey = (url: string) => createHash('sha256').update(url).digest('hex').slice(0, 40);
-const ADMITTED_COUNTER = 'admitted-count';
+/**
+ * The seen set is per crawl: resuming a crawl (same crawl id) never admits a URL twice, and
+ * a new crawl over the same store (a recrawl) admits every URL again, each then fetched with
+ * the validators of its previous fetch (conditional GET).
+ */
+export const seenKey = (crawlId: string, url: string) => createHash('sha256').update(`${crawlId}\u0000${url}`).digest('hex').slice(0, 40);
+const admittedCounter = (crawlId: string) => `admitted-count.${crawlId}`;
 
 function admitted(ctx: StageContext, c: CandidateUrl, record: SeenRecord) {
   const message: AdmittedUrl = { ...c, fetch_id: record.fetch_id, admitted_at: record.admitted_at };
@@ -54,7 +59,7 @@ function overLimit(ctx: StageContext, c: CandidateUrl, record: SeenRecord): Outc
  */
 export async function handleSeenFilter(input: StageInput<CandidateUrl>, ctx: StageContext): Promise<Outcome> {
   const c = input.message;
-  const key = seenKey(c.url);
+  const key = seenKey(ctx.settings.crawlId, c.url);
   const now = ctx.clock.now();
   const record: SeenRecord = { fetch_id: stableId(ctx.settings.crawlId, c.url, now), admitted_at: now, seq: input.streamSeq };
   try {
@@ -68,7 +73,7 @@ export async function handleSeenFilter(input: StageInput<CandidateUrl>, ctx: Sta
     return emit();
   }
   if (ctx.settings.maxPages > 0) {
-    const count = await casUpdate<number, number>(ctx.kv.seen, ADMITTED_COUNTER, (n) => ({ value: (n ?? 0) + 1, result: (n ?? 0) + 1 }));
+    const count = await casUpdate<number, number>(ctx.kv.seen, admittedCounter(ctx.settings.crawlId), (n) => ({ value: (n ?? 0) + 1, result: (n ?? 0) + 1 }));
     if (count > ctx.settings.maxPages) {
       // remembered, so a redelivery of this message is refused again rather than admitted
       await ctx.kv.seen.put(key, jsonValue({ ...record, over_limit: true }));

@@ -102,6 +102,7 @@ export interface FakeKv {
   seen: MemoryKvStore;
   fingerprints: MemoryKvStore;
   scope: MemoryKvStore;
+  validators: MemoryKvStore;
 }
 
 /**
@@ -168,6 +169,7 @@ export function createFakeContext(overrides: FakeContextOptions = {}): FakeConte
       seen: overrides.kv?.seen ?? new MemoryKvStore(),
       fingerprints: overrides.kv?.fingerprints ?? new MemoryKvStore(),
       scope: overrides.kv?.scope ?? new MemoryKvStore(),
+      validators: overrides.kv?.validators ?? new MemoryKvStore(),
     },
     http: fakeHttp(overrides.respond),
     maxPayloadBytes: overrides.maxPayloadBytes ?? 8 * 1024 * 1024,

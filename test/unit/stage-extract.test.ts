@@ -1,6 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createExtractHandler } from '../../stages/extract/handle.js';
+import { readValidators } from '../../stages/fetch/validators.js';
 import { contentDigest } from '../../stages/simhash/simhash.js';
 import { partitionOf } from '../../pipeline/partition.js';
 import { decodeDiscoveredLinks, decodeExtracted, type FetchedPage } from '../../schemas/index.js';
@@ -164,5 +165,27 @@ describe('extract', () => {
       const e = onlyOn(await extract(ctx, page(body)), 'crawl.extracted', decodeExtracted);
       assert.equal(e.content_length, body.length);
     }
+  });
+});
+
+describe('extract: validators for the next crawl', () => {
+  test("a page with an ETag leaves its validators and followable links once its outputs are out", async () => {
+    const ctx = ctxWith();
+    const p = page(BASIC, { headers: { etag: '"e1"', 'last-modified': 'Mon, 01 Jan 2024 00:00:00 GMT' } });
+    const out = await extract(ctx, p);
+    assert.equal(out.kind, 'emit');
+    assert.equal(await readValidators(ctx.kv.validators, p.url), null, 'nothing before the outputs are published');
+    await (out as { afterPublish?: () => Promise<void> }).afterPublish?.();
+    const v = await readValidators(ctx.kv.validators, p.url);
+    assert.equal(v?.etag, '"e1"');
+    assert.equal(v?.last_modified, 'Mon, 01 Jan 2024 00:00:00 GMT');
+    assert.deepEqual(v?.links, decodedOn(out, 'crawl.links', decodeDiscoveredLinks)[0]!.links.map((l) => l.url));
+  });
+
+  test('a page without validators leaves nothing', async () => {
+    const ctx = ctxWith();
+    const out = await extract(ctx, page(BASIC, { headers: {} }));
+    await (out as { afterPublish?: () => Promise<void> }).afterPublish?.();
+    assert.equal(await readValidators(ctx.kv.validators, page(BASIC).url), null);
   });
 });

@@ -4,6 +4,7 @@ import { handleFetch } from '../../stages/fetch/handle.js';
 import { MESSAGE_OVERHEAD_BYTES } from '../../stages/fetch/spec.js';
 import { acquireSlot, type HostSlot } from '../../stages/host-slot.js';
 import { acquireIp } from '../../stages/ip-slot.js';
+import { readValidators, storeValidators } from '../../stages/fetch/validators.js';
 import { parseJsonValue } from '../../pipeline/kv-store.js';
 import { partitionOf } from '../../pipeline/partition.js';
 import { HttpFetchError } from '../../pipeline/adapters/http-client.js';
@@ -371,5 +372,31 @@ describe('fetch: redirects, refusals, PDFs', () => {
     const l = onlyOn(out, 'crawl.links', decodeDiscoveredLinks);
     assert.deepEqual(l.links.map((x) => x.url), ['https://www.example.com/from-pdf']);
     assert.equal(l.depth, 3);
+  });
+});
+
+describe('fetch: conditional GET', () => {
+  test('a URL with validators is fetched with them; a 304 is not_modified and its kept links are followed', async () => {
+    const ctx = await granted(() => htmlResponse('<p>x</p>'));
+    await fetch(ctx, grantFor('/a'));
+    assert.equal(ctx.http.requests[0]!.headers?.['if-none-match'], undefined, 'nothing to ask the first time');
+    await storeValidators(ctx.kv.validators, `https://${HOST}/a`, { etag: '"v1"', 'last-modified': 'Mon, 01 Jan 2024 00:00:00 GMT' }, 5, [`https://${HOST}/b`]);
+
+    const again = await granted(() => httpResponse(304), { kv: { validators: ctx.kv.validators } });
+    const out = await fetch(again, grantFor('/a', { fetch_id: 'fid/a-recrawl' }));
+    const req = again.http.requests[0]!;
+    assert.equal(req.headers?.['if-none-match'], '"v1"');
+    assert.equal(req.headers?.['if-modified-since'], 'Mon, 01 Jan 2024 00:00:00 GMT');
+    assert.deepEqual(subjectsOf(out), [`crawl.outcomes.${P(again)}`, `crawl.links.${P(again)}`]);
+    assert.deepEqual(onlyOn(out, 'crawl.links', decodeDiscoveredLinks).links, [{ url: `https://${HOST}/b` }]);
+    const o = onlyOn(out, 'crawl.outcomes', decodeOutcome);
+    assert.equal(o.outcome, 'not_modified');
+    assert.match(o.reason, /^not modified since the fetch of \d{4}-\d\d-\d\dT.* \(ETag "v1"\)$/);
+    assert.equal((await slotOf(again)).failures, 0);
+  });
+
+  test('a 304 the crawler did not ask for stays an http_error', async () => {
+    const ctx = await granted(() => httpResponse(304));
+    assert.equal(onlyOn(await fetch(ctx, grantFor('/a')), 'crawl.outcomes', decodeOutcome).outcome, 'http_error');
   });
 });

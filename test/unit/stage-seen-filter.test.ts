@@ -24,7 +24,7 @@ describe('seen-filter', () => {
     const [e] = emitted(out);
     assert.equal(e!.subject, `crawl.frontier.${partitionOf(c.host, ctx.settings.partitions)}`);
     assert.equal(e!.msgId, `admit:${a.fetch_id}`);
-    assert.ok(await ctx.kv.seen.get(seenKey(c.url)), 'the seen set holds the URL');
+    assert.ok(await ctx.kv.seen.get(seenKey(ctx.settings.crawlId, c.url)), "the seen set holds the URL");
     assert.equal(ctx.metrics.total('seen-filter', 'urls', 'admitted'), 1);
   });
 
@@ -37,6 +37,16 @@ describe('seen-filter', () => {
     // also from a different source, depth or via: the URL alone decides
     assert.deepEqual(emitted(await run(ctx, { ...c, depth: 0, via: 'seed', source_url: null }, 12)), []);
     assert.equal(ctx.metrics.total('seen-filter', 'urls', 'seen'), 2);
+  });
+
+  test('a new crawl over the same seen set (a recrawl) admits the URL again, with a new fetch id', async () => {
+    const first = createFakeContext({ settings: { crawlId: 'crawl-1' } });
+    const c = candidate('https://www.example.com/a');
+    const a1 = onlyOn(await run(first, c, 10), 'crawl.frontier', decodeAdmitted);
+    const second = createFakeContext({ settings: { crawlId: 'crawl-2' }, kv: { seen: first.kv.seen } });
+    const a2 = onlyOn(await run(second, c, 11), 'crawl.frontier', decodeAdmitted);
+    assert.notEqual(a2.fetch_id, a1.fetch_id);
+    assert.deepEqual(emitted(await run(second, c, 12)), [], 'and only once per crawl');
   });
 
   test('redelivery of the same message after admission re-emits the same admission', async () => {
