@@ -33,6 +33,7 @@ export function addSettingsOptions(cmd: Command): Command {
     .option('--dns-max-ttl-ms <n>', 'keep DNS answers at most this long (default 3600000)', parseIntOption('--dns-max-ttl-ms', 0))
     .option('--max-body-bytes <n>', 'bytes of a page kept; a longer one is stored cut, marked truncated (default 5242880)', parseIntOption('--max-body-bytes', 1024))
     .option('--min-transfer-rate <n>', 'after 5 s of body, a transfer slower than this many bytes/s is cut off (default 1024; 0 = off)', parseIntOption('--min-transfer-rate', 0))
+    .option('--page-type <mime>', 'also extract and store responses of this content type as pages, e.g. text/plain (repeatable; text/html and application/xhtml+xml always)', collect, [])
     .option('--max-retries <n>', 'retries of a URL after a retryable failure: 5xx, 429, timeout, network (default 3)', parseIntOption('--max-retries', 0, 20));
 }
 
@@ -67,6 +68,7 @@ const RENAMED_SETTINGS = { timeoutMs: 'totalTimeoutMs' } as const;
 export type SettingsFlags = {
   resolve: string[];
   allowNetwork?: string[];
+  pageType?: string[];
   dnsServer?: string[];
   include: string[];
   exclude: string[];
@@ -97,6 +99,7 @@ export function mergeSettings(stored: CrawlSettings | null, o: SettingsFlags): C
   }
   if (o.allowNetwork && o.allowNetwork.length > 0) s.allowNetworks = o.allowNetwork;
   if (o.dnsServer && o.dnsServer.length > 0) s.dnsServers = o.dnsServer;
+  if (o.pageType && o.pageType.length > 0) s.pageTypes = ['text/html', 'application/xhtml+xml', ...o.pageType.map((t) => t.toLowerCase())];
   if (o.include.length > 0) s.include = o.include;
   if (o.exclude.length > 0) s.exclude = o.exclude;
   try {

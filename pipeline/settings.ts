@@ -50,6 +50,8 @@ export const CrawlSettingsSchema = z
     headersTimeoutMs: z.number().int().min(100).default(20_000),
     totalTimeoutMs: z.number().int().min(100).default(30_000),
     maxBodyBytes: z.number().int().min(1024).default(5 * 1024 * 1024),
+    /** content types extracted and stored as pages; others are recorded in fetch_log and skipped (PDFs: links harvested) */
+    pageTypes: z.array(z.string().regex(/^[a-z0-9.+-]+\/[a-z0-9.+-]+$/, 'a MIME type such as text/plain')).default(['text/html', 'application/xhtml+xml']),
     /** a compressed body inflating more than this many times its size is refused as a bomb */
     maxDecompressionRatio: z.number().int().min(2).default(200),
     /** after 5 s of body, a transfer slower than this (bytes/s) is cut off; 0 = off */

@@ -19,12 +19,13 @@ export function parseContentType(header: string | undefined): { mimeType: string
   return { mimeType: (type ?? '').trim().toLowerCase(), charset };
 }
 
-const HTML_TYPES = new Set(['text/html', 'application/xhtml+xml']);
+/** What is extracted and stored as a page unless the crawl says otherwise (`--page-type`). */
+export const DEFAULT_PAGE_TYPES: readonly string[] = ['text/html', 'application/xhtml+xml'];
 /** PDFs are not stored, but their links are followed (best effort) */
 const PDF_TYPES = new Set(['application/pdf', 'application/x-pdf']);
 
 /** What a response is, for the crawl: a page to extract, a redirect to follow, or an outcome to record. */
-export function classifyResponse(res: HttpResponse, url: string): ResponseClass {
+export function classifyResponse(res: HttpResponse, url: string, pageTypes: readonly string[] = DEFAULT_PAGE_TYPES): ResponseClass {
   if (res.status >= 300 && res.status < 400 && res.status !== 304) {
     const location = res.headers['location'];
     if (!location) return { kind: 'http_error', reason: `http ${res.status} without a Location header` };
@@ -38,7 +39,7 @@ export function classifyResponse(res: HttpResponse, url: string): ResponseClass 
   const { mimeType, charset } = parseContentType(res.headers['content-type']);
   // no Content-Type at all: sniff the start of the body for markup
   const looksHtml = mimeType === '' && /^\s*(<!doctype html|<html|<head|<body)/i.test(new TextDecoder().decode(res.body.subarray(0, 512)));
-  if (HTML_TYPES.has(mimeType) || looksHtml) return { kind: 'html', mimeType: mimeType || 'text/html', charset };
+  if (pageTypes.includes(mimeType) || looksHtml) return { kind: 'html', mimeType: mimeType || 'text/html', charset };
   if (PDF_TYPES.has(mimeType)) return { kind: 'pdf', mimeType };
-  return { kind: 'unsupported_content', mimeType, reason: `content type ${mimeType || '(none)'} is not HTML` };
+  return { kind: 'unsupported_content', mimeType, reason: `content type ${mimeType || '(none)'} is not HTML (not stored; --page-type adds types)` };
 }

@@ -71,7 +71,7 @@ function backToGate(ctx: StageContext, g: FetchGrant): Outcome {
 }
 
 function responseEmits(ctx: StageContext, g: FetchGrant, res: HttpResponse, start: number, durationMs: number, pacingNote: string): Emit[] {
-  const verdict = classifyResponse(res, g.url);
+  const verdict = classifyResponse(res, g.url, ctx.settings.pageTypes);
   switch (verdict.kind) {
     case 'redirect': {
       const chain = [...(g.redirect_chain ?? []), g.url];

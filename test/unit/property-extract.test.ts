@@ -16,6 +16,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { createExtractHandler } from '../../stages/extract/handle.js';
 import { contentDigest } from '../../stages/simhash/simhash.js';
+import { MESSAGE_OVERHEAD_BYTES } from '../../stages/fetch/spec.js';
 import { partitionOf } from '../../pipeline/partition.js';
 import { decodeDiscoveredLinks, decodeExtracted, encodeFetched, decodeFetched, type ExtractedPage, type DiscoveredLinks, type FetchedPage } from '../../schemas/index.js';
 import { createFakeContext, onSubject, stageInput } from '../support/fake-context.js';
@@ -404,6 +405,25 @@ describe('extract: properties (hostile documents)', () => {
     );
   });
 
+  // Found while checking message sizes (not by the random properties: it needs a large body).
+  // StageContext.maxPayloadBytes exists "so a stage can cap what it emits"; fetch caps the body
+  // at maxPayloadBytes - MESSAGE_OVERHEAD_BYTES, but extract's outputs are not capped and can be
+  // several times the body: windows-1252 bytes 0x80-0x9F decode to 3-byte UTF-8 characters (x3),
+  // and short relative hrefs become absolute URLs in both crawl.extracted and crawl.links (about
+  // x3.6 each: a 768 KB page of `<a href=N>` gives two 2.8 MB messages at the 1 MiB default).
+  // Above the server's max_payload the publish fails, and the runner naks and retries the page
+  // forever (max_deliver -1; publish errors never dead-letter).
+  test.skip('BUG: a body within the fetch cap yields a crawl.extracted message larger than maxPayloadBytes', async () => {
+    const maxPayloadBytes = 512 * 1024;
+    const ctx = createFakeContext({ maxPayloadBytes });
+    const body = new Uint8Array(maxPayloadBytes - MESSAGE_OVERHEAD_BYTES).fill(0x80); // 256 KiB of "€" in windows-1252
+    const out = await createExtractHandler()(stageInput({ ...basePage(body), charset: 'windows-1252' }), ctx);
+    assert.equal(out.kind, 'emit');
+    for (const m of (out as Extract<typeof out, { kind: 'emit' }>).messages) {
+      assert.ok(m.data.length <= maxPayloadBytes, `${m.subject}: ${m.data.length} bytes > max payload ${maxPayloadBytes}`);
+    }
+  });
+
   test('a 200 KB hostile document is handled in under 2 s', async () => {
     const pathological = fc.constantFrom(
       (n: number) => '<div>'.repeat(n),
@@ -420,6 +440,13 @@ describe('extract: properties (hostile documents)', () => {
       (n: number) => '<a href="/n">'.repeat(n).replace(/\/n/g, () => `/n${Math.random()}`),
       (n: number) => '<select><option>'.repeat(n),
       (n: number) => '<font><b><i><u>'.repeat(n),
+      (n: number) => '<font><b><i><u>x'.repeat(n),
+      (n: number) => '<table><a href="/q">x'.repeat(n),
+      (n: number) => '<b><i><a href=/r>x</b></i>'.repeat(n),
+      (n: number) => '<svg><noscript><a href=/q>'.repeat(n),
+      (n: number) => '<template>'.repeat(n),
+      (n: number) => '<div><a href="/x">t'.repeat(n),
+      (n: number) => `<meta name=robots content=none><base href="//[::1]/">`.repeat(n),
     );
     await fc.assert(
       fc.asyncProperty(fc.oneof(pathological, fc.constant(null)), htmlDocument, documentBytes, async (make, doc, bytes) => {

@@ -400,3 +400,13 @@ describe('fetch: conditional GET', () => {
     assert.equal(onlyOn(await fetch(ctx, grantFor('/a')), 'crawl.outcomes', decodeOutcome).outcome, 'http_error');
   });
 });
+
+describe('fetch: content types', () => {
+  test('text/plain is skipped by default and stored as a page when --page-type adds it', async () => {
+    const plain = () => httpResponse(200, { headers: { 'content-type': 'text/plain; charset=utf-8' }, body: 'just words' });
+    const skipped = await granted(plain);
+    assert.match(onlyOn(await fetch(skipped, grantFor('/a.txt')), 'crawl.outcomes', decodeOutcome).reason, /^content type text\/plain is not HTML/);
+    const kept = await granted(plain, { settings: { pageTypes: ['text/html', 'application/xhtml+xml', 'text/plain'] } });
+    assert.equal(onlyOn(await fetch(kept, grantFor('/a.txt')), 'crawl.fetched', decodeFetched).content_type, 'text/plain');
+  });
+});
