@@ -1,6 +1,7 @@
 import { encodeOutcome, type UrlOutcome } from '../schemas/index.js';
 import { subjectFor } from '../pipeline/partition.js';
 import type { Emit, StageContext } from '../pipeline/stage.js';
+import { cutToBytes } from './message-budget.js';
 
 /**
  * A terminal outcome of a URL (one `fetch_log` row), on `crawl.outcomes.<p>` of its host.
@@ -11,6 +12,10 @@ export function outcomeEmit(ctx: StageContext, msgId: string, outcome: Omit<UrlO
   return {
     subject: subjectFor('outcomes', outcome.host || 'invalid', ctx.settings.partitions),
     msgId,
-    data: encodeOutcome({ v: 1, ...outcome }),
+    // a reason quoting hostile input is recorded, but not whole
+    data: encodeOutcome({ v: 1, ...outcome, reason: cutToBytes(outcome.reason, MAX_RECORDED_BYTES) }),
   };
 }
+
+/** The longest reason a fetch_log row keeps. */
+const MAX_RECORDED_BYTES = 8192;

@@ -5,6 +5,7 @@ import { contentDigest } from '../simhash/simhash.js';
 import { decodeBody } from './decode-body.js';
 import { extractHtml } from './extract-html.js';
 import { storeValidators } from '../fetch/validators.js';
+import { cutToBytes, MESSAGE_SLACK_BYTES, utf8Length, withinBudget } from '../message-budget.js';
 
 /** Options a replay may change (for example to fix a bug in what extract keeps). */
 export interface ExtractOptions {
@@ -17,6 +18,14 @@ export function createExtractHandler(opts: ExtractOptions = { titles: true }) {
     const { text: html, charset } = decodeBody(p.body, p.charset, { truncated: p.truncated });
     const doc = extractHtml(html, p.url);
     const { body: _body, headers: _headers, ...meta } = p;
+    // the extracted page carries its text and links; together they must fit one message
+    const room = Math.max(0, ctx.maxPayloadBytes - MESSAGE_SLACK_BYTES);
+    const links = withinBudget(
+      doc.links.map((l) => ({ url: l.url, anchor: cutToBytes(l.anchorText, 1000), rel: l.rel })),
+      (l) => utf8Length(l.url) + utf8Length(l.anchor) + l.rel.length + 16,
+      Math.floor(room / 3),
+    );
+    const text = cutToBytes(doc.metaRobots.noindex ? '' : doc.text, Math.floor(room / 3));
     const out: Emit[] = [
       {
         subject: subjectFor('extracted', p.host, ctx.settings.partitions),
@@ -28,20 +37,20 @@ export function createExtractHandler(opts: ExtractOptions = { titles: true }) {
           content_digest: contentDigest(p.body),
           title: opts.titles ? doc.title : '',
           // noindex: the page is recorded, but its text is not kept
-          text: doc.metaRobots.noindex ? '' : doc.text,
+          text,
           description: doc.metaRobots.noindex ? null : doc.description,
           language: doc.language,
           canonical_url: doc.canonicalUrl,
           noindex: doc.metaRobots.noindex,
           nofollow: doc.metaRobots.nofollow,
-          links: doc.links.map((l) => ({ url: l.url, anchor: l.anchorText, rel: l.rel })),
+          links,
         }),
       },
     ];
     // nofollow: links are recorded in the output but not followed. Links from a page at the
     // maximum depth are not sent on either: normalize would only reject them all for depth.
     const follow = !doc.metaRobots.nofollow;
-    if (follow && doc.links.length > 0 && p.depth + 1 <= ctx.settings.maxDepth) {
+    if (follow && links.length > 0 && p.depth + 1 <= ctx.settings.maxDepth) {
       out.push({
         subject: subjectFor('links', p.host, ctx.settings.partitions),
         msgId: `links:${p.fetch_id}`,
@@ -50,7 +59,7 @@ export function createExtractHandler(opts: ExtractOptions = { titles: true }) {
           source_url: p.url,
           depth: p.depth + 1,
           via: 'link',
-          links: doc.links.map((l) => ({ url: l.url, anchor: l.anchorText, rel: l.rel })),
+          links,
         }),
       });
     }
@@ -59,7 +68,7 @@ export function createExtractHandler(opts: ExtractOptions = { titles: true }) {
       kind: 'emit',
       messages: out,
       // for a later crawl's conditional GET (and the links to follow if the answer is 304)
-      afterPublish: () => storeValidators(ctx.kv.validators, p.url, p.headers, p.fetch_time, follow ? doc.links.map((l) => l.url) : []),
+      afterPublish: () => storeValidators(ctx.kv.validators, p.url, p.headers, p.fetch_time, follow ? links.map((l) => l.url) : []),
     };
   };
 }

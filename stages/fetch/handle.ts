@@ -12,6 +12,7 @@ import { asSlot, confirmLease, releaseSlot, type HostSlot } from '../host-slot.j
 import { nextPacing, type FetchFeedback } from '../host-pacing.js';
 import { judgeFetch } from './failure-policy.js';
 import { harvestPdfLinks } from './pdf-links.js';
+import { MESSAGE_SLACK_BYTES, utf8Length, withinBudget } from '../message-budget.js';
 import { conditionalHeaders, readValidators } from './validators.js';
 import { parseJsonValue } from '../../pipeline/kv-store.js';
 import { extendIp, releaseIp } from '../ip-slot.js';
@@ -96,7 +97,12 @@ function responseEmits(ctx: StageContext, g: FetchGrant, res: HttpResponse, star
     case 'http_error':
       return [fetchOutcome(ctx, g, 'http_error', withNote(verdict.reason, pacingNote), res.status, start, durationMs)];
     case 'pdf': {
-      const links = harvestPdfLinks(res.body);
+      // URLs normalize would refuse anyway (over 2048 characters) are dropped, and the rest must fit one message
+      const links = withinBudget(
+        harvestPdfLinks(res.body).filter((u) => u.length <= 2048),
+        (u) => utf8Length(u) + 16,
+        Math.max(0, ctx.maxPayloadBytes - MESSAGE_SLACK_BYTES),
+      );
       const reason = `${verdict.mimeType}: not stored; ${links.length} links harvested${res.truncated ? ' (body truncated)' : ''}`;
       const out = [fetchOutcome(ctx, g, 'unsupported_content', reason, res.status, start, durationMs)];
       if (links.length > 0 && g.depth + 1 <= ctx.settings.maxDepth) {
@@ -229,7 +235,7 @@ export async function handleFetch(input: StageInput<FetchGrant>, ctx: StageConte
     out = responseEmits(ctx, g, res, start, durationMs, pacingNote);
   } else if (failure!.code === 'refused') {
     ctx.log.warn({ url: g.url, reason: failure!.message }, 'SSRF guard refused an address');
-    out = [fetchOutcome(ctx, g, 'refused', failure!.message, null, start, durationMs)];
+    out = [fetchOutcome(ctx, g, 'refused', failure!.message || 'refused by the SSRF guard', null, start, durationMs)];
   } else {
     out = [fetchOutcome(ctx, g, 'network_error', withNote(`${failure!.code}: ${failure!.message}`, pacingNote), null, start, durationMs)];
   }
