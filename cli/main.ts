@@ -61,9 +61,11 @@ function program(): Command {
     .option('--port <p>', 'port (0 = any free port)', parseIntOption('--port', 0, 65535), 0)
     .option('--seed <n>', 'generator seed', parseIntOption('--seed', 0), 1)
     .option('--bench-hosts <n>', 'extra allow-all hosts for benchmarks', parseIntOption('--bench-hosts', 0, 10_000), 0)
+    .option('--politeness', 'also serve the politeness hosts (*.polite.test; *.sharedip.test on 127.0.0.2)', false)
+    .option('--hostile', 'also serve hostile.test: bombs, endless bodies, redirect loops, lying headers', false)
     .action(async (o) => {
       const { runTestWebCli } = await import('../testweb/main.js');
-      await runTestWebCli({ hosts: o.hosts, port: o.port, seed: o.seed, benchHosts: o.benchHosts });
+      await runTestWebCli({ hosts: o.hosts, port: o.port, seed: o.seed, benchHosts: o.benchHosts, politeness: o.politeness, hostile: o.hostile });
     });
 
   addRobotsCheckCommand(cli);

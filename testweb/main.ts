@@ -9,6 +9,10 @@ export interface TestWebCliArgs {
   port: number;
   seed: number;
   benchHosts?: number;
+  /** also serve the politeness hosts (*.polite.test, *.sharedip.test on 127.0.0.2) */
+  politeness?: boolean;
+  /** also serve hostile.test */
+  hostile?: boolean;
   /** Where the status line goes; default stdout. */
   out?: (line: string) => void;
   /** Stops the server when aborted, like a signal (for tests). */
@@ -21,11 +25,22 @@ function range(names: string[]): string {
 
 /** Starts the test web, prints one status line, and resolves once stopped by SIGINT/SIGTERM. */
 export async function runTestWebCli(args: TestWebCliArgs): Promise<void> {
-  const web = await startTestWeb({ hosts: args.hosts, port: args.port, seed: args.seed, benchHosts: args.benchHosts ?? 0 });
+  const web = await startTestWeb({
+    hosts: args.hosts,
+    port: args.port,
+    seed: args.seed,
+    benchHosts: args.benchHosts ?? 0,
+    ...(args.politeness ? { politeness: true } : {}),
+    ...(args.hostile ? { hostile: true } : {}),
+  });
   const { siteHostNames, benchHostNames } = web.model;
   let summary = `${siteHostNames.length} hosts${range(siteHostNames)}`;
   if (benchHostNames.length > 0) summary += `, ${benchHostNames.length} bench hosts${range(benchHostNames)}`;
-  (args.out ?? ((l: string) => process.stdout.write(`${l}\n`)))(`testweb listening on 127.0.0.1:${web.port} (${summary})`);
+  if (web.politeness) summary += `, ${web.politeness.hostNames.length} politeness hosts`;
+  if (web.hostile) summary += ', hostile.test';
+  const out = args.out ?? ((l: string) => process.stdout.write(`${l}\n`));
+  out(`testweb listening on 127.0.0.1:${web.port} (${summary})`);
+  if (args.politeness || args.hostile) out(`crawl with: ${web.resolveRules.map((r) => `--resolve ${r}`).join(' ')}`);
 
   await new Promise<void>((resolve) => {
     const stop = () => {

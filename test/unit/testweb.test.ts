@@ -327,3 +327,16 @@ test('runTestWebCli prints its address and stops on abort', async () => {
   ac.abort();
   await running;
 });
+
+test('runTestWebCli with the politeness and hostile hosts says so and prints the --resolve rules to crawl them', async () => {
+  const lines: string[] = [];
+  const ac = new AbortController();
+  const running = runTestWebCli({ hosts: 2, port: 0, seed: 1, politeness: true, hostile: true, out: (l) => lines.push(l), signal: ac.signal });
+  while (lines.length < 2) await new Promise((r) => setTimeout(r, 5));
+  assert.match(lines[0] as string, /^testweb listening on 127\.0\.0\.1:(\d+) \(2 hosts: .*, 55 politeness hosts, hostile\.test\)$/);
+  const port = /:(\d+) /.exec(lines[0] as string)![1];
+  assert.match(lines[1] as string, new RegExp(`--resolve \\*\\.sharedip\\.test=127\\.0\\.0\\.2:${port}`));
+  assert.match(lines[1] as string, new RegExp(`--resolve \\*\\.hostile\\.test=127\\.0\\.0\\.1:${port}`));
+  ac.abort();
+  await running;
+});
