@@ -1,5 +1,6 @@
 import { decodeAdmitted, type AdmittedUrl } from '../../schemas/index.js';
-import { parseJsonValue } from '../../pipeline/kv-store.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { parseJsonValue, type KvWatchEvent } from '../../pipeline/kv-store.js';
 import type { BackgroundTask, StageContext, StageDefinition } from '../../pipeline/stage.js';
 import { asSlot, readyAt, TAIL_PREFIX, type HostSlot, type QueueTail } from '../host-slot.js';
 import type { IpSlot } from '../ip-slot.js';
@@ -14,39 +15,57 @@ import { gateEmits, gateInput, GATE_SCHEDULER_CONCURRENCY } from './spec.js';
  */
 export async function startHostScheduler(ctx: StageContext, concurrency = GATE_SCHEDULER_CONCURRENCY): Promise<BackgroundTask & { scheduler: HostScheduler }> {
   const scheduler = new HostScheduler(ctx, concurrency);
-  const watch = await ctx.kv.hosts.watch();
+  let stopping = false;
+  let watch = await ctx.kv.hosts.watch();
   const feed = (async () => {
-    for await (const event of watch) {
-      if (!event.value) continue;
-      const now = ctx.clock.now();
-      if (event.key.startsWith('_ip.')) {
-        scheduler.ipFreed(parseJsonValue<IpSlot>(event.value).ip);
-        continue;
+    // the watch is the scheduler's only news: if it ends (the server went away and the
+    // watch could not resume), it is opened again; its replay of every key loses nothing
+    for (;;) {
+      try {
+        for await (const event of watch) onHostEvent(ctx, scheduler, event);
+      } catch (err) {
+        ctx.log.warn({ err: (err as Error).message }, 'watch of the hosts bucket failed');
       }
-      if (event.key.startsWith(TAIL_PREFIX)) {
-        // a URL was queued (by this gate or another)
-        const tail = parseJsonValue<QueueTail>(event.value);
-        scheduler.notify(tail.host);
-        continue;
+      if (stopping) return;
+      ctx.log.warn('watch of the hosts bucket ended; opening it again');
+      await sleep(1000);
+      if (stopping) return;
+      try {
+        watch = await ctx.kv.hosts.watch();
+      } catch (err) {
+        ctx.log.warn({ err: (err as Error).message }, 'reopening the watch of the hosts bucket failed; retrying');
       }
-      // the host's slot changed (a release, a lease, a pause): serve it when it is ready;
-      // a turn finds out cheaply if it has nothing queued
-      const raw = parseJsonValue<Partial<HostSlot>>(event.value);
-      if (!raw.host) continue;
-      const slot = asSlot(raw.host, raw);
-      // (a live lease: at its end, in case its holder dies and never releases it)
-      scheduler.notify(slot.host, readyAt(slot, now));
     }
-  })().catch((err: Error) => ctx.log.error({ err: err.message }, 'watch of the hosts bucket ended'));
+  })();
   scheduler.start();
   return {
     scheduler,
     async stop() {
+      stopping = true;
       watch.stop();
       await scheduler.stop();
       await feed;
     },
   };
+}
+
+function onHostEvent(ctx: StageContext, scheduler: HostScheduler, event: KvWatchEvent): void {
+  if (!event.value) return;
+  if (event.key.startsWith('_ip.')) {
+    scheduler.ipFreed(parseJsonValue<IpSlot>(event.value).ip);
+    return;
+  }
+  if (event.key.startsWith(TAIL_PREFIX)) {
+    // a URL was queued (by this gate or another)
+    scheduler.notify(parseJsonValue<QueueTail>(event.value).host);
+    return;
+  }
+  // the host's slot changed (a release, a lease, a pause): serve it when it is ready; a turn
+  // finds out cheaply if it has nothing queued (a live lease: at its end, in case its holder
+  // dies and never releases it)
+  const raw = parseJsonValue<Partial<HostSlot>>(event.value);
+  if (!raw.host) return;
+  scheduler.notify(raw.host, readyAt(asSlot(raw.host, raw), ctx.clock.now()));
 }
 
 export const politenessGateStage: StageDefinition<AdmittedUrl> = {

@@ -2,7 +2,8 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { handleGateIntake } from '../../stages/politeness-gate/handle.js';
 import { serveHost } from '../../stages/politeness-gate/serve-host.js';
-import { parseJsonValue } from '../../pipeline/kv-store.js';
+import { jsonValue, parseJsonValue } from '../../pipeline/kv-store.js';
+import { startHostScheduler } from '../../stages/politeness-gate/index.js';
 import { hostQueueSubject } from '../../pipeline/partition.js';
 import type { HttpRequest } from '../../pipeline/adapters/http-client.js';
 import { decodeGrant, decodeOutcome, type AdmittedUrl } from '../../schemas/index.js';
@@ -245,5 +246,36 @@ describe('politeness gate: leases and crashes', () => {
     const again = grants(ctx);
     assert.equal(again.length, 1, 'the same msgId: the server keeps one grant');
     assert.equal((await slotOf(ctx)).lease_id, first.lease_id);
+  });
+});
+
+describe('politeness gate: the hosts watch', () => {
+  test('a watch that ends is opened again, and news after that still reaches the scheduler', async () => {
+    const ctx = gateContext(robots(404));
+    const store = ctx.kv.hosts;
+    const realWatch = store.watch.bind(store);
+    let opened = 0;
+    store.watch = async () => {
+      opened += 1;
+      const w = await realWatch();
+      if (opened === 1) setTimeout(() => w.stop(), 10); // the first watch dies
+      return w;
+    };
+    const bg = await startHostScheduler(ctx, 4);
+    const notified: string[] = [];
+    const notify = bg.scheduler.notify.bind(bg.scheduler);
+    bg.scheduler.notify = (host, at) => {
+      notified.push(host);
+      notify(host, at);
+    };
+    try {
+      await new Promise((r) => setTimeout(r, 1300));
+      assert.equal(opened, 2, 'reopened after about a second');
+      await store.put('_q.late.example.com', jsonValue({ host: 'late.example.com', tail_seq: 1 }));
+      await new Promise((r) => setTimeout(r, 50));
+      assert.ok(notified.includes('late.example.com'));
+    } finally {
+      await bg.stop();
+    }
   });
 });
