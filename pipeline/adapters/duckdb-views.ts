@@ -101,6 +101,38 @@ function dedupViewSelect(table: TableName): string {
   return `SELECT ${cols} FROM (${byKey})`;
 }
 
+/**
+ * `hosts`: one row per host, from `pages` and `fetch_log`: what was stored, what failed,
+ * what robots.txt kept out, and how fast the host answered.
+ */
+const HOSTS_VIEW = `
+WITH p AS (
+  SELECT url_host_name AS host, count(*) AS pages, sum(content_length) AS bytes,
+         median(duration_ms) AS median_latency_ms, max(fetch_time) AS last_page_at
+  FROM pages GROUP BY 1
+), f AS (
+  SELECT url_host_name AS host,
+         count(*) FILTER (WHERE outcome IN ('http_error', 'network_error', 'refused')) AS errors,
+         count(*) FILTER (WHERE outcome = 'retry') AS retries,
+         count(*) FILTER (WHERE outcome = 'not_modified') AS not_modified,
+         count(*) FILTER (WHERE outcome = 'robots_disallowed') AS robots_disallowed,
+         bool_or(outcome = 'robots_disallowed' AND reason LIKE 'robots.txt unavailable%') AS robots_unavailable
+  FROM fetch_log WHERE url_host_name <> '' GROUP BY 1
+)
+SELECT coalesce(p.host, f.host) AS url_host_name,
+       coalesce(p.pages, 0) AS pages,
+       coalesce(f.errors, 0) AS errors,
+       coalesce(f.retries, 0) AS retries,
+       coalesce(f.not_modified, 0) AS not_modified,
+       coalesce(f.robots_disallowed, 0) AS robots_disallowed,
+       coalesce(p.bytes, 0) AS bytes,
+       p.median_latency_ms,
+       p.last_page_at,
+       CASE WHEN coalesce(f.robots_unavailable, false) THEN 'unavailable'
+            WHEN coalesce(f.robots_disallowed, 0) > 0 THEN 'rules disallow some URLs'
+            ELSE 'allowed' END AS robots_state
+FROM p FULL OUTER JOIN f ON p.host = f.host`;
+
 // ---- DuckDB values → plain JS ----------------------------------------------
 
 function timestampToPlain(micros: bigint, fallback: string): string {
@@ -154,6 +186,8 @@ export async function openOutputDatabase(outDir: string): Promise<OutputDatabase
       await conn.run(`CREATE OR REPLACE VIEW ${id(table)} AS ${dedupViewSelect(table)}`);
       state.set(table, has);
     }
+    // built on the views above, which DuckDB binds at query time: created once
+    await conn.run(`CREATE VIEW IF NOT EXISTS hosts AS ${HOSTS_VIEW}`);
   }
 
   function serialized<T>(fn: () => Promise<T>): Promise<T> {

@@ -201,6 +201,32 @@ describe('parquet output', () => {
     }
   });
 
+  test('hosts: one summary row per host from pages and fetch_log', async () => {
+    const out = await mk();
+    const w = await ParquetTableWriter.open(out);
+    await w.write({
+      pages: [page(1, { url_host_name: 'a.test', content_length: 100, duration_ms: 10 }), page(2, { url_host_name: 'a.test', content_length: 300, duration_ms: 30 })],
+      fetch_log: [
+        logRow(1, { url_host_name: 'a.test', outcome: 'http_error' }),
+        logRow(2, { url_host_name: 'a.test', outcome: 'retry' }),
+        logRow(3, { url_host_name: 'b.test', outcome: 'robots_disallowed', reason: 'robots.txt unavailable for 3600 s, giving up: http 503' }),
+        logRow(4, { url_host_name: 'c.test', outcome: 'robots_disallowed', reason: 'robots.txt: Disallow: /private/' }),
+      ],
+    });
+    await w.close();
+    const db = await openOutputDatabase(out);
+    try {
+      const r = await db.run('SELECT url_host_name, pages, errors, retries, robots_disallowed, bytes, median_latency_ms, robots_state FROM hosts ORDER BY 1');
+      assert.deepEqual(r.rows, [
+        ['a.test', 2, 1, 1, 0, 400, 20, 'allowed'],
+        ['b.test', 0, 0, 0, 1, 0, null, 'unavailable'],
+        ['c.test', 0, 0, 0, 1, 0, null, 'rules disallow some URLs'],
+      ]);
+    } finally {
+      await db.close();
+    }
+  });
+
   test('views pick up files written after the database was opened', async () => {
     const out = await mk();
     const w = await ParquetTableWriter.open(out);
