@@ -78,6 +78,8 @@ export interface TestWeb {
   hostile: HostileHosts | null;
   /** Completed requests, in order of arrival. */
   requestLog(): RequestRecord[];
+  /** Requests that have arrived and are not finished yet (host, path, start). */
+  inFlight(): Array<Pick<RequestRecord, 'host' | 'path' | 'start'>>;
   /** Changes these pages (`http://host/path` URLs): new content, ETag and Last-Modified. */
   touch(urls: readonly string[]): void;
   clearLog(): void;
@@ -218,6 +220,8 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
     send(req, res, 200, 'text/html; charset=utf-8', page.body, headers);
   }
 
+  /** requests that arrived and are not finished yet */
+  const inFlight = new Set<RequestRecord>();
   const handler = (req: IncomingMessage, res: ServerResponse): void => {
     const start = now();
     const target = req.url ?? '/';
@@ -234,10 +238,12 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
       localAddress: req.socket.localAddress ?? '',
     };
     recordOf.set(res, record);
+    inFlight.add(record);
     let done = false;
     const finish = () => {
       if (done) return;
       done = true;
+      inFlight.delete(record);
       record.end = now();
       // A connection closed before the response was sent is logged with status 0.
       record.status = res.headersSent ? res.statusCode : (rawStatusOf.get(res) ?? 0);
@@ -299,6 +305,7 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
     politeness,
     hostile,
     requestLog: () => log.slice().sort((a, b) => a.start - b.start),
+    inFlight: () => [...inFlight].map((r) => ({ host: r.host, path: r.path, start: r.start })),
     touch: (urls) => {
       for (const u of urls) {
         const { hostname, pathname, search } = new URL(u);

@@ -99,7 +99,7 @@ describe('politeness audit: one process', () => {
   });
 });
 
-describe('politeness audit: three gates, three fetchers, one fetcher SIGKILLed mid-crawl', () => {
+describe('politeness audit: three gates, three fetchers SIGKILLed in the middle of a request and replaced', () => {
   let web: TestWeb;
   let out: string;
   let nats: Awaited<ReturnType<typeof startTestNats>>;
@@ -130,11 +130,17 @@ describe('politeness audit: three gates, three fetchers, one fetcher SIGKILLed m
     const seeded = await runCli(['seed', ...seeds(web)], env);
     assert.equal(seeded.code, 0, seeded.stderr);
 
-    // SIGKILL a fetcher once the slow host is being crawled: its requests take 700 ms, so
-    // with three fetchers sharing the work one is very likely mid-request
-    for (let i = 0; i < 300 && web.requestLog().filter((r) => r.host === SLOW_HOST).length < 3; i++) await sleep(100);
-    fetchers[0]!.child.kill('SIGKILL');
-    await fetchers[0]!.done;
+    // SIGKILL every fetcher while a request to the slow host (700 ms) is in flight, so one of
+    // them certainly dies mid-request; then start three fresh ones
+    let caught = false;
+    for (let i = 0; i < 600 && !caught; i++) {
+      caught = web.inFlight().some((r) => r.host === SLOW_HOST && r.path !== '/robots.txt');
+      if (!caught) await sleep(50);
+    }
+    assert.ok(caught, 'a request to the slow host was seen in flight');
+    for (const f of fetchers) f.child.kill('SIGKILL');
+    await Promise.all(fetchers.map((f) => f.done));
+    for (let i = 0; i < 3; i++) workers.push(startCli(['worker', '--stage', 'fetch', '--out', out], env));
 
     const nc = await connectNats(nats.url, 'test-observer');
     const jsm = await jetstreamManager(nc);
@@ -146,8 +152,9 @@ describe('politeness audit: three gates, three fetchers, one fetcher SIGKILLed m
     }
     await nc.close();
     assert.equal(quiet, 3, 'the crawl did not become idle');
-    for (const w of workers) if (w !== fetchers[0]) w.child.kill('SIGTERM');
-    await Promise.all(workers.filter((w) => w !== fetchers[0]).map((w) => w.done));
+    const alive = workers.filter((w) => !fetchers.includes(w));
+    for (const w of alive) w.child.kill('SIGTERM');
+    for (const e of await Promise.all(alive.map((w) => w.done))) assert.equal(e.code, 0, `a worker did not stop cleanly: ${e.stderr.slice(-500)}`);
     workers.length = 0;
     await auditAndCheckPages(web, out);
   });

@@ -340,3 +340,22 @@ test('runTestWebCli with the politeness and hostile hosts says so and prints the
   ac.abort();
   await running;
 });
+
+test('inFlight() shows a request from its arrival until its response ends', async () => {
+  const web = await startTestWeb({ hosts: 1, seed: 1, responseDelayMs: 300 });
+  try {
+    const host = web.model.siteHostNames[0]!;
+    const pending = getFromTestWeb(web.port, host, '/');
+    let seen: Array<{ host: string; path: string }> = [];
+    for (let i = 0; i < 50 && seen.length === 0; i++) {
+      await new Promise((r) => setTimeout(r, 10));
+      seen = web.inFlight();
+    }
+    assert.deepEqual(seen.map((r) => [r.host, r.path]), [[host, '/']]);
+    await pending;
+    assert.deepEqual(web.inFlight(), []);
+    assert.equal(web.requestLog().length, 1);
+  } finally {
+    await web.close();
+  }
+});
