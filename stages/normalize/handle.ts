@@ -13,6 +13,7 @@ import { canonicalize } from './canonical-url.js';
 import { checkScope, parsePattern } from './scope.js';
 import { ScopeCache } from './scope-cache.js';
 import { RecentUrls } from './recent-urls.js';
+import { repeatedSegments } from './traps.js';
 import { stableId } from '../stage-ids.js';
 import { perKey } from '../per-key.js';
 import { outcomeEmit } from '../outcome-emit.js';
@@ -91,6 +92,11 @@ async function handleLinks(msg: DiscoveredLinks, ctx: StageContext): Promise<Out
     });
     if (!verdict.ok) {
       out.push(filtered(ctx, result.url, result.host, msg.depth, `${verdict.reason}: ${verdict.detail}`));
+      continue;
+    }
+    const trap = repeatedSegments(new URL(result.url).pathname);
+    if (trap) {
+      out.push(filtered(ctx, result.url, result.host, msg.depth, `trap_repeated_segments: ${trap}`));
       continue;
     }
     recent.add(result.url);

@@ -194,7 +194,7 @@ const excludePatterns = fc.constantFrom<string[]>([], [], [], ['/private/*'], ['
 // ---------------------------------------------------------------------------------------------
 // Helpers
 
-const FILTER_REASON = /^(invalid_url|unsupported_scheme|too_long|invalid_host|out_of_scope|excluded_pattern|not_included|max_depth): \S/;
+const FILTER_REASON = /^(invalid_url|unsupported_scheme|too_long|invalid_host|out_of_scope|excluded_pattern|not_included|max_depth|trap_repeated_segments): \S/;
 
 const run = (ctx: FakeContext, input: NormalizeInput) => handleNormalize(stageInput(input), ctx);
 
