@@ -1,7 +1,7 @@
 /**
  * Conformance of stages/politeness-gate/robots-rules.ts with Google's robots.txt parser
  * tests (google/robotstxt robots_test.cc, 145 isAllowed checks), vendored in
- * /work/shared/conformance (see SOURCES.md there).
+ * test/fixtures/conformance (see SOURCES.md there: pinned sources and licenses).
  *
  * Every case passes except the ones in DEPARTURES, each listed with its reason. The test
  * checks that each departure really gives the other answer, so the list cannot go stale.
@@ -29,7 +29,7 @@ interface RobotsCase {
   notes: string | null;
 }
 
-const CASES_PATH = path.resolve(process.cwd(), '../shared/conformance/google-robotstxt-cases.json');
+const CASES_PATH = path.resolve(process.cwd(), 'test/fixtures/conformance/google-robotstxt-cases.json');
 const EXPECTED_CASE_COUNT = 145;
 
 const key = (c: Pick<RobotsCase, 'test_name' | 'source_line'>) => `${c.test_name}@${c.source_line}`;
@@ -62,7 +62,7 @@ function loadCases(): RobotsCase[] {
   if (!fs.existsSync(CASES_PATH)) {
     throw new Error(
       `robots.txt conformance data not found at ${CASES_PATH}. Run the tests from the repository root ` +
-        `(cwd ${process.cwd()}) with /work/shared/conformance present (see SOURCES.md there).`,
+        `(cwd ${process.cwd()}); the data is vendored in test/fixtures/conformance.`,
     );
   }
   const data: unknown = JSON.parse(fs.readFileSync(CASES_PATH, 'utf8'));

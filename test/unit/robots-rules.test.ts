@@ -359,7 +359,7 @@ describe('percent-encoding properties', () => {
 // ---------------------------------------------------------------------------------------
 // google-robotstxt-aux-cases.json: the parts that apply to this module
 
-const AUX_PATH = path.resolve(process.cwd(), '../shared/conformance/google-robotstxt-aux-cases.json');
+const AUX_PATH = path.resolve(process.cwd(), 'test/fixtures/conformance/google-robotstxt-aux-cases.json');
 
 interface AuxCases {
   valid_user_agent: Array<{ user_agent: string | null; expected_valid: boolean; source_line: number }>;

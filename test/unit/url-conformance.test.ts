@@ -1,5 +1,5 @@
 /**
- * URL-normalisation conformance against third-party suites in /work/shared/conformance
+ * URL-normalisation conformance against third-party suites vendored in test/fixtures/conformance (SOURCES.md: pinned sources, licenses)
  * (see SOURCES.md there):
  *
  * - url-normalization-cases.json, crawler-commons BasicURLNormalizer profile: every case
@@ -16,7 +16,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { canonicalize, type CanonicalizeOptions } from '../../stages/normalize/canonical-url.js';
 
-const CONFORMANCE_DIR = resolve(process.cwd(), '../shared/conformance');
+const CONFORMANCE_DIR = resolve(process.cwd(), 'test/fixtures/conformance');
 const CASES_FILE = resolve(CONFORMANCE_DIR, 'url-normalization-cases.json');
 const WHATWG_FILE = resolve(CONFORMANCE_DIR, 'urltestdata.json');
 
@@ -57,7 +57,7 @@ const DEPARTURES: ReadonlyMap<string, string> = new Map([
 function loadJson(file: string): unknown {
   if (!existsSync(file)) {
     assert.fail(
-      `conformance data not found: ${file} (tests must run from the repository root, with /work/shared/conformance next to it)`,
+      `conformance data not found: ${file} (tests must run from the repository root; the data is vendored in test/fixtures/conformance)`,
     );
   }
   return JSON.parse(readFileSync(file, 'utf8'));
