@@ -7,7 +7,7 @@ import { hostAddressResolver } from './adapters/host-address.js';
 import { DnsCache } from './adapters/dns-cache.js';
 import { openKvStores, type KvStores } from './adapters/nats-kv.js';
 import { jsonValue, parseJsonValue, type KvStore } from './kv-store.js';
-import { asSlot, hasWork, leaseLive, TAIL_PREFIX, type HostSlot, type QueueTail } from '../stages/host-slot.js';
+import { hasWork, leaseLive, readSlot, TAIL_PREFIX, type QueueTail } from '../stages/host-slot.js';
 import type { Logger } from './logger.js';
 import { StageMetrics } from './metrics.js';
 import { StageRunner } from './runner.js';
@@ -128,8 +128,7 @@ export async function busyHosts(hosts: KvStore, now: number): Promise<number> {
     const tailEntry = await hosts.get(key);
     if (!tailEntry) continue;
     const { host, tail_seq } = parseJsonValue<QueueTail>(tailEntry.value);
-    const entry = await hosts.get(host);
-    const slot = entry ? asSlot(host, parseJsonValue<Partial<HostSlot>>(entry.value)) : null;
+    const slot = await readSlot(hosts, host);
     if (hasWork(slot, tail_seq, now) || (slot && leaseLive(slot, now))) busy += 1;
   }
   return busy;

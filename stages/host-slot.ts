@@ -84,6 +84,12 @@ export const TAIL_PREFIX = '_q.';
 
 export const hasWork = (slot: HostSlot | null, tail: number, now: number) => tail > (slot ? effectiveCursor(slot, now) : 0);
 
+/** The host's slot, or null when it has none yet. */
+export async function readSlot(store: KvStore, host: string): Promise<HostSlot | null> {
+  const entry = await store.get(host);
+  return entry ? asSlot(host, parseJsonValue<Partial<HostSlot>>(entry.value)) : null;
+}
+
 /** The newest sequence queued for the host (0: none). */
 export async function readTail(store: KvStore, host: string): Promise<number> {
   const entry = await store.get(tailKey(host));
@@ -213,8 +219,6 @@ export async function releaseSlot(
       lease_until: ours ? 0 : slot.lease_until,
       lease_seq: ours ? 0 : slot.lease_seq,
       lease_confirmed: ours ? false : slot.lease_confirmed,
-      // the URL of this lease is done even if the gate died before its cursor write landed
-      cursor: ours ? Math.max(slot.cursor, slot.lease_seq) : slot.cursor,
       last_duration_ms: feedback.durationMs,
       done_leases: [...slot.done_leases, leaseId].slice(-DONE_LEASES_KEPT),
     };

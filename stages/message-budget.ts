@@ -5,7 +5,7 @@
  */
 const encoder = new TextEncoder();
 
-export const utf8Length = (s: string) => encoder.encode(s).length;
+export const utf8Length = (s: string) => Buffer.byteLength(s, 'utf8');
 
 /** `s` cut to at most `maxBytes` of UTF-8, on a character boundary. */
 export function cutToBytes(s: string, maxBytes: number): string {

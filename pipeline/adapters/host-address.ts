@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { matchResolve, type ResolveRule } from './resolve-map.js';
 import type { DnsCache } from './dns-cache.js';
 
@@ -11,7 +12,7 @@ export function hostAddressResolver(rules: readonly ResolveRule[], dns: DnsCache
     const rule = matchResolve(rules, host);
     if (rule) return rule.address;
     const literal = host.replace(/^\[|\]$/g, '');
-    if (/^[\d.]+$/.test(literal) || literal.includes(':')) return literal;
+    if (isIP(literal)) return literal;
     try {
       return (await dns.lookup(host))[0] ?? null;
     } catch {

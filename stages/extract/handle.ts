@@ -4,7 +4,7 @@ import { type Emit, type Outcome, type StageContext, type StageInput } from '../
 import { contentDigest } from '../simhash/simhash.js';
 import { decodeBody } from './decode-body.js';
 import { extractHtml } from './extract-html.js';
-import { storeValidators } from '../fetch/validators.js';
+import { storeValidators } from '../validators.js';
 import { cutToBytes, MESSAGE_SLACK_BYTES, utf8Length, withinBudget } from '../message-budget.js';
 
 /** Options a replay may change (for example to fix a bug in what extract keeps). */

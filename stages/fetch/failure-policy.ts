@@ -22,14 +22,17 @@ export interface FetchVerdict {
 
 const RETRYABLE_ERRORS = new Set<HttpFetchError['code']>(['timeout', 'reset', 'connect']);
 
+/** How an HTTP status paces its host (robots.txt fetches use this too). */
+export function feedbackForStatus(status: number, retryAfterMs: number | null, durationMs: number, baseDelayMs: number): FetchFeedback {
+  if (status === 429 || status === 503) return { kind: 'throttled', status, retryAfterMs, durationMs, baseDelayMs };
+  if (status >= 500) return { kind: 'server_error', status, durationMs, baseDelayMs };
+  return { kind: 'ok', durationMs, baseDelayMs };
+}
+
 export function judgeFetch(res: HttpResponse | null, err: HttpFetchError | null, baseDelayMs: number, durationMs: number, now: number): FetchVerdict {
   if (res) {
-    if (res.status === 429 || res.status === 503) {
-      const retryAfterMs = parseRetryAfter(res.headers['retry-after'], now);
-      return { feedback: { kind: 'throttled', status: res.status, retryAfterMs, durationMs, baseDelayMs }, retryable: true };
-    }
-    if (res.status >= 500) return { feedback: { kind: 'server_error', status: res.status, durationMs, baseDelayMs }, retryable: true };
-    return { feedback: { kind: 'ok', durationMs, baseDelayMs }, retryable: false };
+    const feedback = feedbackForStatus(res.status, parseRetryAfter(res.headers['retry-after'], now), durationMs, baseDelayMs);
+    return { feedback, retryable: feedback.kind !== 'ok' };
   }
   const code = err?.code ?? 'other';
   if (code === 'refused') return { feedback: { kind: 'ok', durationMs: 0, baseDelayMs }, retryable: false };

@@ -8,13 +8,12 @@ import {
 import { HttpFetchError, type HttpResponse } from '../../pipeline/adapters/http-client.js';
 import { subjectFor } from '../../pipeline/partition.js';
 import { emit, type Emit, type Outcome, type StageContext, type StageInput } from '../../pipeline/stage.js';
-import { asSlot, confirmLease, releaseSlot, type HostSlot } from '../host-slot.js';
+import { confirmLease, emptySlot, readSlot, releaseSlot } from '../host-slot.js';
 import { nextPacing, type FetchFeedback } from '../host-pacing.js';
 import { judgeFetch } from './failure-policy.js';
 import { harvestPdfLinks } from './pdf-links.js';
 import { MESSAGE_SLACK_BYTES, utf8Length, withinBudget } from '../message-budget.js';
-import { conditionalHeaders, readValidators } from './validators.js';
-import { parseJsonValue } from '../../pipeline/kv-store.js';
+import { conditionalHeaders, readValidators, type Validators } from '../validators.js';
 import { extendIp, releaseIp } from '../ip-slot.js';
 import { pacingOf } from '../politeness-gate/robots-gate.js';
 import { stableId } from '../stage-ids.js';
@@ -218,17 +217,7 @@ export async function handleFetch(input: StageInput<FetchGrant>, ctx: StageConte
   const pacingNote = feedback.kind === 'ok' ? '' : await pacingPreview(ctx, g.host, feedback, end, draw);
   let out: Emit[];
   if (res?.status === 304 && previous) {
-    const since = new Date(previous.fetch_time).toISOString();
-    const validator = previous.etag ? `ETag ${previous.etag}` : `Last-Modified ${previous.last_modified}`;
-    out = [fetchOutcome(ctx, g, 'not_modified', `not modified since the fetch of ${since} (${validator})`, 304, start, durationMs)];
-    // its links have not changed either: follow them as the first fetch did
-    if (previous.links?.length && g.depth + 1 <= s.maxDepth) {
-      out.push({
-        subject: subjectFor('links', g.host, s.partitions),
-        msgId: `links:${g.fetch_id}`,
-        data: encodeDiscoveredLinks({ v: 1, source_url: g.url, depth: g.depth + 1, via: 'link', links: previous.links.map((url) => ({ url })) }),
-      });
-    }
+    out = notModifiedEmits(ctx, g, previous, start, durationMs);
   } else if (retryable && (g.attempt ?? 0) < s.maxRetries) {
     out = retryEmits(ctx, g, feedback, res?.status ?? null, start, durationMs, pacingNote);
   } else if (res) {
@@ -245,6 +234,21 @@ export async function handleFetch(input: StageInput<FetchGrant>, ctx: StageConte
   return { kind: 'emit', messages: out, afterPublish: () => release(ctx, g, end, feedback, draw) };
 }
 
+/** A 304 to a conditional GET: the page is unchanged, and so are its links, followed as the first fetch did. */
+function notModifiedEmits(ctx: StageContext, g: FetchGrant, previous: Validators, start: number, durationMs: number): Emit[] {
+  const since = new Date(previous.fetch_time).toISOString();
+  const validator = previous.etag ? `ETag ${previous.etag}` : `Last-Modified ${previous.last_modified}`;
+  const out = [fetchOutcome(ctx, g, 'not_modified', `not modified since the fetch of ${since} (${validator})`, 304, start, durationMs)];
+  if (previous.links?.length && g.depth + 1 <= ctx.settings.maxDepth) {
+    out.push({
+      subject: subjectFor('links', g.host, ctx.settings.partitions),
+      msgId: `links:${g.fetch_id}`,
+      data: encodeDiscoveredLinks({ v: 1, source_url: g.url, depth: g.depth + 1, via: 'link', links: previous.links.map((url) => ({ url })) }),
+    });
+  }
+  return out;
+}
+
 /** Frees the host (paced by what the request showed) and the grant's place on its IP. */
 async function release(ctx: StageContext, g: FetchGrant, end: number, feedback: FetchFeedback, draw = Math.random()): Promise<void> {
   const slot = await releaseSlot(ctx.kv.hosts, g.host, g.lease_id, end, feedback, pacingOf(ctx), () => draw);
@@ -256,7 +260,6 @@ const withNote = (reason: string, note: string) => (note ? `${reason}; ${note}` 
 
 /** What the release will decide for the host, from its current failure count. */
 async function pacingPreview(ctx: StageContext, host: string, feedback: FetchFeedback, end: number, draw: number): Promise<string> {
-  const entry = await ctx.kv.hosts.get(host);
-  const slot = asSlot(host, entry ? parseJsonValue<Partial<HostSlot>>(entry.value) : null);
+  const slot = (await readSlot(ctx.kv.hosts, host)) ?? emptySlot(host);
   return nextPacing(slot, feedback, end, pacingOf(ctx), () => draw).last_decision;
 }

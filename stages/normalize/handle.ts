@@ -13,7 +13,7 @@ import { canonicalize } from './canonical-url.js';
 import { checkScope, parsePattern } from './scope.js';
 import { ScopeCache } from './scope-cache.js';
 import { RecentUrls } from './recent-urls.js';
-import { repeatedSegments } from './traps.js';
+import { pathOf, repeatedSegments } from './traps.js';
 import { stableId } from '../stage-ids.js';
 import { perKey } from '../per-key.js';
 import { outcomeEmit } from '../outcome-emit.js';
@@ -94,7 +94,7 @@ async function handleLinks(msg: DiscoveredLinks, ctx: StageContext): Promise<Out
       out.push(filtered(ctx, result.url, result.host, msg.depth, `${verdict.reason}: ${verdict.detail}`));
       continue;
     }
-    const trap = repeatedSegments(new URL(result.url).pathname);
+    const trap = repeatedSegments(pathOf(result.url));
     if (trap) {
       out.push(filtered(ctx, result.url, result.host, msg.depth, `trap_repeated_segments: ${trap}`));
       continue;

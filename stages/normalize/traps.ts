@@ -8,6 +8,14 @@
 const MIN_REPEATS = 3;
 const MAX_CYCLE = 4;
 
+/** The path of a canonical URL (scheme://host[:port]/path[?query]), without parsing it again. */
+export function pathOf(canonicalUrl: string): string {
+  const start = canonicalUrl.indexOf('/', canonicalUrl.indexOf('//') + 2);
+  if (start < 0) return '/';
+  const query = canonicalUrl.indexOf('?', start);
+  return canonicalUrl.slice(start, query < 0 ? undefined : query);
+}
+
 /** Why the path looks like a trap, or null. */
 export function repeatedSegments(pathname: string): string | null {
   const segs = pathname.split('/').filter((s) => s !== '');

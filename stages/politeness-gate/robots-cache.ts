@@ -34,24 +34,24 @@ export class RobotsCache {
 
   /** the host's current rules, or null when there are none or they expired */
   async get(host: string, now: number): Promise<CachedRobots | null> {
-    const hit = this.local.get(host);
-    if (hit && hit.expiresAt > now) return hit;
-    const entry = await this.store.get(host);
-    if (!entry) return null;
-    const cached = this.compile(parseJsonValue<RobotsRecord>(entry.value));
-    if (cached.expiresAt <= now) return null;
-    if (this.local.size >= RobotsCache.LOCAL_MAX) this.local.clear();
-    this.local.set(host, cached);
-    return cached;
+    return (await this.lookup(host, now)).current;
   }
 
   /**
-   * The stored record even when it expired, or null. Never for a verdict (an expired copy is
-   * refetched before the host's next URL): only to know how long a robots.txt has been failing.
+   * `current`: the rules to use, or null when there are none or they expired. `last`: the
+   * stored record even when it expired; never for a verdict (an expired copy is refetched
+   * before the host's next URL), only to know how long a robots.txt has been failing.
    */
-  async lastKnown(host: string): Promise<CachedRobots | null> {
+  async lookup(host: string, now: number): Promise<{ current: CachedRobots | null; last: CachedRobots | null }> {
+    const hit = this.local.get(host);
+    if (hit && hit.expiresAt > now) return { current: hit, last: hit };
     const entry = await this.store.get(host);
-    return entry ? this.compile(parseJsonValue<RobotsRecord>(entry.value)) : null;
+    if (!entry) return { current: null, last: null };
+    const cached = this.compile(parseJsonValue<RobotsRecord>(entry.value));
+    if (cached.expiresAt <= now) return { current: null, last: cached };
+    if (this.local.size >= RobotsCache.LOCAL_MAX) this.local.clear();
+    this.local.set(host, cached);
+    return { current: cached, last: cached };
   }
 
   /** Stores a fetch result; a failure continues the failure history of the stored record. */

@@ -1,6 +1,8 @@
 import type { StageContext } from '../../pipeline/stage.js';
-import { acquireSlot, releaseSlot } from '../host-slot.js';
-import { acquireIp, releaseIp } from '../ip-slot.js';
+import { releaseSlot } from '../host-slot.js';
+import { releaseIp } from '../ip-slot.js';
+import { feedbackForStatus } from '../fetch/failure-policy.js';
+import { takeHost } from './take-host.js';
 import type { FetchFeedback, PacingSettings } from '../host-pacing.js';
 import { perKey } from '../per-key.js';
 import { stableId } from '../stage-ids.js';
@@ -43,32 +45,20 @@ export const pacingOf = (ctx: StageContext): PacingSettings => ({
 export async function refreshRobots(ctx: StageContext, host: string, origin: string): Promise<{ kind: 'wait'; until: number; ip?: string } | null> {
   const start = ctx.clock.now();
   const leaseId = `robots:${stableId(origin, start, Math.random())}`;
-  // a robots.txt request is a request: it takes a place on the host's IP like any other
-  const ip = ctx.settings.maxPerIp > 0 ? await ctx.resolveHost(host) : null;
-  if (ip) {
-    const place = await acquireIp(ctx.kv.hosts, ip, start, leaseId, start + ROBOTS_LEASE_MS, ctx.settings.maxPerIp);
-    if (!place.acquired) return { kind: 'wait', until: place.retryAt, ip };
-  }
-  const got = await acquireSlot(ctx.kv.hosts, host, start, { leaseId, leaseMs: ROBOTS_LEASE_MS, seq: 0 });
-  if (!got.acquired) {
-    if (ip) await releaseIp(ctx.kv.hosts, ip, leaseId, start);
-    return { kind: 'wait', until: got.retryAt };
-  }
+  // a robots.txt request is a request: it takes the host and a place on its IP like any other
+  const taken = await takeHost(ctx, host, start, { leaseId, leaseMs: ROBOTS_LEASE_MS, seq: 0 });
+  if (!taken.taken) return { kind: 'wait', until: taken.retryAt, ...(taken.ip ? { ip: taken.ip } : {}) };
+  const { ip } = taken;
   let feedback: FetchFeedback = { kind: 'network_error', code: 'unknown', durationMs: 0, baseDelayMs: ctx.settings.minDelayMs };
   try {
     const record = await fetchRobots(ctx.http, origin, ctx.settings, () => ctx.clock.now());
     const durationMs = Math.round(ctx.clock.now() - start);
     const cached = await robotsOf(ctx).put(origin, record);
     const baseDelayMs = hostDelayMs(cached.compiled.crawlDelayMs, ctx, host);
-    if (record.status === 429 || record.status === 503) {
-      feedback = { kind: 'throttled', status: record.status, retryAfterMs: null, durationMs, baseDelayMs };
-    } else if (record.status !== null && record.status >= 500) {
-      feedback = { kind: 'server_error', status: record.status, durationMs, baseDelayMs };
-    } else if (record.status === null) {
-      feedback = { kind: 'network_error', code: 'robots', durationMs, baseDelayMs };
-    } else {
-      feedback = { kind: 'ok', durationMs, baseDelayMs };
-    }
+    feedback =
+      record.status === null
+        ? { kind: 'network_error', code: 'robots', durationMs, baseDelayMs }
+        : feedbackForStatus(record.status, null, durationMs, baseDelayMs);
     ctx.metrics.count('politeness-gate', 'robots_fetches', record.kind);
     const level = record.kind === 'disallow_all' ? 'warn' : 'info';
     ctx.log[level](

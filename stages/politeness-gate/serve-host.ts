@@ -1,10 +1,10 @@
 import { decodeAdmitted, encodeGrant, type AdmittedUrl } from '../../schemas/index.js';
 import { hostQueueSubject, subjectFor } from '../../pipeline/partition.js';
-import { parseJsonValue } from '../../pipeline/kv-store.js';
 import type { Emit, StageContext } from '../../pipeline/stage.js';
 import { EDGES } from '../../ops/nats/edges.js';
-import { acquireSlot, asSlot, effectiveCursor, hasWork, readTail, readyAt, skipQueued, undoAcquire, type HostSlot } from '../host-slot.js';
-import { acquireIp, releaseIp } from '../ip-slot.js';
+import { effectiveCursor, hasWork, readSlot, readTail, readyAt, skipQueued, undoAcquire } from '../host-slot.js';
+import { releaseIp } from '../ip-slot.js';
+import { takeHost } from './take-host.js';
 import { stableId } from '../stage-ids.js';
 import { outcomeEmit } from '../outcome-emit.js';
 import { GRANT_LEASE_MS } from './spec.js';
@@ -21,13 +21,11 @@ const SKIPS_PER_TURN = 50;
 
 const originOf = (url: string) => new URL(url).origin;
 
-async function readSlot(ctx: StageContext, host: string): Promise<HostSlot | null> {
-  const entry = await ctx.kv.hosts.get(host);
-  return entry ? asSlot(host, parseJsonValue<Partial<HostSlot>>(entry.value)) : null;
-}
-
-async function publishAll(ctx: StageContext, emits: Emit[]): Promise<void> {
-  await Promise.all(emits.map((e) => ctx.streams.publish(e.subject, e.data, e.msgId)));
+/** A queued URL robots.txt keeps out: its outcome is recorded and the queue moves past it. */
+async function settleBlocked(ctx: StageContext, m: AdmittedUrl, seq: number, reason: string): Promise<void> {
+  const e = robotsOutcome(ctx, m, reason);
+  await ctx.streams.publish(e.subject, e.data, e.msgId);
+  await skipQueued(ctx.kv.hosts, m.host, seq);
 }
 
 function robotsOutcome(ctx: StageContext, m: AdmittedUrl, reason: string): Emit {
@@ -56,7 +54,7 @@ export async function serveHost(ctx: StageContext, host: string): Promise<HostTu
   const s = ctx.settings;
   for (let skipped = 0; skipped < SKIPS_PER_TURN; skipped++) {
     const now = ctx.clock.now();
-    const [slot, tail] = await Promise.all([readSlot(ctx, host), readTail(ctx.kv.hosts, host)]);
+    const [slot, tail] = await Promise.all([readSlot(ctx.kv.hosts, host), readTail(ctx.kv.hosts, host)]);
     if (!hasWork(slot, tail, now)) return { kind: 'idle' };
     const cursor = slot ? effectiveCursor(slot, now) : 0;
     const stored = await ctx.streams.readNext(EDGES.hostq.stream, hostQueueSubject(host, s.partitions), cursor + 1);
@@ -69,25 +67,19 @@ export async function serveHost(ctx: StageContext, host: string): Promise<HostTu
     const origin = originOf(m.url);
 
     // URLs robots.txt keeps out need no request, so they are settled even while the host waits
-    const robots = await robotsOf(ctx).get(origin, now);
-    const failing = robots ?? (await robotsOf(ctx).lastKnown(origin));
-    if (failing?.record.kind === 'disallow_all') {
-      const since = failing.record.failingSince ?? failing.record.fetchedAt;
-      if (now - since < s.robotsGiveUpMs) {
-        // come back to refetch it, or to give up on its URLs, whichever is first
-        if (robots) return { kind: 'wait', until: Math.min(robots.expiresAt, since + s.robotsGiveUpMs) };
-      } else {
-        const reason = `robots.txt unavailable for ${Math.round((now - since) / 1000)} s, giving up: ${failing.record.reason}`;
-        await publishAll(ctx, [robotsOutcome(ctx, m, reason)]);
-        await skipQueued(ctx.kv.hosts, host, stored.seq);
-        continue;
-      }
+    const { current: robots, last } = await robotsOf(ctx).lookup(origin, now);
+    const failingSince = last?.record.kind === 'disallow_all' ? (last.record.failingSince ?? last.record.fetchedAt) : null;
+    if (failingSince !== null && now - failingSince >= s.robotsGiveUpMs) {
+      await settleBlocked(ctx, m, stored.seq, `robots.txt unavailable for ${Math.round((now - failingSince) / 1000)} s, giving up: ${last!.record.reason}`);
+      continue;
+    }
+    if (failingSince !== null && robots) {
+      // come back to refetch it, or to give up on its URLs, whichever is first
+      return { kind: 'wait', until: Math.min(robots.expiresAt, failingSince + s.robotsGiveUpMs) };
     }
     const verdict = robots?.compiled.verdict(m.url);
     if (verdict && !verdict.allowed) {
-      const reason = verdict.matchedRule ? `robots.txt: ${verdict.matchedRule}` : 'robots.txt disallows this path';
-      await publishAll(ctx, [robotsOutcome(ctx, m, reason)]);
-      await skipQueued(ctx.kv.hosts, host, stored.seq);
+      await settleBlocked(ctx, m, stored.seq, verdict.matchedRule ? `robots.txt: ${verdict.matchedRule}` : 'robots.txt disallows this path');
       continue;
     }
     const at = slot ? readyAt(slot, now) : 0;
@@ -99,20 +91,16 @@ export async function serveHost(ctx: StageContext, host: string): Promise<HostTu
     }
 
     const leaseId = `fetch:${stableId(m.fetch_id, stored.seq)}`;
-    const ip = s.maxPerIp > 0 ? await ctx.resolveHost(host) : null;
-    if (ip) {
-      const place = await acquireIp(ctx.kv.hosts, ip, now, leaseId, now + GRANT_LEASE_MS, s.maxPerIp);
-      if (!place.acquired) {
+    const taken = await takeHost(ctx, host, now, { leaseId, leaseMs: GRANT_LEASE_MS, seq: stored.seq });
+    if (!taken.taken) {
+      if (taken.reason === 'already handed out') continue;
+      if (taken.ip) {
         ctx.metrics.count('politeness-gate', 'urls', 'ip_wait');
-        return { kind: 'wait', until: place.retryAt, ip };
+        return { kind: 'wait', until: taken.retryAt, ip: taken.ip };
       }
+      return { kind: 'wait', until: taken.retryAt };
     }
-    const got = await acquireSlot(ctx.kv.hosts, host, now, { leaseId, leaseMs: GRANT_LEASE_MS, seq: stored.seq });
-    if (!got.acquired) {
-      if (ip) await releaseIp(ctx.kv.hosts, ip, leaseId, now);
-      if (got.reason === 'already handed out') continue;
-      return { kind: 'wait', until: got.retryAt };
-    }
+    const { ip } = taken;
     const grant = encodeGrant({ ...m, lease_id: leaseId, granted_at: now, delay_ms: hostDelayMs(robots.compiled.crawlDelayMs, ctx, host), ip });
     try {
       // the lease id is the msgId: a grant served again after a lapsed lease is not published twice

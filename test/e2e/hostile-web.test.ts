@@ -15,15 +15,12 @@
  *  5. the ordinary site hosts are crawled completely despite their hostile neighbour;
  *  6. the fetch process's peak RSS (VmHWM, polled from /proc) stays under FETCH_RSS_BOUND_MB.
  *
- * Where the crawler deliberately differs from HOSTILE_PATHS, CRAWLER_OUTCOMES says so (and why).
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { jetstreamManager } from '@nats-io/jetstream';
 import {
   expectedCrawl,
   startTestWeb,
@@ -40,12 +37,10 @@ import {
 } from '../../testweb/index.js';
 import { compressionBomb } from '../../testweb/hostile-hosts.js';
 import { openOutputDatabase } from '../../pipeline/adapters/duckdb-views.js';
-import { connectNats } from '../../pipeline/adapters/nats-connection.js';
-import { openKvStores } from '../../pipeline/adapters/nats-kv.js';
-import { pipelineBacklog } from '../../pipeline/crawl-node.js';
 import { MAX_REDIRECTS } from '../../stages/fetch/handle.js';
-import { runCli, startCli, type CliRun } from '../support/crawl-cli.js';
+import { runCli, type CliRun } from '../support/crawl-cli.js';
 import { startTestNats } from '../support/nats-server.js';
+import { startWorkers, waitUntilIdle } from '../support/worker-crawl.js';
 
 const TOKEN = 'testcrawler';
 const SITE = { hosts: 4, pagesPerHost: 10, seed: 5 };
@@ -78,16 +73,6 @@ function settingsArgs(web: TestWeb): string[] {
 }
 
 const hostileUrl = (p: string) => `http://${HOSTILE_HOST}${p}`;
-
-/**
- * Paths where the crawler's documented behaviour differs from HOSTILE_PATHS.outcomes:
- * /huge is a valid page larger than the body cap, and the crawler stores such a page cut at
- * the cap and marked truncated (README: --max-body-bytes), like Common Crawl's truncated
- * records; it reads 5 MiB of the 20 MiB and closes the connection, so nothing unbounded is read.
- */
-const CRAWLER_OUTCOMES: Record<string, { outcomes: readonly string[]; why: string }> = {
-  '/huge': { outcomes: ['fetched'], why: 'a page over --max-body-bytes is stored cut at the cap, marked truncated' },
-};
 
 /** What the reason of each hostile URL's terminal row must say. */
 const REASONS: Record<string, RegExp> = {
@@ -173,7 +158,7 @@ describe('hostile web: every hostile endpoint next to ordinary hosts, one proces
     const env = { NATS_URL: nats.url };
     const applied = await runCli(['topology', 'apply', ...settingsArgs(web)], env);
     assert.equal(applied.code, 0, applied.stderr);
-    for (const stage of STAGES) workers.push(startCli(['worker', '--stage', stage, '--out', out], env));
+    workers.push(...startWorkers(STAGES, out, env));
     const fetchPid = workers[STAGES.indexOf('fetch')]!.child.pid!;
     const sample = () => {
       const m = memoryOf(fetchPid);
@@ -182,27 +167,17 @@ describe('hostile web: every hostile endpoint next to ordinary hosts, one proces
     const poller = setInterval(sample, 200);
 
     const started = Date.now();
-    let quiet = 0;
+    let idle = false;
     try {
       const seeded = await runCli(['seed', ...web.model.siteHostNames.map((h) => `http://${h}/`), HOSTILE_SEED_URL], env);
       assert.equal(seeded.code, 0, seeded.stderr);
-      const nc = await connectNats(nats.url, 'test-observer');
-      try {
-        const jsm = await jetstreamManager(nc);
-        const { hosts } = await openKvStores(nc);
-        while (quiet < 3 && Date.now() - started < IDLE_WITHIN_MS) {
-          await sleep(400);
-          quiet = (await pipelineBacklog(jsm, hosts)).total === 0 && web.requestLog().length > 0 ? quiet + 1 : 0;
-        }
-      } finally {
-        await nc.close();
-      }
+      idle = await waitUntilIdle(nats.url, { timeoutMs: IDLE_WITHIN_MS - (Date.now() - started), started: () => web.requestLog().length > 0 });
     } finally {
       sample(); // VmHWM is the process's peak so far: this last sample covers the whole crawl
       clearInterval(poller);
     }
     const crawlMs = Date.now() - started;
-    assert.equal(quiet, 3, `the crawl did not become idle within ${IDLE_WITHIN_MS / 1000} s`);
+    assert.ok(idle, `the crawl did not become idle within ${IDLE_WITHIN_MS / 1000} s`);
     for (const w of workers) w.child.kill('SIGTERM');
     const exits = await Promise.all(workers.map((w) => w.done));
     workers.length = 0;
@@ -266,7 +241,7 @@ describe('hostile web: every hostile endpoint next to ordinary hosts, one proces
         problems.push(`${c.path}: no terminal fetch_log row`);
         continue;
       }
-      const accepted = CRAWLER_OUTCOMES[c.path]?.outcomes ?? c.outcomes;
+      const accepted = c.outcomes;
       if (!accepted.includes(r.outcome)) problems.push(`${c.path}: ${r.outcome} "${r.reason}", accepted: ${accepted.join(', ')}`);
       else if (!c.reason?.test(r.reason)) problems.push(`${c.path}: ${r.outcome} with an unclear reason "${r.reason}" (expected ${c.reason})`);
     }

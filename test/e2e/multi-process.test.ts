@@ -3,15 +3,11 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { jetstreamManager } from '@nats-io/jetstream';
 import { startTestWeb, type TestWeb } from '../../testweb/index.js';
-import { connectNats } from '../../pipeline/adapters/nats-connection.js';
-import { pipelineBacklog } from '../../pipeline/crawl-node.js';
-import { openKvStores } from '../../pipeline/adapters/nats-kv.js';
 import { assertPolite } from '../support/politeness-audit.js';
-import { runCli, startCli, type CliRun } from '../support/crawl-cli.js';
+import { runCli, type CliRun } from '../support/crawl-cli.js';
 import { startTestNats } from '../support/nats-server.js';
+import { startWorkers, waitUntilIdle } from '../support/worker-crawl.js';
 import { E2E, crawlArgs, expectedUrls, storedPages } from '../support/e2e-web.js';
 
 describe('end to end: every stage in its own process (two fetch workers) against one server', () => {
@@ -38,22 +34,11 @@ describe('end to end: every stage in its own process (two fetch workers) against
     const applied = await runCli(['topology', 'apply', ...settingsArgs.filter((a, i, all) => a !== '--out' && all[i - 1] !== '--out')], env);
     assert.equal(applied.code, 0, applied.stderr);
 
-    for (const stage of ['normalize', 'seen-filter', 'politeness-gate', 'fetch', 'fetch', 'extract', 'simhash', 'persist']) {
-      workers.push(startCli(['worker', '--stage', stage, '--out', out], env));
-    }
+    workers.push(...startWorkers(['normalize', 'seen-filter', 'politeness-gate', 'fetch', 'fetch', 'extract', 'simhash', 'persist'], out, env));
     const seeded = await runCli(['seed', ...web.model.siteHostNames.map((h) => `http://${h}/`)], env);
     assert.equal(seeded.code, 0, seeded.stderr);
 
-    const nc = await connectNats(nats.url, 'test-observer');
-    const jsm = await jetstreamManager(nc);
-    const { hosts } = await openKvStores(nc);
-    let quiet = 0;
-    for (let i = 0; i < 3000 && quiet < 3; i++) {
-      await sleep(400);
-      quiet = (await pipelineBacklog(jsm, hosts)).total === 0 && web.requestLog().length > 0 ? quiet + 1 : 0;
-    }
-    await nc.close();
-    assert.equal(quiet, 3, 'the crawl did not become idle');
+    assert.ok(await waitUntilIdle(nats.url, { timeoutMs: 1_200_000, started: () => web.requestLog().length > 0 }), 'the crawl did not become idle');
     for (const w of workers) w.child.kill('SIGTERM');
     const exits = await Promise.all(workers.map((w) => w.done));
     for (const e of exits) assert.equal(e.code, 0, `a worker did not shut down cleanly: ${e.stderr}`);

@@ -12,14 +12,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { jetstreamManager } from '@nats-io/jetstream';
 import { expectedCrawl, politenessExpectedPages, politenessSeedUrls, startTestWeb, ROBOTS_503_HOST, SLOW_HOST, type TestWeb } from '../../testweb/index.js';
-import { connectNats } from '../../pipeline/adapters/nats-connection.js';
-import { openKvStores } from '../../pipeline/adapters/nats-kv.js';
-import { pipelineBacklog } from '../../pipeline/crawl-node.js';
 import { assertRequestLogPolite } from '../support/politeness-audit.js';
-import { runCli, startCli, type CliRun } from '../support/crawl-cli.js';
+import { runCli, type CliRun } from '../support/crawl-cli.js';
 import { startTestNats } from '../support/nats-server.js';
+import { startWorkers, waitUntilIdle } from '../support/worker-crawl.js';
 import { storedPages } from '../support/e2e-web.js';
 
 const TOKEN = 'testcrawler';
@@ -121,12 +118,8 @@ describe('politeness audit: three gates, three fetchers SIGKILLed in the middle 
     const env = { NATS_URL: nats.url };
     const applied = await runCli(['topology', 'apply', ...settingsArgs(web)], env);
     assert.equal(applied.code, 0, applied.stderr);
-    const fetchers: CliRun[] = [];
-    for (const stage of ['normalize', 'seen-filter', 'politeness-gate', 'politeness-gate', 'politeness-gate', 'fetch', 'fetch', 'fetch', 'extract', 'simhash', 'persist']) {
-      const w = startCli(['worker', '--stage', stage, '--out', out], env);
-      workers.push(w);
-      if (stage === 'fetch') fetchers.push(w);
-    }
+    const fetchers = startWorkers(['fetch', 'fetch', 'fetch'], out, env);
+    workers.push(...fetchers, ...startWorkers(['normalize', 'seen-filter', 'politeness-gate', 'politeness-gate', 'politeness-gate', 'extract', 'simhash', 'persist'], out, env));
     const seeded = await runCli(['seed', ...seeds(web)], env);
     assert.equal(seeded.code, 0, seeded.stderr);
 
@@ -140,18 +133,9 @@ describe('politeness audit: three gates, three fetchers SIGKILLed in the middle 
     assert.ok(caught, 'a request to the slow host was seen in flight');
     for (const f of fetchers) f.child.kill('SIGKILL');
     await Promise.all(fetchers.map((f) => f.done));
-    for (let i = 0; i < 3; i++) workers.push(startCli(['worker', '--stage', 'fetch', '--out', out], env));
+    workers.push(...startWorkers(['fetch', 'fetch', 'fetch'], out, env));
 
-    const nc = await connectNats(nats.url, 'test-observer');
-    const jsm = await jetstreamManager(nc);
-    const { hosts } = await openKvStores(nc);
-    let quiet = 0;
-    for (let i = 0; i < 600 && quiet < 3; i++) {
-      await sleep(400);
-      quiet = (await pipelineBacklog(jsm, hosts)).total === 0 ? quiet + 1 : 0;
-    }
-    await nc.close();
-    assert.equal(quiet, 3, 'the crawl did not become idle');
+    assert.ok(await waitUntilIdle(nats.url, { timeoutMs: 240_000 }), 'the crawl did not become idle');
     const alive = workers.filter((w) => !fetchers.includes(w));
     for (const w of alive) w.child.kill('SIGTERM');
     for (const e of await Promise.all(alive.map((w) => w.done))) assert.equal(e.code, 0, `a worker did not stop cleanly: ${e.stderr.slice(-500)}`);

@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { repeatedSegments } from '../../stages/normalize/traps.js';
+import { pathOf, repeatedSegments } from '../../stages/normalize/traps.js';
 import { handleNormalize } from '../../stages/normalize/handle.js';
 import { decodeOutcome } from '../../schemas/index.js';
 import { createFakeContext, decodedOn, stageInput } from '../support/fake-context.js';
@@ -35,4 +35,10 @@ describe('crawl traps: repeated path segments', () => {
     assert.deepEqual(outcomes.map((o) => [o.url, o.reason]), [['https://example.com/a/b/a/b/a/b/', 'trap_repeated_segments: /a/b repeated 3 times in a row']]);
     assert.equal(decodedOn(out, 'crawl.normalized', (d) => d).length, 1);
   });
+});
+
+test('pathOf reads the path of a canonical URL as WHATWG URL does', () => {
+  for (const u of ['https://example.com/', 'https://example.com/a/b?x=1', 'http://example.com:8080/a/a/a', 'https://[::1]:9/p?q', 'https://example.com/?q=/a/a/a']) {
+    assert.equal(pathOf(u), new URL(u).pathname, u);
+  }
 });

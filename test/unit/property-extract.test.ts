@@ -19,7 +19,7 @@ import fc from 'fast-check';
 import { createExtractHandler } from '../../stages/extract/handle.js';
 import { contentDigest } from '../../stages/simhash/simhash.js';
 import { MESSAGE_OVERHEAD_BYTES } from '../../stages/fetch/spec.js';
-import { MAX_KEPT_LINKS, readValidators, type Validators } from '../../stages/fetch/validators.js';
+import { MAX_KEPT_LINKS, readValidators, type Validators } from '../../stages/validators.js';
 import { partitionOf } from '../../pipeline/partition.js';
 import { decodeDiscoveredLinks, decodeExtracted, encodeFetched, decodeFetched, type ExtractedPage, type DiscoveredLinks, type FetchedPage } from '../../schemas/index.js';
 import { createFakeContext, onSubject, stageInput } from '../support/fake-context.js';

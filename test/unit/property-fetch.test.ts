@@ -22,7 +22,7 @@ import { deflateSync } from 'node:zlib';
 import { handleFetch, MAX_REDIRECTS } from '../../stages/fetch/handle.js';
 import { classifyResponse, parseContentType } from '../../stages/fetch/classify-response.js';
 import { judgeFetch } from '../../stages/fetch/failure-policy.js';
-import { readValidators, storeValidators } from '../../stages/fetch/validators.js';
+import { readValidators, storeValidators } from '../../stages/validators.js';
 import { parseRetryAfter } from '../../stages/host-pacing.js';
 import { acquireSlot, type HostSlot } from '../../stages/host-slot.js';
 import { acquireIp } from '../../stages/ip-slot.js';

@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createExtractHandler } from '../../stages/extract/handle.js';
-import { readValidators } from '../../stages/fetch/validators.js';
+import { readValidators } from '../../stages/validators.js';
 import { contentDigest } from '../../stages/simhash/simhash.js';
 import { partitionOf } from '../../pipeline/partition.js';
 import { decodeDiscoveredLinks, decodeExtracted, type FetchedPage } from '../../schemas/index.js';

@@ -4,7 +4,7 @@ import { handleFetch } from '../../stages/fetch/handle.js';
 import { MESSAGE_OVERHEAD_BYTES } from '../../stages/fetch/spec.js';
 import { acquireSlot, type HostSlot } from '../../stages/host-slot.js';
 import { acquireIp } from '../../stages/ip-slot.js';
-import { readValidators, storeValidators } from '../../stages/fetch/validators.js';
+import { storeValidators } from '../../stages/validators.js';
 import { parseJsonValue } from '../../pipeline/kv-store.js';
 import { partitionOf } from '../../pipeline/partition.js';
 import { HttpFetchError } from '../../pipeline/adapters/http-client.js';

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { jsonValue, parseJsonValue, type KvStore } from '../../pipeline/kv-store.js';
+import { jsonValue, parseJsonValue, type KvStore } from '../pipeline/kv-store.js';
 
 /**
  * Conditional GET: a page's ETag and Last-Modified, kept per URL in the `crawl-validators`
