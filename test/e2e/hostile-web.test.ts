@@ -16,11 +16,9 @@
  *  6. the fetch process's peak RSS (VmHWM, polled from /proc) stays under FETCH_RSS_BOUND_MB.
  *
  */
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
+import { readFileSync } from 'node:fs';
 import {
   expectedCrawl,
   startTestWeb,
@@ -38,9 +36,8 @@ import {
 import { compressionBomb } from '../../testweb/hostile-hosts.js';
 import { openOutputDatabase } from '../../pipeline/adapters/duckdb-views.js';
 import { MAX_REDIRECTS } from '../../stages/fetch/handle.js';
-import { runCli, type CliRun } from '../support/crawl-cli.js';
-import { startTestNats } from '../support/nats-server.js';
-import { startWorkers, waitUntilIdle } from '../support/worker-crawl.js';
+import { runCli } from '../support/crawl-cli.js';
+import { startWorkers, useWorkerCrawl, waitUntilIdle } from '../support/worker-crawl.js';
 
 const TOKEN = 'testcrawler';
 const SITE = { hosts: 4, pagesPerHost: 10, seed: 5 };
@@ -121,10 +118,13 @@ function memoryOf(pid: number): { hwm: number; rss: number } | null {
 }
 
 describe('hostile web: every hostile endpoint next to ordinary hosts, one process per stage', () => {
-  let web: TestWeb;
-  let out: string;
-  let nats: Awaited<ReturnType<typeof startTestNats>>;
-  const workers: CliRun[] = [];
+  const crawl = useWorkerCrawl(async () => {
+    const web = await startTestWeb({ ...SITE, hostile: true });
+    // the bombs are built lazily by the first request for them (seconds of CPU): build them
+    // now, so that the crawler meets a bomb and not a server slow to send its headers
+    await Promise.all([compressionBomb('gzip', HOSTILE_DEFAULTS.bombBytes), compressionBomb('br', HOSTILE_DEFAULTS.bombBytes)]);
+    return web;
+  }, 'crawl-hostile-');
 
   // filled in by the crawl (the first test); the others judge it
   let crawled = false;
@@ -139,23 +139,8 @@ describe('hostile web: every hostile endpoint next to ordinary hosts, one proces
   const crawlOk = () => assert.ok(crawled, 'the crawl did not complete (see the first test)');
   const requestsTo = (host: string, p: string) => requests.filter((r) => r.host === host && r.path === p && r.method === 'GET');
 
-  before(async () => {
-    web = await startTestWeb({ ...SITE, hostile: true });
-    // the bombs are built lazily by the first request for them (seconds of CPU): build them
-    // now, so that the crawler meets a bomb and not a server slow to send its headers
-    await Promise.all([compressionBomb('gzip', HOSTILE_DEFAULTS.bombBytes), compressionBomb('br', HOSTILE_DEFAULTS.bombBytes)]);
-    out = mkdtempSync(path.join(os.tmpdir(), 'crawl-hostile-'));
-    nats = await startTestNats();
-  });
-  after(async () => {
-    for (const w of workers) w.child.kill('SIGKILL');
-    await web?.close();
-    await nats?.cleanup();
-    rmSync(out, { recursive: true, force: true });
-  });
-
   it('1. the crawl becomes idle in bounded time and every worker exits 0 on SIGTERM', { timeout: IDLE_WITHIN_MS + 60_000 }, async () => {
-    const env = { NATS_URL: nats.url };
+    const { web, out, nats, env, workers } = crawl;
     const applied = await runCli(['topology', 'apply', ...settingsArgs(web)], env);
     assert.equal(applied.code, 0, applied.stderr);
     workers.push(...startWorkers(STAGES, out, env));
@@ -276,6 +261,7 @@ describe('hostile web: every hostile endpoint next to ordinary hosts, one proces
   });
 
   it('4. no request reaches a forbidden address', () => {
+    const { web } = crawl;
     crawlOk();
     const forbidden = requests.filter((r) => r.host === LOOPBACK_HOST || r.path.startsWith(LOOPBACK_SECRET_PATH));
     assert.deepEqual(forbidden.map((r) => `${r.method} ${r.host}${r.path}`), [], 'no request for the loopback target');
@@ -296,6 +282,7 @@ describe('hostile web: every hostile endpoint next to ordinary hosts, one proces
   });
 
   it('5. the ordinary site hosts are complete', () => {
+    const { web } = crawl;
     crawlOk();
     const expected = expectedCrawl(web.model, {
       userAgentToken: TOKEN,

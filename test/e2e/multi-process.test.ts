@@ -1,35 +1,16 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { startTestWeb, type TestWeb } from '../../testweb/index.js';
+import { startTestWeb } from '../../testweb/index.js';
 import { assertPolite } from '../support/politeness-audit.js';
-import { runCli, type CliRun } from '../support/crawl-cli.js';
-import { startTestNats } from '../support/nats-server.js';
-import { startWorkers, waitUntilIdle } from '../support/worker-crawl.js';
+import { runCli } from '../support/crawl-cli.js';
+import { startWorkers, useWorkerCrawl, waitUntilIdle } from '../support/worker-crawl.js';
 import { E2E, crawlArgs, expectedUrls, storedPages } from '../support/e2e-web.js';
 
 describe('end to end: every stage in its own process (two fetch workers) against one server', () => {
-  let web: TestWeb;
-  let out: string;
-  let nats: Awaited<ReturnType<typeof startTestNats>>;
-  const workers: CliRun[] = [];
-
-  before(async () => {
-    web = await startTestWeb({ hosts: E2E.hosts, pagesPerHost: E2E.pagesPerHost, seed: E2E.seed });
-    out = mkdtempSync(path.join(os.tmpdir(), 'crawl-workers-'));
-    nats = await startTestNats();
-  });
-  after(async () => {
-    for (const w of workers) w.child.kill('SIGKILL');
-    await web?.close();
-    await nats?.cleanup();
-    rmSync(out, { recursive: true, force: true });
-  });
+  const crawl = useWorkerCrawl(() => startTestWeb({ hosts: E2E.hosts, pagesPerHost: E2E.pagesPerHost, seed: E2E.seed }), 'crawl-workers-');
 
   it('stays polite and stores the same set of pages as one process does', async () => {
-    const env = { NATS_URL: nats.url };
+    const { web, out, nats, env, workers } = crawl;
     const settingsArgs = crawlArgs(web, out).filter((a, i, all) => a !== '--seed' && all[i - 1] !== '--seed');
     const applied = await runCli(['topology', 'apply', ...settingsArgs.filter((a, i, all) => a !== '--out' && all[i - 1] !== '--out')], env);
     assert.equal(applied.code, 0, applied.stderr);

@@ -14,9 +14,8 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expectedCrawl, politenessExpectedPages, politenessSeedUrls, startTestWeb, ROBOTS_503_HOST, SLOW_HOST, type TestWeb } from '../../testweb/index.js';
 import { assertRequestLogPolite } from '../support/politeness-audit.js';
-import { runCli, type CliRun } from '../support/crawl-cli.js';
-import { startTestNats } from '../support/nats-server.js';
-import { startWorkers, waitUntilIdle } from '../support/worker-crawl.js';
+import { runCli } from '../support/crawl-cli.js';
+import { startWorkers, useWorkerCrawl, waitUntilIdle } from '../support/worker-crawl.js';
 import { storedPages } from '../support/e2e-web.js';
 
 const TOKEN = 'testcrawler';
@@ -97,25 +96,10 @@ describe('politeness audit: one process', () => {
 });
 
 describe('politeness audit: three gates, three fetchers SIGKILLed in the middle of a request and replaced', () => {
-  let web: TestWeb;
-  let out: string;
-  let nats: Awaited<ReturnType<typeof startTestNats>>;
-  const workers: CliRun[] = [];
-
-  before(async () => {
-    web = await startTestWeb({ ...SITE, politeness: POLITENESS });
-    out = mkdtempSync(path.join(os.tmpdir(), 'crawl-audit-workers-'));
-    nats = await startTestNats();
-  });
-  after(async () => {
-    for (const w of workers) w.child.kill('SIGKILL');
-    await web?.close();
-    await nats?.cleanup();
-    rmSync(out, { recursive: true, force: true });
-  });
+  const crawl = useWorkerCrawl(() => startTestWeb({ ...SITE, politeness: POLITENESS }), 'crawl-audit-workers-');
 
   it('stays polite and complete', async () => {
-    const env = { NATS_URL: nats.url };
+    const { web, out, nats, env, workers } = crawl;
     const applied = await runCli(['topology', 'apply', ...settingsArgs(web)], env);
     assert.equal(applied.code, 0, applied.stderr);
     const fetchers = startWorkers(['fetch', 'fetch', 'fetch'], out, env);

@@ -1,9 +1,17 @@
+import { after, before } from 'node:test';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connectNats } from '../../pipeline/adapters/nats-connection.js';
 import { openKvStores } from '../../pipeline/adapters/nats-kv.js';
 import { pipelineBacklog } from '../../pipeline/crawl-node.js';
+import type { TestWeb } from '../../testweb/index.js';
 import { startCli, type CliRun } from './crawl-cli.js';
+import { startTestNats } from './nats-server.js';
+
+type TestNats = Awaited<ReturnType<typeof startTestNats>>;
 
 /** One `crawl worker --stage S --out DIR` process per entry of `stages` (repeat a stage to run several). */
 export function startWorkers(stages: readonly string[], out: string, env: NodeJS.ProcessEnv): CliRun[] {
@@ -32,4 +40,35 @@ export async function waitUntilIdle(natsUrl: string, opts: { timeoutMs: number; 
   } finally {
     await nc.close();
   }
+}
+
+/** What a workers-against-one-server e2e test needs: the test web, an output dir, a server, its workers. */
+export interface WorkerCrawl {
+  web: TestWeb;
+  out: string;
+  nats: TestNats;
+  env: NodeJS.ProcessEnv;
+  workers: CliRun[];
+}
+
+/**
+ * Registers the before/after hooks of such a test in the current describe: the test web
+ * (from `startWeb`), a temp output dir, a real nats-server; after, every worker still
+ * running is killed and everything removed. The returned object is filled in by `before`.
+ */
+export function useWorkerCrawl(startWeb: () => Promise<TestWeb>, dirPrefix: string): WorkerCrawl {
+  const c = { workers: [] as CliRun[] } as WorkerCrawl;
+  before(async () => {
+    c.web = await startWeb();
+    c.out = mkdtempSync(path.join(os.tmpdir(), dirPrefix));
+    c.nats = await startTestNats();
+    c.env = { NATS_URL: c.nats.url };
+  });
+  after(async () => {
+    for (const w of c.workers) w.child.kill('SIGKILL');
+    await c.web?.close();
+    await c.nats?.cleanup();
+    if (c.out) rmSync(c.out, { recursive: true, force: true });
+  });
+  return c;
 }
