@@ -5,12 +5,13 @@
  * `crawl run --until-idle` process (start-up and final flush included).
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startTestWeb } from '../testweb/index.js';
 import { openOutputDatabase } from '../pipeline/adapters/duckdb-views.js';
+import { ProcessWatch } from './proc-stats.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const CLI = path.resolve(here, '../cli/main.js');
@@ -18,16 +19,8 @@ const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const HOSTS = Number(process.env.BENCH_HOSTS ?? 200);
 const PAGES_PER_HOST = Number(process.env.BENCH_PAGES_PER_HOST ?? 55);
 
-function peakRssMb(pid: number): number {
-  try {
-    const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) / 1024 : 0;
-  } catch {
-    return 0;
-  }
-}
 
-async function runOnce(port: number, seeds: string[]): Promise<{ pages: number; seconds: number; rssMb: number }> {
+async function runOnce(port: number, seeds: string[]): Promise<RunResult> {
   const out = mkdtempSync(path.join(os.tmpdir(), 'crawl-bench-'));
   const args = [CLI, 'run', '--out', out, '--resolve', `*.bench.test=127.0.0.1:${port}`, '--min-delay-ms', '0', '--max-per-ip', '0', '--adaptive-delay-factor', '0', '--max-depth', '10', '--until-idle'];
   for (const s of seeds) args.push('--seed', s);
@@ -35,18 +28,28 @@ async function runOnce(port: number, seeds: string[]): Promise<{ pages: number; 
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, LOG_LEVEL: 'warn' } });
   let stderr = '';
   child.stderr.on('data', (c: Buffer) => (stderr = (stderr + c.toString()).slice(-5000)));
-  let rssMb = 0;
-  const poll = setInterval(() => (rssMb = Math.max(rssMb, peakRssMb(child.pid!))), 200);
+  const watch = new ProcessWatch(child.pid!);
   const code: number = await new Promise((resolve) => child.on('exit', (c) => resolve(c ?? 1)));
-  clearInterval(poll);
+  const usage = watch.stop();
   const seconds = (performance.now() - started) / 1000;
   if (code !== 0) throw new Error(`crawl run exited ${code}: ${stderr}`);
   const db = await openOutputDatabase(out);
   const res = await db.run('SELECT count(*) AS n FROM pages');
   await db.close();
   rmSync(out, { recursive: true, force: true });
-  return { pages: Number(res.rows[0]![0]), seconds, rssMb };
+  return { pages: Number(res.rows[0]![0]), seconds, rssMb: usage.peakRssMb, crawlCpu: usage.cpuSeconds, natsCpu: usage.childCpuSeconds };
 }
+
+interface RunResult {
+  pages: number;
+  seconds: number;
+  rssMb: number;
+  /** CPU seconds of the `crawl run` process (every stage) and of the nats-server it started */
+  crawlCpu: number;
+  natsCpu: number;
+}
+
+const msPerPage = (cpu: number, pages: number) => (1000 * cpu) / pages;
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
@@ -58,7 +61,7 @@ async function main() {
     for (let i = 0; i < RUNS; i++) {
       const r = await runOnce(web.port, seeds);
       results.push(r);
-      process.stdout.write(`run ${i + 1}: ${r.pages} pages in ${r.seconds.toFixed(1)} s = ${(r.pages / r.seconds).toFixed(0)} pages/s, peak RSS ${r.rssMb.toFixed(0)} MB\n`);
+      process.stdout.write(`run ${i + 1}: ${r.pages} pages in ${r.seconds.toFixed(1)} s = ${(r.pages / r.seconds).toFixed(0)} pages/s, peak RSS ${r.rssMb.toFixed(0)} MB, CPU per page ${msPerPage(r.crawlCpu, r.pages).toFixed(1)} ms crawl + ${msPerPage(r.natsCpu, r.pages).toFixed(1)} ms nats-server\n`);
     }
   } finally {
     await web.close();
@@ -70,6 +73,8 @@ async function main() {
   console.log(`| pages/s | ${median(rates).toFixed(0)} |`);
   console.log(`| wall time (s) | ${median(results.map((r) => r.seconds)).toFixed(1)} |`);
   console.log(`| peak RSS of crawl run (MB) | ${median(results.map((r) => r.rssMb)).toFixed(0)} |`);
+  console.log(`| CPU per page, crawl run (ms) | ${median(results.map((r) => msPerPage(r.crawlCpu, r.pages))).toFixed(1)} |`);
+  console.log(`| CPU per page, nats-server (ms) | ${median(results.map((r) => msPerPage(r.natsCpu, r.pages))).toFixed(1)} |`);
   console.log(`| cores | ${os.cpus().length} |`);
 }
 

@@ -6,7 +6,7 @@
  * politeness-gate process. Target: ratio ≤ 1.2.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,6 +15,7 @@ import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { startTestWeb, type TestWeb } from '../testweb/index.js';
 import { connectNats } from '../pipeline/adapters/nats-connection.js';
 import { startEmbeddedServer } from '../ops/nats/embedded-server.js';
+import { peakRssMb } from './proc-stats.js';
 import { SUBJECTS } from '../ops/nats/edges.js';
 import { STAGE_INPUTS } from '../stages/index.js';
 
@@ -25,14 +26,6 @@ const BIG_URLS = Number(process.env.HOL_BIG_URLS ?? 100_000);
 const PAGES_PER_SMALL_HOST = 10;
 const MIN_DELAY_MS = 200;
 
-const peakRssMb = (pid: number) => {
-  try {
-    const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) / 1024 : 0;
-  } catch {
-    return 0;
-  }
-};
 
 function cli(args: string[], env: NodeJS.ProcessEnv): ChildProcess {
   return spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, LOG_LEVEL: 'warn', ...env } });
