@@ -2,7 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { handleGateIntake } from '../../stages/politeness-gate/handle.js';
 import { handleSimhash } from '../../stages/simhash/handle.js';
-import { parseJsonValue } from '../../pipeline/kv-store.js';
+import { MemoryKvStore, parseJsonValue } from '../../pipeline/kv-store.js';
 import { decodeOutcome, type AdmittedUrl, type ExtractedPage } from '../../schemas/index.js';
 import { patternKey, tallyKey, type TrapTally } from '../../stages/trap-tally.js';
 import { readTail } from '../../stages/host-slot.js';
@@ -70,6 +70,18 @@ describe('politeness-gate intake: crawl-trap defences', () => {
     assert.deepEqual(await intake(ctx, admitted('/cal/2026/11/01', { attempt: 1 })), { kind: 'emit', messages: [] });
     assert.equal(queued(ctx), 2);
     assert.equal((await tallyOf(ctx)).urls, 1);
+  });
+
+  test('a new URL costs one read and one compare-and-set of its host\'s tally', async () => {
+    const ctx = createFakeContext();
+    const ops = { get: 0, write: 0 };
+    const store = ctx.kv.hosts as MemoryKvStore;
+    const { get, update, create } = store;
+    store.get = (key) => ((ops.get += key.startsWith('_b.') ? 1 : 0), get.call(store, key));
+    store.update = (key, v, r) => ((ops.write += key.startsWith('_b.') ? 1 : 0), update.call(store, key, v, r));
+    store.create = (key, v) => ((ops.write += key.startsWith('_b.') ? 1 : 0), create.call(store, key, v));
+    for (let i = 0; i < 100; i++) await intake(ctx, admitted(`/page/${i}`));
+    assert.deepEqual(ops, { get: 100, write: 100 });
   });
 
   test('with every defence off, no tally is kept', async () => {
