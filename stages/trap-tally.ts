@@ -14,9 +14,11 @@ import type { CrawlSettings } from '../pipeline/settings.js';
  *
  * Host and patterns share one entry so that a new URL costs one compare-and-set. Patterns are
  * kept by a short hash, and at most {@link MAX_PATTERNS_PER_HOST} of them: the entry stays a few
- * KB whatever the host serves.
+ * KB whatever the host serves. The tally belongs to one crawl: a new crawl id over the same
+ * store (a recrawl) starts from zero, a resumed crawl goes on counting.
  */
 export interface TrapTally {
+  crawl: string;
   host: string;
   /** new URLs queued for the host */
   urls: number;
@@ -61,7 +63,15 @@ export const trapLimitsOf = (s: CrawlSettings): TrapLimits => ({
 
 export const trapDefencesOn = (l: TrapLimits) => l.maxPagesPerHost > 0 || l.maxUrlsPerPattern > 0 || l.noveltyMinPages > 0;
 
-const emptyTally = (host: string): TrapTally => ({ host, urls: 0, patterns: {} });
+/** Whose tally: the crawl and the host. */
+export interface TallyOwner {
+  crawl: string;
+  host: string;
+}
+
+/** The owner's tally: the stored one if it is this crawl's, else a fresh one. */
+const tallyFor = (current: TrapTally | null, owner: TallyOwner): TrapTally =>
+  current && current.crawl === owner.crawl ? current : { crawl: owner.crawl, host: owner.host, urls: 0, patterns: {} };
 
 /** The patterns with room for `key`: the one with the fewest URLs (then pages) leaves when full. */
 function withRoomFor(patterns: Record<string, PatternTally>, key: string): Record<string, PatternTally> {
@@ -82,8 +92,9 @@ function withRoomFor(patterns: Record<string, PatternTally>, key: string): Recor
  * Pure decision for a new URL of `host` with `pattern`: drop it (which defence, and why),
  * or admit it and count it (the new tally). A dropped URL is not counted.
  */
-export function decideNewUrl(current: TrapTally | null, host: string, pattern: string, limits: TrapLimits): { next?: TrapTally; verdict: TrapVerdict } {
-  const tally = current ?? emptyTally(host);
+export function decideNewUrl(current: TrapTally | null, owner: TallyOwner, pattern: string, limits: TrapLimits): { next?: TrapTally; verdict: TrapVerdict } {
+  const tally = tallyFor(current, owner);
+  const { host } = owner;
   const key = patternKey(pattern);
   const [urls, pages, dups] = tally.patterns[key] ?? [0, 0, 0];
   if (limits.maxPagesPerHost > 0 && tally.urls >= limits.maxPagesPerHost) {
@@ -97,22 +108,22 @@ export function decideNewUrl(current: TrapTally | null, host: string, pattern: s
   }
   const patterns = withRoomFor(tally.patterns, key);
   return {
-    next: { host, urls: tally.urls + 1, patterns: { ...patterns, [key]: [urls + 1, pages, dups] } },
+    next: { ...tally, urls: tally.urls + 1, patterns: { ...patterns, [key]: [urls + 1, pages, dups] } },
     verdict: { admit: true },
   };
 }
 
 /** Judges a new URL and, if admitted, counts it (one compare-and-set on the host's tally). */
-export async function countNewUrl(store: KvStore, host: string, pattern: string, limits: TrapLimits): Promise<TrapVerdict> {
-  return casUpdate<TrapTally, TrapVerdict>(store, tallyKey(host), (current) => {
-    const { next, verdict } = decideNewUrl(current, host, pattern, limits);
+export async function countNewUrl(store: KvStore, owner: TallyOwner, pattern: string, limits: TrapLimits): Promise<TrapVerdict> {
+  return casUpdate<TrapTally, TrapVerdict>(store, tallyKey(owner.host), (current) => {
+    const { next, verdict } = decideNewUrl(current, owner, pattern, limits);
     return { value: next, result: verdict };
   });
 }
 
 /** Pure: the tally after simhash saw one more page of `pattern`. */
-export function addPage(current: TrapTally | null, host: string, pattern: string, nearDuplicate: boolean): TrapTally {
-  const tally = current ?? emptyTally(host);
+export function addPage(current: TrapTally | null, owner: TallyOwner, pattern: string, nearDuplicate: boolean): TrapTally {
+  const tally = tallyFor(current, owner);
   const key = patternKey(pattern);
   const [urls, pages, dups] = tally.patterns[key] ?? [0, 0, 0];
   const patterns = withRoomFor(tally.patterns, key);
@@ -120,6 +131,6 @@ export function addPage(current: TrapTally | null, host: string, pattern: string
 }
 
 /** Simhash's feedback: one more page of `pattern`, a near-duplicate or not. */
-export async function notePage(store: KvStore, host: string, pattern: string, nearDuplicate: boolean): Promise<void> {
-  await casUpdate<TrapTally, void>(store, tallyKey(host), (current) => ({ value: addPage(current, host, pattern, nearDuplicate), result: undefined }));
+export async function notePage(store: KvStore, owner: TallyOwner, pattern: string, nearDuplicate: boolean): Promise<void> {
+  await casUpdate<TrapTally, void>(store, tallyKey(owner.host), (current) => ({ value: addPage(current, owner, pattern, nearDuplicate), result: undefined }));
 }
