@@ -63,9 +63,10 @@ function program(): Command {
     .option('--bench-hosts <n>', 'extra allow-all hosts for benchmarks', parseIntOption('--bench-hosts', 0, 10_000), 0)
     .option('--politeness', 'also serve the politeness hosts (*.polite.test; *.sharedip.test on 127.0.0.2)', false)
     .option('--hostile', 'also serve hostile.test: bombs, endless bodies, redirect loops, lying headers', false)
+    .option('--traps', 'also serve the crawl-trap hosts (*.trap.test): infinite calendar, session ids, endless pagination, ever-deeper links, soft 404s', false)
     .action(async (o) => {
       const { runTestWebCli } = await import('../testweb/main.js');
-      await runTestWebCli({ hosts: o.hosts, port: o.port, seed: o.seed, benchHosts: o.benchHosts, politeness: o.politeness, hostile: o.hostile });
+      await runTestWebCli({ hosts: o.hosts, port: o.port, seed: o.seed, benchHosts: o.benchHosts, politeness: o.politeness, hostile: o.hostile, traps: o.traps });
     });
 
   addRobotsCheckCommand(cli);

@@ -34,7 +34,11 @@ export function addSettingsOptions(cmd: Command): Command {
     .option('--max-body-bytes <n>', 'bytes of a page kept; a longer one is stored cut, marked truncated (default 5242880)', parseIntOption('--max-body-bytes', 1024))
     .option('--min-transfer-rate <n>', 'after 5 s of body, a transfer slower than this many bytes/s is cut off (default 1024; 0 = off)', parseIntOption('--min-transfer-rate', 0))
     .option('--page-type <mime>', 'also extract and store responses of this content type as pages, e.g. text/plain (repeatable; text/html and application/xhtml+xml always)', collect, [])
-    .option('--max-retries <n>', 'retries of a URL after a retryable failure: 5xx, 429, timeout, network (default 3)', parseIntOption('--max-retries', 0, 20));
+    .option('--max-retries <n>', 'retries of a URL after a retryable failure: 5xx, 429, timeout, network (default 3)', parseIntOption('--max-retries', 0, 20))
+    .option('--max-pages-per-host <n>', 'crawl traps: new URLs queued per host; later ones are dropped as trap_host_budget (default 10000; 0 = no limit)', parseIntOption('--max-pages-per-host', 0))
+    .option('--max-urls-per-pattern <n>', 'crawl traps: new URLs per URL pattern (numbers, dates, ids collapsed); later ones are dropped as trap_pattern_budget (default 1000; 0 = no limit)', parseIntOption('--max-urls-per-pattern', 0))
+    .option('--novelty-min-pages <n>', 'crawl traps: a pattern with this many pages, mostly near-duplicates, is cut off as trap_low_novelty (default 10; 0 = off)', parseIntOption('--novelty-min-pages', 0))
+    .option('--novelty-duplicate-share <x>', 'crawl traps: the share of near-duplicate pages that cuts a pattern off (default 0.8)', parseNumberOption('--novelty-duplicate-share', 0, 1));
 }
 
 /** Flags that map one-to-one onto a crawl setting of the same name. */
@@ -60,6 +64,10 @@ const DIRECT_SETTINGS = [
   'dnsMaxTtlMs',
   'maxBodyBytes',
   'minTransferRate',
+  'maxPagesPerHost',
+  'maxUrlsPerPattern',
+  'noveltyMinPages',
+  'noveltyDuplicateShare',
 ] as const;
 
 /** Flags whose setting has another name. */

@@ -57,6 +57,14 @@ export const CrawlSettingsSchema = z
     /** after 5 s of body, a transfer slower than this (bytes/s) is cut off; 0 = off */
     minTransferRate: z.number().int().min(0).default(1024),
     nearDuplicateDistance: z.number().int().min(0).max(16).default(3),
+    /** crawl traps: new URLs queued per host, past which the host's further URLs are dropped; 0 = no limit */
+    maxPagesPerHost: z.number().int().min(0).default(10_000),
+    /** crawl traps: new URLs per URL pattern (numbers, dates, ids collapsed), past which the pattern is not expanded; 0 = no limit */
+    maxUrlsPerPattern: z.number().int().min(0).default(1_000),
+    /** crawl traps: a pattern with this many pages fetched, mostly near-duplicates, is cut off; 0 = off */
+    noveltyMinPages: z.number().int().min(0).default(10),
+    /** crawl traps: the share of near-duplicate pages that cuts a pattern off */
+    noveltyDuplicateShare: z.number().min(0).max(1).default(0.8),
     persistBatchRows: z.number().int().min(1).default(1000),
     persistFlushMs: z.number().int().min(50).default(1000),
   })

@@ -82,6 +82,19 @@ export type {
   HostileSimpleResponse,
   HostileContext,
 } from './hostile-hosts.js';
+export {
+  TrapHosts,
+  TRAP_DOMAIN,
+  TRAP_HOSTS,
+  CALENDAR_TRAP_HOST,
+  SESSION_TRAP_HOST,
+  PAGES_TRAP_HOST,
+  DEEP_TRAP_HOST,
+  SOFT404_TRAP_HOST,
+  SESSION_TRAP_PAGES,
+  TRAP_NORMAL_PAGES,
+} from './trap-hosts.js';
+export type { TrapResponse } from './trap-hosts.js';
 export { startTestDns, dnsResponse, dnsTypeName, ipv6Bytes, DNS_TYPE_A, DNS_TYPE_AAAA } from './dns-server.js';
 export type { TestDns, DnsAnswers, DnsEntry, DnsQueryRecord } from './dns-server.js';
 export { getFromTestWeb } from './http-get.js';

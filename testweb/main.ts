@@ -13,6 +13,8 @@ export interface TestWebCliArgs {
   politeness?: boolean;
   /** also serve hostile.test */
   hostile?: boolean;
+  /** also serve the crawl-trap hosts (*.trap.test) */
+  traps?: boolean;
   /** Where the status line goes; default stdout. */
   out?: (line: string) => void;
   /** Stops the server when aborted, like a signal (for tests). */
@@ -32,15 +34,17 @@ export async function runTestWebCli(args: TestWebCliArgs): Promise<void> {
     benchHosts: args.benchHosts ?? 0,
     ...(args.politeness ? { politeness: true } : {}),
     ...(args.hostile ? { hostile: true } : {}),
+    ...(args.traps ? { traps: true } : {}),
   });
   const { siteHostNames, benchHostNames } = web.model;
   let summary = `${siteHostNames.length} hosts${range(siteHostNames)}`;
   if (benchHostNames.length > 0) summary += `, ${benchHostNames.length} bench hosts${range(benchHostNames)}`;
   if (web.politeness) summary += `, ${web.politeness.hostNames.length} politeness hosts`;
   if (web.hostile) summary += ', hostile.test';
+  if (web.traps) summary += `, ${web.traps.hostNames.length} trap hosts (*.trap.test)`;
   const out = args.out ?? ((l: string) => process.stdout.write(`${l}\n`));
   out(`testweb listening on 127.0.0.1:${web.port} (${summary})`);
-  if (args.politeness || args.hostile) out(`crawl with: ${web.resolveRules.map((r) => `--resolve ${r}`).join(' ')}`);
+  if (args.politeness || args.hostile || args.traps) out(`crawl with: ${web.resolveRules.map((r) => `--resolve ${r}`).join(' ')}`);
 
   await new Promise<void>((resolve) => {
     const stop = () => {

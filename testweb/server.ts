@@ -6,6 +6,7 @@
 // address (127.0.0.2, same port) for the sharedip hosts, so per-IP limits can be observed.
 // With `hostile` it also serves hostile.test (hostile-hosts.ts): endless and dripping bodies,
 // compression bombs, lying framing, redirect loops, SSRF redirects, odd charsets, and so on.
+// With `traps` it also serves the crawl-trap hosts *.trap.test (trap-hosts.ts).
 
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createHash } from 'node:crypto';
@@ -17,6 +18,7 @@ import { resourceKey } from './url-forms.js';
 import type { HostModel, HtmlResource, SiteModel } from './model-types.js';
 import { PolitenessHosts, SHARED_IP_ADDRESS, type PolitenessHostsOptions } from './politeness-hosts.js';
 import { HostileHosts, type HostileHostsOptions } from './hostile-hosts.js';
+import { TrapHosts } from './trap-hosts.js';
 
 export interface StartTestWebOptions {
   /** Site hosts h00.site.test ... (default 20). */
@@ -39,6 +41,8 @@ export interface StartTestWebOptions {
    * on the IP-literal host 127.0.0.1. true: default options. Default off.
    */
   hostile?: HostileHostsOptions | boolean;
+  /** Also serve the crawl-trap hosts *.trap.test (see trap-hosts.ts). Default off. */
+  traps?: boolean;
 }
 
 export interface RequestRecord {
@@ -76,6 +80,8 @@ export interface TestWeb {
   politeness: PolitenessHosts | null;
   /** The hostile host, when enabled (its options and per-server state); null otherwise. */
   hostile: HostileHosts | null;
+  /** The crawl-trap hosts, when enabled; null otherwise. */
+  traps: TrapHosts | null;
   /** Completed requests, in order of arrival. */
   requestLog(): RequestRecord[];
   /** Requests that have arrived and are not finished yet (host, path, start). */
@@ -125,6 +131,7 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
   let log: RequestRecord[] = [];
   const politeness = opts.politeness ? new PolitenessHosts(opts.politeness, now()) : null;
   const hostile = opts.hostile ? new HostileHosts(opts.hostile) : null;
+  const traps = opts.traps ? new TrapHosts() : null;
   /** Status to log for a response written as raw bytes on the socket (res never sent headers). */
   const rawStatusOf = new WeakMap<ServerResponse, number>();
   /** The log record of each response in progress, so send() can note Retry-After and robots bodies. */
@@ -185,6 +192,10 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
       const r = hostile.respond(req, res, hostName, target, ctx);
       if (r) send(req, res, r.status, r.type, r.body, r.headers);
       return;
+    }
+    if (traps?.has(hostName)) {
+      const r = traps.respond(hostName, req.method ?? '', target);
+      return send(req, res, r.status, r.type, r.body);
     }
     const notFound = () => send(req, res, 404, 'text/html; charset=utf-8', '<!DOCTYPE html><html lang="en"><head><title>Not found</title></head><body><h1>Not found</h1></body></html>\n');
     const host = model.byName.get(hostName);
@@ -300,10 +311,11 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
   return {
     port,
     url: (host, path = '/') => `http://${host}${path}`,
-    resolveRules: [`*.site.test=127.0.0.1:${port}`, `*.bench.test=127.0.0.1:${port}`, ...(politeness?.resolveRules(port) ?? []), ...(hostile?.resolveRules(port) ?? [])],
+    resolveRules: [`*.site.test=127.0.0.1:${port}`, `*.bench.test=127.0.0.1:${port}`, ...(politeness?.resolveRules(port) ?? []), ...(hostile?.resolveRules(port) ?? []), ...(traps?.resolveRules(port) ?? [])],
     model,
     politeness,
     hostile,
+    traps,
     requestLog: () => log.slice().sort((a, b) => a.start - b.start),
     inFlight: () => [...inFlight].map((r) => ({ host: r.host, path: r.path, start: r.start })),
     touch: (urls) => {

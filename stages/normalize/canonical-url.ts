@@ -15,9 +15,12 @@
  *   RFC 3986 URI (`[ ] ^ | { } \` `` ` `` etc.) percent-encoded
  * - query: split on `&`, parameters with an empty name dropped, tracking parameters
  *   dropped, `name=` written as `name`, stable sort by name, empty query removed
+ * - session ids dropped, as query parameters and as `;jsessionid=` path parameters
+ *   (see session-ids.ts: a page must have one URL, whatever session linked to it)
  * - result longer than {@link MAX_URL_LENGTH} rejected
  */
 import { registrableDomainOf } from './scope.js';
+import { isSessionParam, stripSessionPathParams } from './session-ids.js';
 
 /** Longest canonical URL the crawler accepts (a common de-facto limit for browsers, sitemaps and search engines). */
 export const MAX_URL_LENGTH = 2048;
@@ -186,6 +189,7 @@ function normalizeQuery(search: string, extraStrip: readonly string[]): string {
     const lower = safeDecode(name).toLowerCase();
     if (matchesParamList(lower, TRACKING_PARAMS)) continue;
     if (extraStrip.length > 0 && matchesParamList(lower, extraStrip)) continue;
+    if (isSessionParam(lower, safeDecode(value))) continue;
     params.push({ name, value });
   }
   // Array.prototype.sort is stable (ES2019): equal names keep their original order.
@@ -268,7 +272,7 @@ function canonicalizeUnsafe(input: string, base: string | undefined, options: Ca
 
   // WHATWG URL has already dropped the default port and resolved dot segments.
   const port = parsed.port === '' ? '' : `:${parsed.port}`;
-  let path = normalizePercent(parsed.pathname.replace(/\/{2,}/g, '/'));
+  let path = normalizePercent(stripSessionPathParams(parsed.pathname).replace(/\/{2,}/g, '/'));
   if (path === '' || path[0] !== '/') path = '/' + path;
   const query = normalizeQuery(parsed.search, options?.stripParams ?? []);
 

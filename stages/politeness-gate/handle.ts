@@ -2,6 +2,7 @@ import { encodeAdmitted, type AdmittedUrl } from '../../schemas/index.js';
 import { hostQueueSubject } from '../../pipeline/partition.js';
 import { emit, type Outcome, type StageContext, type StageInput } from '../../pipeline/stage.js';
 import { noteQueued } from '../host-slot.js';
+import { judgeNewUrl, trapOutcome } from './trap-check.js';
 
 /**
  * The gate's intake: an admitted URL joins the queue of its host (a subject of its own in
@@ -9,9 +10,12 @@ import { noteQueued } from '../host-slot.js';
  * is then acked at once: URLs waiting for a host wait in that host's queue, never as
  * unacked messages, so a host with a huge backlog cannot fill the consumer's window and
  * hold the other hosts up, and nothing is redelivered while it waits.
+ * A URL that a crawl-trap defence stops (trap-check.ts) is not queued: it ends as `filtered`.
  */
 export async function handleGateIntake(input: StageInput<AdmittedUrl>, ctx: StageContext): Promise<Outcome> {
   const m = input.message;
+  const verdict = await judgeNewUrl(input, ctx);
+  if (!verdict.admit) return emit(trapOutcome(ctx, m, verdict));
   // redelivered before it was acked: the same msgId, so the server keeps one copy (and says which)
   const seq = await ctx.streams.publish(hostQueueSubject(m.host, ctx.settings.partitions), encodeAdmitted(m), `hostq:${input.streamSeq}`);
   await noteQueued(ctx.kv.hosts, m.host, seq);

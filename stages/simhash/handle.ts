@@ -3,6 +3,8 @@ import { subjectFor } from '../../pipeline/partition.js';
 import { emit, type Outcome, type StageContext, type StageInput } from '../../pipeline/stage.js';
 import { addAndFindOriginal } from './fingerprint-index.js';
 import { simhash64, simhashToHex, tokenizeWords } from './simhash.js';
+import { notePage } from '../trap-tally.js';
+import { urlPattern } from '../url-pattern.js';
 
 /** Pages with fewer words than this are not compared: short texts collide by chance. */
 const MIN_WORDS_FOR_NEAR_DUP = 20;
@@ -18,6 +20,12 @@ export async function handleSimhash(input: StageInput<ExtractedPage>, ctx: Stage
       ? await addAndFindOriginal(ctx.kv.fingerprints, { h: hex, url: p.url, t: p.fetch_time }, ctx.settings.nearDuplicateDistance)
       : null;
   ctx.metrics.count('simhash', 'pages', nearDuplicateOf ? 'near_duplicate' : 'unique');
+  // content novelty of the page's URL pattern, for the gate's crawl-trap defence (trap-tally.ts);
+  // only pages long enough to be compared count. A redelivered page may be counted twice: that
+  // moves a share of many pages by one, which the threshold tolerates.
+  if (ctx.settings.noveltyMinPages > 0 && words > MIN_WORDS_FOR_NEAR_DUP) {
+    await notePage(ctx.kv.hosts, { crawl: ctx.settings.crawlId, host: p.host }, urlPattern(p.url), nearDuplicateOf !== null);
+  }
   return emit({
     subject: subjectFor('pages', p.host, ctx.settings.partitions),
     msgId: `page:${p.fetch_id}`,

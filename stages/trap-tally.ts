@@ -1,0 +1,136 @@
+import { createHash } from 'node:crypto';
+import { casUpdate, type KvStore } from '../pipeline/kv-store.js';
+import type { CrawlSettings } from '../pipeline/settings.js';
+
+/**
+ * What the crawl-trap defences know about a host, one KV entry per host (`_b.<host>` in
+ * `crawl-hosts`), shared by every gate and simhash process and changed only by
+ * compare-and-set:
+ *
+ * - how many new URLs the host has had queued (the per-host page budget);
+ * - per URL pattern (see url-pattern.ts): how many new URLs it produced (the pattern
+ *   budget), and how many of its pages simhash saw, and how many of those were
+ *   near-duplicates (content novelty).
+ *
+ * Host and patterns share one entry so that a new URL costs one compare-and-set. Patterns are
+ * kept by a short hash, and at most {@link MAX_PATTERNS_PER_HOST} of them: the entry stays a few
+ * KB whatever the host serves. The tally belongs to one crawl: a new crawl id over the same
+ * store (a recrawl) starts from zero, a resumed crawl goes on counting.
+ */
+export interface TrapTally {
+  crawl: string;
+  host: string;
+  /** new URLs queued for the host */
+  urls: number;
+  /** pattern hash -> [new URLs queued, pages fingerprinted, of which near-duplicates] */
+  patterns: Record<string, PatternTally>;
+}
+export type PatternTally = [urls: number, pages: number, nearDuplicates: number];
+
+export const TALLY_PREFIX = '_b.';
+export const tallyKey = (host: string) => `${TALLY_PREFIX}${host}`;
+
+/**
+ * Patterns remembered per host. A site has a few dozen; a host that makes up a new pattern
+ * per URL (random words in paths) is held by the host budget instead. When full, the
+ * pattern with the fewest URLs goes: a trap's pattern, having many, stays.
+ */
+export const MAX_PATTERNS_PER_HOST = 200;
+
+/** 48 bits of SHA-256: patterns of one host never collide in practice. */
+export const patternKey = (pattern: string) => createHash('sha256').update(pattern).digest('hex').slice(0, 12);
+
+export type TrapDefence = 'trap_host_budget' | 'trap_pattern_budget' | 'trap_low_novelty';
+export type TrapVerdict = { admit: true } | { admit: false; defence: TrapDefence; detail: string };
+
+export interface TrapLimits {
+  /** 0 = no limit */
+  maxPagesPerHost: number;
+  /** 0 = no limit */
+  maxUrlsPerPattern: number;
+  /** a pattern is judged on novelty once it has this many pages; 0 = off */
+  noveltyMinPages: number;
+  /** ... and cut off when at least this share of them were near-duplicates */
+  noveltyDuplicateShare: number;
+}
+
+export const trapLimitsOf = (s: CrawlSettings): TrapLimits => ({
+  maxPagesPerHost: s.maxPagesPerHost,
+  maxUrlsPerPattern: s.maxUrlsPerPattern,
+  noveltyMinPages: s.noveltyMinPages,
+  noveltyDuplicateShare: s.noveltyDuplicateShare,
+});
+
+export const trapDefencesOn = (l: TrapLimits) => l.maxPagesPerHost > 0 || l.maxUrlsPerPattern > 0 || l.noveltyMinPages > 0;
+
+/** Whose tally: the crawl and the host. */
+export interface TallyOwner {
+  crawl: string;
+  host: string;
+}
+
+/** The owner's tally: the stored one if it is this crawl's, else a fresh one. */
+const tallyFor = (current: TrapTally | null, owner: TallyOwner): TrapTally =>
+  current && current.crawl === owner.crawl ? current : { crawl: owner.crawl, host: owner.host, urls: 0, patterns: {} };
+
+/** The patterns with room for `key`: the one with the fewest URLs (then pages) leaves when full. */
+function withRoomFor(patterns: Record<string, PatternTally>, key: string): Record<string, PatternTally> {
+  if (key in patterns) return patterns;
+  const keys = Object.keys(patterns);
+  if (keys.length < MAX_PATTERNS_PER_HOST) return patterns;
+  let smallest = keys[0]!;
+  for (const k of keys) {
+    const [u, p] = patterns[k]!;
+    const [su, sp] = patterns[smallest]!;
+    if (u < su || (u === su && p < sp)) smallest = k;
+  }
+  const { [smallest]: _gone, ...rest } = patterns;
+  return rest;
+}
+
+/**
+ * Pure decision for a new URL of `host` with `pattern`: drop it (which defence, and why),
+ * or admit it and count it (the new tally). A dropped URL is not counted.
+ */
+export function decideNewUrl(current: TrapTally | null, owner: TallyOwner, pattern: string, limits: TrapLimits): { next?: TrapTally; verdict: TrapVerdict } {
+  const tally = tallyFor(current, owner);
+  const { host } = owner;
+  const key = patternKey(pattern);
+  const [urls, pages, dups] = tally.patterns[key] ?? [0, 0, 0];
+  if (limits.maxPagesPerHost > 0 && tally.urls >= limits.maxPagesPerHost) {
+    return { verdict: { admit: false, defence: 'trap_host_budget', detail: `host ${host} reached its budget of ${limits.maxPagesPerHost} pages` } };
+  }
+  if (limits.noveltyMinPages > 0 && pages >= limits.noveltyMinPages && dups >= limits.noveltyDuplicateShare * pages) {
+    return { verdict: { admit: false, defence: 'trap_low_novelty', detail: `pattern ${pattern}: ${dups} of its ${pages} pages were near-duplicates` } };
+  }
+  if (limits.maxUrlsPerPattern > 0 && urls >= limits.maxUrlsPerPattern) {
+    return { verdict: { admit: false, defence: 'trap_pattern_budget', detail: `pattern ${pattern} produced ${urls} URLs` } };
+  }
+  const patterns = withRoomFor(tally.patterns, key);
+  return {
+    next: { ...tally, urls: tally.urls + 1, patterns: { ...patterns, [key]: [urls + 1, pages, dups] } },
+    verdict: { admit: true },
+  };
+}
+
+/** Judges a new URL and, if admitted, counts it (one compare-and-set on the host's tally). */
+export async function countNewUrl(store: KvStore, owner: TallyOwner, pattern: string, limits: TrapLimits): Promise<TrapVerdict> {
+  return casUpdate<TrapTally, TrapVerdict>(store, tallyKey(owner.host), (current) => {
+    const { next, verdict } = decideNewUrl(current, owner, pattern, limits);
+    return { value: next, result: verdict };
+  });
+}
+
+/** Pure: the tally after simhash saw one more page of `pattern`. */
+export function addPage(current: TrapTally | null, owner: TallyOwner, pattern: string, nearDuplicate: boolean): TrapTally {
+  const tally = tallyFor(current, owner);
+  const key = patternKey(pattern);
+  const [urls, pages, dups] = tally.patterns[key] ?? [0, 0, 0];
+  const patterns = withRoomFor(tally.patterns, key);
+  return { ...tally, patterns: { ...patterns, [key]: [urls, pages + 1, dups + (nearDuplicate ? 1 : 0)] } };
+}
+
+/** Simhash's feedback: one more page of `pattern`, a near-duplicate or not. */
+export async function notePage(store: KvStore, owner: TallyOwner, pattern: string, nearDuplicate: boolean): Promise<void> {
+  await casUpdate<TrapTally, void>(store, tallyKey(owner.host), (current) => ({ value: addPage(current, owner, pattern, nearDuplicate), result: undefined }));
+}

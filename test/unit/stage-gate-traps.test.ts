@@ -1,0 +1,130 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { handleGateIntake } from '../../stages/politeness-gate/handle.js';
+import { handleSimhash } from '../../stages/simhash/handle.js';
+import { MemoryKvStore, parseJsonValue } from '../../pipeline/kv-store.js';
+import { decodeOutcome, type AdmittedUrl, type ExtractedPage } from '../../schemas/index.js';
+import { patternKey, tallyKey, type TrapTally } from '../../stages/trap-tally.js';
+import { readTail } from '../../stages/host-slot.js';
+import { createFakeContext, decodedOn, stageInput, type FakeContext } from '../support/fake-context.js';
+
+const HOST = 'cal.example';
+let seq = 0;
+
+const admitted = (path: string, extra: Partial<AdmittedUrl> = {}): AdmittedUrl => ({
+  v: 1,
+  url: `http://${HOST}${path}`,
+  host: HOST,
+  domain: 'cal.example',
+  depth: 1,
+  source_url: null,
+  via: 'link',
+  fetch_id: `fid-${path}-${extra.attempt ?? 0}`,
+  admitted_at: 0,
+  ...extra,
+});
+
+const intake = (ctx: FakeContext, m: AdmittedUrl, deliveryCount = 1, streamSeq = ++seq) =>
+  handleGateIntake(stageInput(m, { subject: 'crawl.frontier.0', streamSeq, deliveryCount }), ctx);
+
+const queued = (ctx: FakeContext) => ctx.streams.on('crawl.hostq').length;
+const tallyOf = async (ctx: FakeContext) => parseJsonValue<TrapTally>((await ctx.kv.hosts.get(tallyKey(HOST)))!.value);
+
+describe('politeness-gate intake: crawl-trap defences', () => {
+  test('past the pattern budget a URL is not queued but ends as filtered, saying why', async () => {
+    const ctx = createFakeContext({ settings: { maxUrlsPerPattern: 2 } });
+    for (const day of ['01', '02']) assert.deepEqual(await intake(ctx, admitted(`/cal/2026/11/${day}`)), { kind: 'emit', messages: [] });
+    const outcome = await intake(ctx, admitted('/cal/2026/11/03'));
+    const [row] = decodedOn(outcome, 'crawl.outcomes', decodeOutcome);
+    assert.equal(row!.outcome, 'filtered');
+    assert.equal(row!.url, `http://${HOST}/cal/2026/11/03`);
+    assert.equal(row!.reason, `trap_pattern_budget: pattern ${HOST}/cal/<n>/<n>/<n> produced 2 URLs`);
+    assert.equal(queued(ctx), 2);
+    // a URL of another pattern still goes through
+    await intake(ctx, admitted('/about.html'));
+    assert.equal(queued(ctx), 3);
+  });
+
+  test('past the host budget', async () => {
+    const ctx = createFakeContext({ settings: { maxPagesPerHost: 1 } });
+    await intake(ctx, admitted('/a'));
+    const [row] = decodedOn(await intake(ctx, admitted('/b')), 'crawl.outcomes', decodeOutcome);
+    assert.match(row!.reason, /^trap_host_budget: host cal\.example reached its budget of 1 pages$/);
+  });
+
+  test('a redelivered message is neither counted again nor dropped: it is queued once', async () => {
+    const ctx = createFakeContext({ settings: { maxUrlsPerPattern: 1 } });
+    const m = admitted('/cal/2026/11/01');
+    const s = ++seq;
+    await intake(ctx, m, 1, s);
+    // the first delivery died before its ack: the same message comes again
+    assert.deepEqual(await intake(ctx, m, 2, s), { kind: 'emit', messages: [] });
+    assert.equal(queued(ctx), 1, 'one copy in the host queue');
+    assert.equal((await tallyOf(ctx)).urls, 1, 'counted once');
+    assert.equal(await readTail(ctx.kv.hosts, HOST), ctx.streams.on('crawl.hostq')[0]!.seq);
+  });
+
+  test('a retry of a fetch (attempt > 0) was counted when new: it is queued even over budget', async () => {
+    const ctx = createFakeContext({ settings: { maxUrlsPerPattern: 1 } });
+    await intake(ctx, admitted('/cal/2026/11/01'));
+    assert.deepEqual(await intake(ctx, admitted('/cal/2026/11/01', { attempt: 1 })), { kind: 'emit', messages: [] });
+    assert.equal(queued(ctx), 2);
+    assert.equal((await tallyOf(ctx)).urls, 1);
+  });
+
+  test('a new URL costs one read and one compare-and-set of its host\'s tally', async () => {
+    const ctx = createFakeContext();
+    const ops = { get: 0, write: 0 };
+    const store = ctx.kv.hosts as MemoryKvStore;
+    const { get, update, create } = store;
+    store.get = (key) => ((ops.get += key.startsWith('_b.') ? 1 : 0), get.call(store, key));
+    store.update = (key, v, r) => ((ops.write += key.startsWith('_b.') ? 1 : 0), update.call(store, key, v, r));
+    store.create = (key, v) => ((ops.write += key.startsWith('_b.') ? 1 : 0), create.call(store, key, v));
+    for (let i = 0; i < 100; i++) await intake(ctx, admitted(`/page/${i}`));
+    assert.deepEqual(ops, { get: 100, write: 100 });
+  });
+
+  test('with every defence off, no tally is kept', async () => {
+    const ctx = createFakeContext({ settings: { maxPagesPerHost: 0, maxUrlsPerPattern: 0, noveltyMinPages: 0 } });
+    await intake(ctx, admitted('/x'));
+    assert.equal(await ctx.kv.hosts.get(tallyKey(HOST)), null);
+    assert.equal(queued(ctx), 1);
+  });
+});
+
+describe('simhash feeds content novelty back to the gate', () => {
+  const text = Array.from({ length: 200 }, (_, i) => `word${i % 37}`).join(' ');
+  const page = (path: string, t: number): ExtractedPage => ({
+    v: 1,
+    fetch_id: `fid:${path}`,
+    url: `http://${HOST}${path}`,
+    host: HOST,
+    domain: HOST,
+    depth: 1,
+    fetch_time: t,
+    fetch_status: 200,
+    duration_ms: 1,
+    content_type: 'text/html',
+    charset: 'utf-8',
+    truncated: false,
+    content_length: text.length,
+    content_digest: 'd',
+    title: 'Listing',
+    text,
+    description: null,
+    language: 'en',
+    canonical_url: null,
+    noindex: false,
+    nofollow: false,
+    links: [],
+  });
+
+  test('identical pages of one pattern cut the pattern off at the intake', async () => {
+    const ctx = createFakeContext({ settings: { noveltyMinPages: 4, noveltyDuplicateShare: 0.75, maxUrlsPerPattern: 0 } });
+    for (let n = 1; n <= 4; n++) await handleSimhash(stageInput(page(`/list?page=${n}`, n)), ctx);
+    const tally = await tallyOf(ctx);
+    assert.deepEqual(tally.patterns[patternKey(`${HOST}/list?page=<n>`)], [0, 4, 3]);
+    const [row] = decodedOn(await intake(ctx, admitted('/list?page=5')), 'crawl.outcomes', decodeOutcome);
+    assert.equal(row!.reason, `trap_low_novelty: pattern ${HOST}/list?page=<n>: 3 of its 4 pages were near-duplicates`);
+  });
+});

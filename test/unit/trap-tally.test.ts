@@ -1,0 +1,125 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { MemoryKvStore, parseJsonValue } from '../../pipeline/kv-store.js';
+import {
+  addPage,
+  countNewUrl,
+  decideNewUrl,
+  MAX_PATTERNS_PER_HOST,
+  notePage,
+  patternKey,
+  tallyKey,
+  type TrapLimits,
+  type TrapTally,
+} from '../../stages/trap-tally.js';
+
+const HOST = 'trap.example';
+const OWNER = { crawl: 'c1', host: HOST };
+const P = 'trap.example/cal/<n>/<n>/<n>';
+const OFF: TrapLimits = { maxPagesPerHost: 0, maxUrlsPerPattern: 0, noveltyMinPages: 0, noveltyDuplicateShare: 0.8 };
+
+/** feeds `n` new URLs of `pattern` through the decision; returns the verdicts' defences ('admit' when admitted) */
+function feed(limits: TrapLimits, n: number, pattern = P, start: TrapTally | null = null): { tally: TrapTally | null; verdicts: string[] } {
+  let tally = start;
+  const verdicts: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const { next, verdict } = decideNewUrl(tally, OWNER, pattern, limits);
+    if (next) tally = next;
+    verdicts.push(verdict.admit ? 'admit' : verdict.defence);
+  }
+  return { tally, verdicts };
+}
+
+describe('crawl traps: per-host budget', () => {
+  test('URLs past the budget are dropped, and not counted', () => {
+    const { tally, verdicts } = feed({ ...OFF, maxPagesPerHost: 3 }, 5);
+    assert.deepEqual(verdicts, ['admit', 'admit', 'admit', 'trap_host_budget', 'trap_host_budget']);
+    assert.equal(tally!.urls, 3);
+  });
+  test('the budget spans every pattern of the host', () => {
+    const first = feed({ ...OFF, maxPagesPerHost: 2 }, 2, 'trap.example/a');
+    const second = feed({ ...OFF, maxPagesPerHost: 2 }, 1, 'trap.example/b', first.tally);
+    assert.deepEqual(second.verdicts, ['trap_host_budget']);
+  });
+  test('0 means no limit', () => {
+    assert.ok(feed(OFF, 50).verdicts.every((v) => v === 'admit'));
+  });
+  test('the reason names the host and the budget', () => {
+    const { tally } = feed({ ...OFF, maxPagesPerHost: 1 }, 1);
+    const { verdict } = decideNewUrl(tally, OWNER, P, { ...OFF, maxPagesPerHost: 1 });
+    assert.deepEqual(verdict, { admit: false, defence: 'trap_host_budget', detail: 'host trap.example reached its budget of 1 pages' });
+  });
+});
+
+describe('crawl traps: per-pattern budget', () => {
+  test('a pattern that keeps producing URLs stops being expanded; other patterns go on', () => {
+    const limits = { ...OFF, maxUrlsPerPattern: 3 };
+    const { tally, verdicts } = feed(limits, 4);
+    assert.deepEqual(verdicts, ['admit', 'admit', 'admit', 'trap_pattern_budget']);
+    assert.deepEqual(feed(limits, 1, 'trap.example/about.html', tally).verdicts, ['admit']);
+    const { verdict } = decideNewUrl(tally, OWNER, P, limits);
+    assert.deepEqual(verdict, { admit: false, defence: 'trap_pattern_budget', detail: `pattern ${P} produced 3 URLs` });
+  });
+  test('patterns kept per host are bounded; the smallest goes, a trap pattern stays', () => {
+    const limits = { ...OFF, maxUrlsPerPattern: 5 };
+    let { tally } = feed(limits, 5); // the trap pattern, at its budget
+    for (let i = 0; i < MAX_PATTERNS_PER_HOST + 50; i++) tally = feed(limits, 1, `trap.example/w${'x'.repeat(i % 7)}/${String.fromCharCode(97 + (i % 26))}${i}`, tally).tally;
+    assert.equal(Object.keys(tally!.patterns).length, MAX_PATTERNS_PER_HOST);
+    assert.deepEqual(feed(limits, 1, P, tally).verdicts, ['trap_pattern_budget']);
+  });
+});
+
+describe('crawl traps: content novelty', () => {
+  const limits = { ...OFF, noveltyMinPages: 10, noveltyDuplicateShare: 0.8 };
+  const withPages = (pages: number, dups: number): TrapTally => {
+    let t: TrapTally | null = null;
+    for (let i = 0; i < pages; i++) t = addPage(t, OWNER, P, i < dups);
+    return t!;
+  };
+  test('a pattern with enough pages, mostly near-duplicates, is cut off', () => {
+    const { verdict } = decideNewUrl(withPages(10, 8), OWNER, P, limits);
+    assert.deepEqual(verdict, { admit: false, defence: 'trap_low_novelty', detail: `pattern ${P}: 8 of its 10 pages were near-duplicates` });
+  });
+  test('too few pages to judge, or enough unique ones: admitted', () => {
+    assert.equal(decideNewUrl(withPages(9, 9), OWNER, P, limits).verdict.admit, true);
+    assert.equal(decideNewUrl(withPages(10, 7), OWNER, P, limits).verdict.admit, true);
+  });
+  test('only the pattern of the duplicates is cut off', () => {
+    assert.equal(decideNewUrl(withPages(20, 20), OWNER, 'trap.example/other', limits).verdict.admit, true);
+  });
+  test('off when noveltyMinPages is 0', () => {
+    assert.equal(decideNewUrl(withPages(20, 20), OWNER, P, OFF).verdict.admit, true);
+  });
+});
+
+describe('crawl traps: the tally in KV', () => {
+  test('a new crawl id starts from zero; the same crawl resumed goes on counting', async () => {
+    const store = new MemoryKvStore();
+    const limits = { ...OFF, maxPagesPerHost: 1 };
+    assert.equal((await countNewUrl(store, OWNER, P, limits)).admit, true);
+    assert.equal((await countNewUrl(store, OWNER, P, limits)).admit, false);
+    assert.equal((await countNewUrl(store, { crawl: 'c2', host: HOST }, P, limits)).admit, true);
+    await notePage(store, { crawl: 'c3', host: HOST }, P, true);
+    const tally = parseJsonValue<TrapTally>((await store.get(tallyKey(HOST)))!.value);
+    assert.deepEqual([tally.crawl, tally.urls, tally.patterns[patternKey(P)]], ['c3', 0, [0, 1, 1]]);
+  });
+
+  test('countNewUrl and notePage share one entry per host, under _b.<host>', async () => {
+    const store = new MemoryKvStore();
+    const limits = { ...OFF, maxPagesPerHost: 100, maxUrlsPerPattern: 2 };
+    assert.deepEqual(await countNewUrl(store, OWNER, P, limits), { admit: true });
+    await notePage(store, OWNER, P, true);
+    assert.deepEqual(await countNewUrl(store, OWNER, P, limits), { admit: true });
+    assert.equal((await countNewUrl(store, OWNER, P, limits)).admit, false);
+    const entry = await store.get(tallyKey(HOST));
+    const tally = parseJsonValue<TrapTally>(entry!.value);
+    assert.equal(tally.urls, 2);
+    assert.deepEqual(tally.patterns[patternKey(P)], [2, 1, 1]);
+  });
+  test('concurrent writers lose no count', async () => {
+    const store = new MemoryKvStore();
+    await Promise.all(Array.from({ length: 40 }, (_, i) => (i % 2 ? countNewUrl(store, OWNER, P, OFF) : notePage(store, OWNER, P, false))));
+    const tally = parseJsonValue<TrapTally>((await store.get(tallyKey(HOST)))!.value);
+    assert.deepEqual([tally.urls, ...tally.patterns[patternKey(P)]!], [20, 20, 20, 0]);
+  });
+});
