@@ -1,7 +1,7 @@
 import { encodeFinal, type ExtractedPage } from '../../schemas/index.js';
 import { subjectFor } from '../../pipeline/partition.js';
 import { emit, type Outcome, type StageContext, type StageInput } from '../../pipeline/stage.js';
-import { addAndFindOriginal } from './fingerprint-index.js';
+import { findOriginal } from './find-original.js';
 import { simhash64, simhashToHex, tokenizeWords } from './simhash.js';
 
 /** Pages with fewer words than this are not compared: short texts collide by chance. */
@@ -15,7 +15,7 @@ export async function handleSimhash(input: StageInput<ExtractedPage>, ctx: Stage
   const words = tokenizeWords(p.text).length;
   const nearDuplicateOf =
     words > MIN_WORDS_FOR_NEAR_DUP
-      ? await addAndFindOriginal(ctx.kv.fingerprints, { h: hex, url: p.url, t: p.fetch_time }, ctx.settings.nearDuplicateDistance)
+      ? await findOriginal(ctx.kv.fingerprints, { h: hex, url: p.url, t: p.fetch_time }, p.content_digest, ctx.settings.nearDuplicateDistance)
       : null;
   ctx.metrics.count('simhash', 'pages', nearDuplicateOf ? 'near_duplicate' : 'unique');
   return emit({
