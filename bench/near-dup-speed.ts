@@ -7,24 +7,35 @@
  */
 import type { KvStore } from '../pipeline/kv-store.js';
 import { jsonValue } from '../pipeline/kv-store.js';
-import { findWithin, fingerprintKeys, type FingerprintEntry } from '../stages/simhash/fingerprint-index.js';
+import { findWithin, fingerprintKeys, withinDistance, type FingerprintEntry } from '../stages/simhash/fingerprint-index.js';
 import { simhashToHex } from '../stages/simhash/simhash.js';
 import { mulberry32 } from '../testweb/prng.js';
-import { median, pool, randomFingerprints } from './near-dup-add-cost.js';
+import { median, pool } from './near-dup-add-cost.js';
 
 export const K = 3;
 
 export const storedUrl = (i: number) => `https://h${i % 50_000}.bench.test/p/${i}`;
 
-/**
- * The index's lists for fingerprints added in order (page i fetched at time i), built in
- * memory exactly as addAndFindOriginal would leave them: appended, oldest evicted past `max`.
- */
-export function buildLists(fps: readonly bigint[], max: number): Map<string, FingerprintEntry[]> {
+/** Pages 0..n-1 (page i fetched at time i) with their index keys, computed once for every bound tried. */
+export interface StoredPages {
+  fps: readonly bigint[];
+  entries: FingerprintEntry[];
+  keys: string[][];
+}
+
+export function storedPages(fps: readonly bigint[]): StoredPages {
+  return {
+    fps,
+    entries: fps.map((h, i) => ({ h: simhashToHex(h), url: storedUrl(i), t: i })),
+    keys: fps.map((h) => fingerprintKeys(h, K)),
+  };
+}
+
+/** The index's lists after adding the pages in order, as addAndFindOriginal leaves them: appended, oldest evicted past `max`. */
+export function buildLists(pages: StoredPages, max: number): Map<string, FingerprintEntry[]> {
   const lists = new Map<string, FingerprintEntry[]>();
-  fps.forEach((h, i) => {
-    const e: FingerprintEntry = { h: simhashToHex(h), url: storedUrl(i), t: i };
-    for (const key of fingerprintKeys(h, K)) {
+  pages.entries.forEach((e, i) => {
+    for (const key of pages.keys[i]!) {
       let list = lists.get(key);
       if (!list) lists.set(key, (list = []));
       list.push(e);
@@ -46,11 +57,13 @@ export function listStats(lists: Map<string, FingerprintEntry[]>, max: number): 
   return { keys: lists.size, meanLength: total / lists.size, maxLength: longest, fullKeys: full };
 }
 
-/** Writes the lists with `concurrency` puts in flight; returns seconds taken. */
-export async function loadLists(store: KvStore, lists: Map<string, FingerprintEntry[]>, concurrency: number): Promise<number> {
-  const entries = [...lists];
+/** Each key with its value as the index stores it (encoded once, written to every store). */
+export const encodeLists = (lists: Map<string, FingerprintEntry[]>): Array<[string, Uint8Array]> => [...lists].map(([key, list]) => [key, jsonValue(list)]);
+
+/** Writes the values with `concurrency` puts in flight; returns seconds taken. */
+export async function loadLists(store: KvStore, values: Array<[string, Uint8Array]>, concurrency: number): Promise<number> {
   const start = performance.now();
-  await pool(entries.length, concurrency, (i) => store.put(entries[i]![0], jsonValue(entries[i]![1])));
+  await pool(values.length, concurrency, (i) => store.put(values[i]![0], values[i]![1]));
   return (performance.now() - start) / 1000;
 }
 
@@ -73,28 +86,28 @@ export interface LookupRate {
   foundFraction: number;
 }
 
-/** Median lookups/s over 3 runs of `n` lookups with `concurrency` in flight (queries near pages [from, to)). */
-export async function measureLookups(
-  store: KvStore,
-  fps: readonly bigint[],
-  opts: { n: number; concurrency: number; seed: number; from?: number; to?: number; runs?: number },
-): Promise<LookupRate> {
-  const { n, concurrency, seed } = opts;
+/** Median lookups/s over 3 runs of `n` lookups (findWithin) with `concurrency` in flight. */
+export async function measureLookups(store: KvStore, fps: readonly bigint[], opts: { n: number; concurrency: number; seed: number }): Promise<LookupRate> {
   const runs: number[] = [];
   let found = 0;
-  let asked = 0;
-  for (let run = 0; run < (opts.runs ?? 3); run++) {
-    const queries = nearQueries(fps, n, seed * 100 + run, opts.from, opts.to);
+  for (let run = 0; run < 3; run++) {
+    const queries = nearQueries(fps, opts.n, opts.seed * 100 + run);
     const start = performance.now();
-    await pool(queries.length, concurrency, async (i) => {
+    await pool(queries.length, opts.concurrency, async (i) => {
       const q = queries[i]!;
-      const matches = await findWithin(store, q.h, K);
-      asked++;
-      if (matches.some((m) => m.url === storedUrl(q.target))) found++;
+      if ((await findWithin(store, q.h, K)).some((m) => m.url === storedUrl(q.target))) found++;
     });
     runs.push(queries.length / ((performance.now() - start) / 1000));
   }
-  return { lookupsPerSecond: median(runs), runs, foundFraction: found / asked };
+  return { lookupsPerSecond: median(runs), runs, foundFraction: found / (3 * opts.n) };
 }
 
-export { randomFingerprints };
+/** Fraction of near queries of pages [from, to) that find their page, over the lists directly (the lookup without the KV). */
+export function recallIn(lists: Map<string, FingerprintEntry[]>, fps: readonly bigint[], n: number, seed: number, from: number, to: number): number {
+  let found = 0;
+  for (const q of nearQueries(fps, n, seed, from, to)) {
+    const candidates = fingerprintKeys(q.h, K).map((key) => lists.get(key) ?? []);
+    if (withinDistance(candidates, q.h, K).some((m) => m.url === storedUrl(q.target))) found++;
+  }
+  return found / n;
+}

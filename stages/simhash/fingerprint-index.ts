@@ -100,6 +100,11 @@ export async function findWithin(store: KvStore, h: bigint, k: number): Promise<
       return entry ? parseJsonValue<FingerprintEntry[]>(entry.value) : [];
     }),
   );
+  return withinDistance(lists, h, k);
+}
+
+/** The entries of a fingerprint's k+1 lists that are within distance k of it, each page once. */
+export function withinDistance(lists: readonly FingerprintEntry[][], h: bigint, k: number): FingerprintEntry[] {
   const q = halves(h.toString(16));
   const found = new Map<string, FingerprintEntry>();
   for (const list of lists) {
