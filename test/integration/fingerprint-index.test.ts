@@ -40,7 +40,7 @@ describe('near-duplicate index on a real nats-server KV, shared by two processes
   it('originals and their near-duplicates added at the same time by two connections: none lost, every pair found', async () => {
     const n = 100;
     const pairs = Array.from({ length: n }, (_, i) => pair(i, [i % 64, (i * 13 + 5) % 64, (i * 29 + 7) % 64]));
-    // the pairs' fingerprints share keys, so compare-and-set conflicts between the two connections do happen
+    // an original and its copy share keys, and both are in flight at once: the two connections race for those keys
     const page = (i: number, which: 'orig' | 'copy') => ({
       h: simhashToHex(pairs[i]![which === 'orig' ? 0 : 1]),
       url: `https://${which}${i}.test/`,
