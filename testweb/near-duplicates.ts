@@ -74,17 +74,25 @@ function otherWord(rng: Rng, lang: PageLanguage, not: string | undefined): strin
 }
 
 /**
- * Exactly `count` edits at distinct positions of `words`: 60 % substitutions, 20 %
- * insertions (a new word before the position), 20 % deletions. Positions are distinct so
- * two edits never cancel or merge, and the edit size is what was asked.
+ * Exactly `count` edits of `words`: 60 % substitutions, 20 % insertions (a new word before
+ * the position), 20 % deletions, at positions that are distinct and never adjacent, so two
+ * edits never cancel or merge (a deletion next to an insertion would be one substitution):
+ * the word-level edit distance is the edit size asked for.
  */
 export function editWords(words: readonly string[], count: number, rng: Rng, lang: PageLanguage): string[] {
-  if (count > words.length) throw new RangeError(`cannot edit ${count} of ${words.length} words`);
+  if (count > Math.ceil(words.length / 2)) throw new RangeError(`cannot make ${count} non-adjacent edits in ${words.length} words`);
   const positions = new Map<number, 'sub' | 'ins' | 'del'>();
-  for (const p of shuffled(rng, words.map((_, i) => i)).slice(0, count)) {
+  for (const p of shuffled(rng, words.map((_, i) => i))) {
+    if (positions.size === count) break;
+    if (positions.has(p - 1) || positions.has(p + 1)) continue;
     const r = rng();
     positions.set(p, r < 0.6 ? 'sub' : r < 0.8 ? 'ins' : 'del');
   }
+  // greedy picking can strand the last few: fill from the left where there is room
+  for (let p = 0; positions.size < count && p < words.length; p += 2) {
+    if (!positions.has(p) && !positions.has(p - 1) && !positions.has(p + 1)) positions.set(p, 'sub');
+  }
+  if (positions.size < count) throw new RangeError(`could not place ${count} non-adjacent edits in ${words.length} words`);
   const out: string[] = [];
   words.forEach((w, i) => {
     const op = positions.get(i);
