@@ -64,9 +64,11 @@ function appended(list: FingerprintEntry[], page: FingerprintEntry, max: number)
  * Why two near-duplicates A and B processed at the same moment, by any processes, still
  * meet: they share a key K (pigeonhole), and the server orders the two appends to K, so the
  * one that lands second gets a list holding the other. The verdict is therefore the one a
- * serial order would give (or better, when each lands second on a different key), and that
- * argument is per key, so the order of the k+1 appends among themselves does not matter.
- * Reading before appending would break it: both could read before either appends.
+ * serial order would give (or better, when each lands second on a different key): as when
+ * processed one after the other, a later fetch whose appends all land first is not marked,
+ * since only the earlier page sees the other, and it is the original. The argument is per
+ * key, so the order of the k+1 appends among themselves does not matter. Reading before
+ * appending would break it: both could read before either appends.
  */
 export async function addAndFindOriginal(store: KvStore, page: FingerprintEntry, k: number, options: FingerprintIndexOptions = {}): Promise<string | null> {
   const max = options.maxEntriesPerKey ?? MAX_ENTRIES_PER_KEY;
