@@ -1,7 +1,7 @@
 import { encodeFinal, type ExtractedPage } from '../../schemas/index.js';
 import { subjectFor } from '../../pipeline/partition.js';
 import { emit, type Outcome, type StageContext, type StageInput } from '../../pipeline/stage.js';
-import { addAndFindOriginal } from './fingerprint-index.js';
+import { findOriginal } from './find-original.js';
 import { simhash64, simhashToHex, tokenizeWords } from './simhash.js';
 import { notePage } from '../trap-tally.js';
 import { urlPattern } from '../url-pattern.js';
@@ -17,7 +17,7 @@ export async function handleSimhash(input: StageInput<ExtractedPage>, ctx: Stage
   const words = tokenizeWords(p.text).length;
   const nearDuplicateOf =
     words > MIN_WORDS_FOR_NEAR_DUP
-      ? await addAndFindOriginal(ctx.kv.fingerprints, { h: hex, url: p.url, t: p.fetch_time }, ctx.settings.nearDuplicateDistance)
+      ? await findOriginal(ctx.kv.fingerprints, { h: hex, url: p.url, t: p.fetch_time }, p.content_digest, ctx.settings.nearDuplicateDistance)
       : null;
   ctx.metrics.count('simhash', 'pages', nearDuplicateOf ? 'near_duplicate' : 'unique');
   // content novelty of the page's URL pattern, for the gate's crawl-trap defence (trap-tally.ts);

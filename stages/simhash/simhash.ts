@@ -215,7 +215,8 @@ export function simhash64(text: string, shingleSize: number = DEFAULT_SHINGLE_SI
   return (BigInt(outHi >>> 0) << 32n) | BigInt(outLo >>> 0);
 }
 
-function popcount32(x: number): number {
+/** Set bits of a 32-bit value. */
+export function popcount32(x: number): number {
   x -= (x >>> 1) & 0x55555555;
   x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
   x = (x + (x >>> 4)) & 0x0f0f0f0f;

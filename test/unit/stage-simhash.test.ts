@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { handleSimhash } from '../../stages/simhash/handle.js';
-import { hammingDistance, simhash64, simhashToHex } from '../../stages/simhash/simhash.js';
+import { contentDigest, hammingDistance, simhash64, simhashToHex } from '../../stages/simhash/simhash.js';
 import { partitionOf } from '../../pipeline/partition.js';
 import { decodeFinal, type ExtractedPage } from '../../schemas/index.js';
 import { createFakeContext, emitted, onlyOn, stageInput, subjectsOf, type FakeContext } from '../support/fake-context.js';
@@ -42,7 +42,8 @@ function extracted(url: string, text: string, fetchTime: number): ExtractedPage 
     charset: 'utf-8',
     truncated: false,
     content_length: text.length,
-    content_digest: 'sha1:X',
+    // the body's digest in the real pipeline; the text stands in for the body here
+    content_digest: contentDigest(text),
     title: 't',
     text,
     description: null,
