@@ -69,11 +69,11 @@ export async function handleSeenFilter(input: StageInput<CandidateUrl>, ctx: Sta
   if (ctx.settings.maxPages > 0) {
     const count = await casUpdate<number, number>(ctx.kv.seen, admittedCounter(ctx.settings.crawlId), (n) => ({ value: (n ?? 0) + 1, result: (n ?? 0) + 1 }));
     if (count > ctx.settings.maxPages) {
-      seen.decide(c.url, input.streamSeq, 'over_limit');
+      seen.decide(input.streamSeq, 'over_limit');
       return overLimit(ctx, c);
     }
   }
-  seen.decide(c.url, input.streamSeq, 'admitted');
+  seen.decide(input.streamSeq, 'admitted');
   ctx.metrics.count('seen-filter', 'urls', 'admitted');
   return emit(admitted(ctx, c));
 }

@@ -1,4 +1,4 @@
-import { hashKey, ScalableBloomFilter, type KeyHash } from './bloom-filter.js';
+import { hashKey, ScalableBloomFilter } from './bloom-filter.js';
 
 /**
  * What was decided for a candidate whose message is not yet known to be acked:
@@ -23,8 +23,11 @@ export type Verdict =
  * and they are what lets a redelivery be told apart from a second message with the same URL.
  */
 export class PartitionSeenSet {
-  /** URL key → (stream sequence → decision), for messages above the ack floor */
-  private readonly unsettled = new Map<string, Map<number, Decision>>();
+  /**
+   * stream sequence → decision, for messages above the ack floor. The sequence alone is the
+   * key: a redelivery has the same sequence (and so the same URL) as the first delivery.
+   */
+  private readonly unsettled = new Map<number, Decision>();
   /** URLs added since the last snapshot (the snapshot schedule counts these) */
   addedSinceSnapshot = 0;
 
@@ -34,24 +37,24 @@ export class PartitionSeenSet {
     public settledSeq: number,
   ) {}
 
+  /** `expected`: this partition's even share of the planned URLs; 10 % headroom within the same bits for uneven shares */
   static empty(expected: number, settledSeq: number): PartitionSeenSet {
-    return new PartitionSeenSet(ScalableBloomFilter.create(expected), settledSeq);
+    return new PartitionSeenSet(ScalableBloomFilter.create(expected, PARTITION_HEADROOM), settledSeq);
   }
 
   /** Decides for a delivered message; a `new` URL is added to the filter at once. */
   check(url: string, seq: number): Verdict {
-    const h = hashKey(url);
-    const earlier = this.unsettled.get(keyOf(h))?.get(seq);
+    const earlier = this.unsettled.get(seq);
     if (earlier) return { kind: 'again', decision: earlier };
-    if (!this.filter.add(h)) return { kind: 'seen' };
+    if (!this.filter.add(hashKey(url))) return { kind: 'seen' };
     this.addedSinceSnapshot += 1;
-    this.remember(h, seq, 'unknown');
+    this.unsettled.set(seq, 'unknown');
     return { kind: 'new' };
   }
 
   /** Records the decision for a message, so a redelivery of it repeats it. */
-  decide(url: string, seq: number, decision: Decision): void {
-    this.remember(hashKey(url), seq, decision);
+  decide(seq: number, decision: Decision): void {
+    this.unsettled.set(seq, decision);
   }
 
   /**
@@ -60,43 +63,31 @@ export class PartitionSeenSet {
    * snapshot knew its decision.
    */
   replay(url: string, seq: number, ackFloor: number): void {
-    const h = hashKey(url);
-    if (this.filter.add(h)) this.addedSinceSnapshot += 1;
-    if (seq > ackFloor && !this.unsettled.get(keyOf(h))?.has(seq)) this.remember(h, seq, 'unknown');
+    if (this.filter.add(hashKey(url))) this.addedSinceSnapshot += 1;
+    if (seq > ackFloor && !this.unsettled.has(seq)) this.unsettled.set(seq, 'unknown');
   }
 
   /** Forgets messages at or below the ack floor: the server will not deliver them again. */
   settle(ackFloor: number): void {
-    for (const [key, bySeq] of this.unsettled) {
-      for (const seq of bySeq.keys()) if (seq <= ackFloor) bySeq.delete(seq);
-      if (bySeq.size === 0) this.unsettled.delete(key);
-    }
+    // Map iteration is in insertion order, which is roughly sequence order: stop early is not
+    // safe (handlers finish out of order), but the map holds only the unacked window
+    for (const seq of this.unsettled.keys()) if (seq <= ackFloor) this.unsettled.delete(seq);
     this.settledSeq = Math.max(this.settledSeq, ackFloor);
   }
 
   /** the unsettled messages, for the snapshot */
-  *unsettledEntries(): Iterable<{ key: string; seq: number; decision: Decision }> {
-    for (const [key, bySeq] of this.unsettled) for (const [seq, decision] of bySeq) yield { key, seq, decision };
+  *unsettledEntries(): Iterable<{ seq: number; decision: Decision }> {
+    for (const [seq, decision] of this.unsettled) yield { seq, decision };
   }
 
-  restoreUnsettled(key: string, seq: number, decision: Decision): void {
-    let bySeq = this.unsettled.get(key);
-    if (!bySeq) this.unsettled.set(key, (bySeq = new Map()));
-    bySeq.set(seq, decision);
+  restoreUnsettled(seq: number, decision: Decision): void {
+    this.unsettled.set(seq, decision);
   }
 
   get unsettledCount(): number {
-    let n = 0;
-    for (const bySeq of this.unsettled.values()) n += bySeq.size;
-    return n;
-  }
-
-  private remember(h: KeyHash, seq: number, decision: Decision): void {
-    this.restoreUnsettled(keyOf(h), seq, decision);
+    return this.unsettled.size;
   }
 }
 
-/** 64 bits of the URL's hash as 16 hex digits: the unsettled map's key and its snapshot form. */
-export function keyOf(h: KeyHash): string {
-  return h.h1.toString(16).padStart(8, '0') + h.h2.toString(16).padStart(8, '0');
-}
+/** a partition's filter takes 10 % more than its even share in the same 2 bytes per planned URL */
+export const PARTITION_HEADROOM = 1.1;

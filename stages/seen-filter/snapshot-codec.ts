@@ -6,7 +6,7 @@ import { PartitionSeenSet, type Decision } from './partition-seen-set.js';
  * Binary form of one partition's seen set:
  *   "SEEN" | version u8 | hash version u8 | 0 u16 | partition u32 | settled seq f64
  *   | slices u32 | per slice: capacity f64, count f64, hashes u32, bytes u32, bits
- *   | unsettled u32 | per entry: key 8 bytes, seq f64, decision u8
+ *   | unsettled u32 | per entry: seq f64, decision u8
  *   | first 8 bytes of the SHA-256 of all the above
  * Little-endian. The checksum turns a torn or mixed-up snapshot into a clear error rather
  * than a filter that silently forgets URLs.
@@ -24,7 +24,7 @@ export class SnapshotError extends Error {
 export function encodeSnapshot(partition: number, set: PartitionSeenSet): Uint8Array {
   const slices = set.filter.slices;
   const unsettled = [...set.unsettledEntries()];
-  const size = 20 + 4 + slices.reduce((n, s) => n + 24 + s.bits.length, 0) + 4 + unsettled.length * 17 + 8;
+  const size = 20 + 4 + slices.reduce((n, s) => n + 24 + s.bits.length, 0) + 4 + unsettled.length * 9 + 8;
   const out = new Uint8Array(size);
   const view = new DataView(out.buffer);
   let at = 0;
@@ -48,10 +48,9 @@ export function encodeSnapshot(partition: number, set: PartitionSeenSet): Uint8A
   view.setUint32(at, unsettled.length, true);
   at += 4;
   for (const e of unsettled) {
-    out.set(Buffer.from(e.key, 'hex'), at);
-    view.setFloat64(at + 8, e.seq, true);
-    view.setUint8(at + 16, DECISIONS.indexOf(e.decision));
-    at += 17;
+    view.setFloat64(at, e.seq, true);
+    view.setUint8(at + 8, DECISIONS.indexOf(e.decision));
+    at += 9;
   }
   out.set(checksum(out.subarray(0, at)), at);
   return out;
@@ -96,12 +95,12 @@ export function decodeSnapshot(data: Uint8Array, partition: number): PartitionSe
   need(4);
   const entries = view.getUint32(at, true);
   at += 4;
-  need(entries * 17);
+  need(entries * 9);
   for (let i = 0; i < entries; i++) {
-    const decision = DECISIONS[view.getUint8(at + 16)];
-    if (!decision) throw new SnapshotError(`seen-set snapshot of partition ${partition}: bad decision code at byte ${at + 16}`);
-    set.restoreUnsettled(Buffer.from(data.subarray(at, at + 8)).toString('hex'), view.getFloat64(at + 8, true), decision);
-    at += 17;
+    const decision = DECISIONS[view.getUint8(at + 8)];
+    if (!decision) throw new SnapshotError(`seen-set snapshot of partition ${partition}: bad decision code at byte ${at + 8}`);
+    set.restoreUnsettled(view.getFloat64(at, true), decision);
+    at += 9;
   }
   return set;
 }

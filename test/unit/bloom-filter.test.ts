@@ -54,6 +54,6 @@ describe('scalable Bloom filter', () => {
     assert.deepEqual(hashKey('https://example.com/'), hashKey('https://example.com/'));
     assert.notDeepEqual(hashKey('https://example.com/a'), hashKey('https://example.com/b'));
     // a fixed value: changing hashKey breaks every stored snapshot (bump HASH_VERSION in snapshot-codec.ts)
-    assert.deepEqual(hashKey('https://example.com/'), { h1: 3879273330, h2: 3092260223 });
+    assert.deepEqual(hashKey('https://example.com/'), { h1: 2664613884, h2: 3789020604 });
   });
 });

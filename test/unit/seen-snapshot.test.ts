@@ -9,15 +9,15 @@ import { KvConflictError } from '../../pipeline/kv-store.js';
 function filled(n: number, planned = 2048): PartitionSeenSet {
   const set = PartitionSeenSet.empty(planned, 10);
   for (let i = 0; i < n; i++) set.check(`https://example.com/${i}`, 100 + i);
-  set.decide('https://example.com/0', 100, 'admitted');
-  set.decide('https://example.com/1', 101, 'over_limit');
+  set.decide(100, 'admitted');
+  set.decide(101, 'over_limit');
   set.settle(101); // 100 and 101 acked: 102... stay unsettled
   return set;
 }
 
 describe('seen-set snapshot codec', () => {
   test('round trip: same URLs seen, same slices, same unsettled messages and decisions', () => {
-    const set = filled(5000); // more than planned: two slices
+    const set = filled(5000); // more than planned (with headroom): two slices
     assert.equal(set.filter.slices.length, 2);
     const back = decodeSnapshot(encodeSnapshot(3, set), 3);
     assert.equal(back.settledSeq, 101);
