@@ -15,6 +15,7 @@ import { applyCrawlTopology, pipelineBacklog } from '../../pipeline/crawl-node.j
 import { silentLogger } from '../../pipeline/logger.js';
 import { StageMetrics } from '../../pipeline/metrics.js';
 import { PartitionOwner } from '../../pipeline/partition-owner.js';
+import { leaseKey } from '../../pipeline/partition-leases.js';
 import { parseSettings, type CrawlSettings } from '../../pipeline/settings.js';
 import type { StageContext } from '../../pipeline/stage.js';
 import { partitionOf } from '../../pipeline/partition.js';
@@ -161,5 +162,22 @@ describe('partitioned seen set on a real nats-server', () => {
     const added = batch.map((u) => (after.get(u) ?? 0) - (before.get(u) ?? 0));
     // the same URLs were admitted by the previous test's crawl: a new crawl id admits them again, once
     assert.deepEqual(added, batch.map(() => 1));
+  });
+
+  it('a process whose lease was taken stops consuming that partition at its next renewal', async () => {
+    const settings = parseSettings({ crawlId: 'stolen', partitions: PARTITIONS, seenExpectedUrls: 4096 });
+    const a = await owner(server.url, settings);
+    try {
+      await until('A to serve every partition', () => a.owner.serving.length === PARTITIONS);
+      const kv = (await openKvStores(nc)).seen;
+      // another process wrote the lease (as after a lapse A did not notice): A must let go
+      await kv.put(leaseKey('seen-filter', 2), new TextEncoder().encode(JSON.stringify({ owner: 'someone-else', expires_at: Date.now() + 60_000 })));
+      await until('A to stop serving partition 2', () => !a.owner.serving.includes(2), 5000);
+      await sleep(LEASE_TTL_MS);
+      assert.deepEqual(a.owner.serving, [0, 1, 3], 'and not take it back while the other lease is live');
+    } finally {
+      await a.owner.stop();
+      await a.nc.close();
+    }
   });
 });
