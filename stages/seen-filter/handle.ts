@@ -4,7 +4,6 @@ import { subjectFor } from '../../pipeline/partition.js';
 import { emit, type Emit, type Outcome, type StageContext, type StageInput } from '../../pipeline/stage.js';
 import { stableId } from '../stage-ids.js';
 import { outcomeEmit } from '../outcome-emit.js';
-import { FIRST_SLICE_FALSE_POSITIVE_RATE } from './bloom-filter.js';
 import type { PartitionSeenSet } from './partition-seen-set.js';
 
 const admittedCounter = (crawlId: string) => `admitted-count.${crawlId}`;
@@ -15,9 +14,6 @@ const admittedCounter = (crawlId: string) => `admitted-count.${crawlId}`;
  * frontier's duplicate window drops. A new crawl id (a recrawl) gives new fetch ids.
  */
 export const fetchIdOf = (crawlId: string, url: string) => stableId(crawlId, url);
-
-/** What the metrics and the README call a URL dropped by the seen set. */
-export const SEEN_REASON = `seen (bloom filter; false-positive rate ${(FIRST_SLICE_FALSE_POSITIVE_RATE * 100).toFixed(3)} %)`;
 
 function admitted(ctx: StageContext, c: CandidateUrl): Emit {
   const fetchId = fetchIdOf(ctx.settings.crawlId, c.url);
@@ -51,8 +47,9 @@ function overLimit(ctx: StageContext, c: CandidateUrl): Outcome {
  * Admits a URL the first time its partition's seen set meets it. The set belongs to this
  * process while it holds the partition's lease (pipeline/partition-owner.ts), so no other
  * process decides for these URLs meanwhile. A URL the set reports as seen is dropped
- * silently (counted under `seen`): a Bloom false positive drops a new URL the same way, at
- * the rate in SEEN_REASON. A redelivery of a message that was admitted repeats the
+ * silently (counted under `seen`): a Bloom false positive drops a new URL the same way, about
+ * 0.05 % of them (README, "The seen set"); no fetch_log row, since a row per repeated link
+ * would be most of the log and a false positive cannot be told from a repeat. A redelivery of a message that was admitted repeats the
  * admission with the same fetch id; one that was over the page limit stays over it.
  */
 export async function handleSeenFilter(input: StageInput<CandidateUrl>, ctx: StageContext, seen: PartitionSeenSet): Promise<Outcome> {

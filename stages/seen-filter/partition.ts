@@ -59,6 +59,9 @@ export async function openSeenPartition(
     replayed,
     def: { ...base, input, openPartition: undefined, handle: (i, c) => handleSeenFilter(i, c, seen) },
     async checkpoint() {
+      // every round (5 s): forget messages the server will not deliver again, so the
+      // unsettled map holds only the last few seconds of new URLs
+      seen.settle((await ctx.streams.consumerPosition(input.stream, input.durable)).ackFloor);
       const due = seen.addedSinceSnapshot >= SNAPSHOT_EVERY_URLS || (seen.addedSinceSnapshot > 0 && ctx.clock.now() - savedAt >= SNAPSHOT_EVERY_MS);
       if (due) await save();
     },

@@ -43,6 +43,20 @@ describe('scalable Bloom filter', () => {
     assert.ok(rate < bound * 1.5, `measured rate ${rate} against bound ${bound}`);
   });
 
+  test('with 10 % headroom (a partition): one slice up to 110 % of the plan, 2 bytes per planned URL, 0.047 % then 0.093 %', () => {
+    const planned = 100_000;
+    const f = ScalableBloomFilter.create(planned, 1.1);
+    assert.equal(f.byteSize, planned * 2);
+    assert.equal(f.slices[0]!.hashes, 10);
+    for (let i = 0; i < planned; i++) f.add(hashKey(url(i)));
+    const atPlan = falsePositives(f, 1_000_000) / 1_000_000;
+    assert.ok(atPlan > 0.00047 * 0.6 && atPlan < 0.00047 * 1.4, `at the planned size: ${atPlan}`);
+    for (let i = planned; i < planned * 1.1 - 100; i++) f.add(hashKey(url(i)));
+    assert.equal(f.slices.length, 1, 'no second slice yet');
+    const over = falsePositives(f, 1_000_000) / 1_000_000;
+    assert.ok(over > 0.00093 * 0.7 && over < 0.00093 * 1.3, `10 % over: ${over}`);
+  });
+
   test('add reports whether the key was new', () => {
     const f = ScalableBloomFilter.create(1024);
     assert.equal(f.add(hashKey('https://a.example/')), true);
