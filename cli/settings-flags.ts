@@ -11,6 +11,7 @@ export function addSettingsOptions(cmd: Command): Command {
     .option('--max-depth <n>', 'link hops from a seed to follow (default 5)', parseIntOption('--max-depth', 0, 1000))
     .option('--max-pages <n>', 'stop admitting URLs after this many (0 = no limit)', parseIntOption('--max-pages', 0))
     .option('--partitions <p>', 'partitions per edge (default 16)', parseIntOption('--partitions', 1, 1024))
+    .option('--seen-expected-urls <n>', 'URLs the seen set is planned for, at 2 bytes each; a larger crawl grows it (default 1000000)', parseIntOption('--seen-expected-urls', 1024))
     .option('--min-delay-ms <n>', 'minimum gap between requests to one host (default 1000)', parseIntOption('--min-delay-ms', 0, 3_600_000))
     .option('--user-agent <s>', 'User-Agent header, with a contact URL; its product token is matched in robots.txt')
     .option('--include <pattern>', 'only crawl URLs matching this glob or /regex/ (repeatable)', collect, [])
@@ -34,8 +35,7 @@ export function addSettingsOptions(cmd: Command): Command {
     .option('--max-body-bytes <n>', 'bytes of a page kept; a longer one is stored cut, marked truncated (default 5242880)', parseIntOption('--max-body-bytes', 1024))
     .option('--min-transfer-rate <n>', 'after 5 s of body, a transfer slower than this many bytes/s is cut off (default 1024; 0 = off)', parseIntOption('--min-transfer-rate', 0))
     .option('--page-type <mime>', 'also extract and store responses of this content type as pages, e.g. text/plain (repeatable; text/html and application/xhtml+xml always)', collect, [])
-    .option('--max-retries <n>', 'retries of a URL after a retryable failure: 5xx, 429, timeout, network (default 3)', parseIntOption('--max-retries', 0, 20))
-    .option('--seen-expected-urls <n>', 'URLs the seen set is planned for, at 2 bytes each; a larger crawl grows it (default 1000000)', parseIntOption('--seen-expected-urls', 1024));
+    .option('--max-retries <n>', 'retries of a URL after a retryable failure: 5xx, 429, timeout, network (default 3)', parseIntOption('--max-retries', 0, 20));
 }
 
 /** Flags that map one-to-one onto a crawl setting of the same name. */
