@@ -19,8 +19,9 @@ export type Verdict =
 /**
  * The seen set of one partition of one crawl: a scalable Bloom filter of URLs, plus the
  * messages above the consumer's ack floor that may come again (a crash before the ack, a
- * nak after a failed publish). Those are few (bounded by the consumer's max ack pending),
- * and they are what lets a redelivery be told apart from a second message with the same URL.
+ * nak after a failed publish). Those are few (the new URLs since the ack floor was last
+ * read, every few seconds), and they are what lets a redelivery be told apart from a second
+ * message with the same URL.
  */
 export class PartitionSeenSet {
   /**
