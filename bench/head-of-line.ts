@@ -17,7 +17,7 @@ import { connectNats } from '../pipeline/adapters/nats-connection.js';
 import { startEmbeddedServer } from '../ops/nats/embedded-server.js';
 import { peakRssMb } from './proc-stats.js';
 import { SUBJECTS } from '../ops/nats/edges.js';
-import { STAGE_INPUTS } from '../stages/index.js';
+import { pipelineBacklog } from '../pipeline/crawl-node.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const CLI = path.resolve(here, '../cli/main.js');
@@ -61,13 +61,9 @@ async function runOnce(web: TestWeb, withBig: boolean): Promise<{ seconds: numbe
         await Promise.all(batch);
       }
       // wait until every big-host URL sits in its host queue (nothing upstream of the gate left)
-      const upstream = STAGE_INPUTS.filter((s) => ['normalize', 'seen-filter', 'politeness-gate'].includes(s.durable));
       for (;;) {
-        let left = 0;
-        for (const s of upstream) {
-          const info = await jsm.consumers.info(s.stream, s.durable);
-          left += info.num_pending + info.num_ack_pending;
-        }
+        const { perStage } = await pipelineBacklog(jsm);
+        const left = ['normalize', 'seen-filter', 'politeness-gate'].reduce((n, stage) => n + (perStage[stage] ?? 0), 0);
         if (left === 0) break;
         await sleep(1000);
       }

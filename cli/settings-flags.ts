@@ -11,6 +11,7 @@ export function addSettingsOptions(cmd: Command): Command {
     .option('--max-depth <n>', 'link hops from a seed to follow (default 5)', parseIntOption('--max-depth', 0, 1000))
     .option('--max-pages <n>', 'stop admitting URLs after this many (0 = no limit)', parseIntOption('--max-pages', 0))
     .option('--partitions <p>', 'partitions per edge (default 16)', parseIntOption('--partitions', 1, 1024))
+    .option('--seen-expected-urls <n>', 'URLs the seen set is planned for, at 2 bytes each; a larger crawl grows it (default 1000000)', parseIntOption('--seen-expected-urls', 1024))
     .option('--min-delay-ms <n>', 'minimum gap between requests to one host (default 1000)', parseIntOption('--min-delay-ms', 0, 3_600_000))
     .option('--user-agent <s>', 'User-Agent header, with a contact URL; its product token is matched in robots.txt')
     .option('--include <pattern>', 'only crawl URLs matching this glob or /regex/ (repeatable)', collect, [])
@@ -60,6 +61,7 @@ const DIRECT_SETTINGS = [
   'pauseAfterFailures',
   'pauseMs',
   'maxRetries',
+  'seenExpectedUrls',
   'dnsMinTtlMs',
   'dnsMaxTtlMs',
   'maxBodyBytes',

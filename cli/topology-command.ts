@@ -1,6 +1,6 @@
 import { connectNats } from '../pipeline/adapters/nats-connection.js';
 import { openKvStores } from '../pipeline/adapters/nats-kv.js';
-import { applyCrawlTopology, readStoredSettings, storeSettings } from '../pipeline/crawl-node.js';
+import { applyCrawlPartitions, applyCrawlTopology, readStoredSettings, storeSettings } from '../pipeline/crawl-node.js';
 import { mergeSettings, type SettingsFlags } from './settings-flags.js';
 import { UsageError } from './usage-error.js';
 import { natsUrlFromEnv } from './connection.js';
@@ -15,9 +15,11 @@ export async function applyTopologyCommand(o: SettingsFlags): Promise<number> {
   mergeSettings(null, o); // invalid flags are usage errors before anything is touched
   const nc = await connectNats(url, 'crawl topology');
   try {
-    await applyCrawlTopology(nc);
+    const jsm = await applyCrawlTopology(nc);
     const kv = await openKvStores(nc);
-    await storeSettings(kv, mergeSettings(await readStoredSettings(kv), o));
+    const settings = mergeSettings(await readStoredSettings(kv), o);
+    await storeSettings(kv, settings);
+    await applyCrawlPartitions(jsm, settings.partitions);
     process.stdout.write(`topology applied on ${url}\n`);
   } finally {
     await nc.drain();

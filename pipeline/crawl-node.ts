@@ -12,16 +12,23 @@ import type { Logger } from './logger.js';
 import { StageMetrics } from './metrics.js';
 import { StageRunner } from './runner.js';
 import { parseSettings, type CrawlSettings } from './settings.js';
-import type { StageContext, StageName } from './stage.js';
-import { applyTopology } from '../ops/nats/topology.js';
+import type { StageContext, StageInputSpec, StageName } from './stage.js';
+import { applyPartitionConsumers, applyTopology } from '../ops/nats/topology.js';
+import { PartitionOwner } from './partition-owner.js';
 import { buildStage, STAGE_INPUTS, type StageFactoryOptions } from '../stages/index.js';
 
 const SETTINGS_KEY = 'settings';
 
-export async function applyCrawlTopology(nc: NatsConnection): Promise<JetStreamManager> {
+export async function applyCrawlTopology(nc: NatsConnection, partitions?: number): Promise<JetStreamManager> {
   const jsm = await jetstreamManager(nc);
   await applyTopology(nc, jsm, STAGE_INPUTS);
+  if (partitions !== undefined) await applyPartitionConsumers(jsm, STAGE_INPUTS, partitions);
   return jsm;
+}
+
+/** The per-partition consumers (seen-filter), once the crawl's partition count is known. */
+export async function applyCrawlPartitions(jsm: JetStreamManager, partitions: number): Promise<void> {
+  await applyPartitionConsumers(jsm, STAGE_INPUTS, partitions);
 }
 
 /** The settings the crawl was started with, as `crawl run` stored them; null if none yet. */
@@ -71,10 +78,19 @@ export async function startStages(
     streams: streamAccess(nc),
     resolveHost: hostAddressResolver(resolveRules, dns),
   };
-  const runners: StageRunner<unknown>[] = [];
+  const runners: Array<{ stop(): Promise<void> }> = [];
   for (const name of stages) {
     const def = await buildStage(name, opts);
-    const runner = new StageRunner(nc, def, ctx, { concurrency: opts.concurrency?.[name] ?? def.defaultConcurrency });
+    const concurrency = opts.concurrency?.[name] ?? def.defaultConcurrency;
+    if (def.openPartition) {
+      // a partitioned stage (seen-filter): one consumer per partition held, under a lease
+      await applyPartitionConsumers(await jetstreamManager(nc), [def.input], settings.partitions);
+      const owner = new PartitionOwner(nc, def, ctx, { concurrency, leases: kv.seen });
+      await owner.start();
+      runners.push(owner);
+      continue;
+    }
+    const runner = new StageRunner(nc, def, ctx, { concurrency });
     await runner.start();
     runners.push(runner);
   }
@@ -107,8 +123,7 @@ export async function pipelineBacklog(jsm: JetStreamManager, hosts?: KvStore): P
   const perStage: Record<string, number> = {};
   let total = 0;
   for (const spec of STAGE_INPUTS) {
-    const info = await jsm.consumers.info(spec.stream, spec.durable);
-    const n = info.num_pending + info.num_ack_pending;
+    const n = spec.partitioned ? await partitionedBacklog(jsm, spec) : await consumerBacklog(jsm, spec.stream, spec.durable);
     perStage[spec.durable] = n;
     total += n;
   }
@@ -118,6 +133,20 @@ export async function pipelineBacklog(jsm: JetStreamManager, hosts?: KvStore): P
     total += busy;
   }
   return { perStage, total };
+}
+
+async function consumerBacklog(jsm: JetStreamManager, stream: string, durable: string): Promise<number> {
+  const info = await jsm.consumers.info(stream, durable);
+  return info.num_pending + info.num_ack_pending;
+}
+
+/** the sum over a partitioned stage's per-partition consumers (those declared so far) */
+async function partitionedBacklog(jsm: JetStreamManager, spec: StageInputSpec): Promise<number> {
+  let n = 0;
+  for await (const info of jsm.consumers.list(spec.stream)) {
+    if (/^\d+$/.test(info.name.slice(spec.durable.length + 2)) && info.name.startsWith(`${spec.durable}-p`)) n += info.num_pending + info.num_ack_pending;
+  }
+  return n;
 }
 
 /** Hosts with queued URLs or a request in flight (one read per host: for idle checks, not hot paths). */

@@ -67,6 +67,8 @@ export const CrawlSettingsSchema = z
     noveltyDuplicateShare: z.number().min(0).max(1).default(0.8),
     persistBatchRows: z.number().int().min(1).default(1000),
     persistFlushMs: z.number().int().min(50).default(1000),
+    /** URLs the seen set is planned for (2 bytes each); a larger crawl grows it, at a slightly higher cost per URL */
+    seenExpectedUrls: z.number().int().min(1024).default(1_000_000),
   })
   .strict();
 

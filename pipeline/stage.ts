@@ -85,6 +85,15 @@ export interface StreamAccess {
   publish(subject: string, data: Uint8Array, msgId?: string): Promise<number>;
   /** the first message on `subject` with a sequence ≥ `fromSeq`, or null */
   readNext(stream: string, subject: string, fromSeq: number): Promise<StoredMessage | null>;
+  /** the messages on `subject` with `fromSeq` ≤ seq ≤ `toSeq`, in order (one ordered consumer, not one request each) */
+  replay(stream: string, subject: string, fromSeq: number, toSeq: number): AsyncIterable<StoredMessage>;
+  /** where a durable consumer is: everything up to `ackFloor` is acked; `delivered` is the last sequence it delivered */
+  consumerPosition(stream: string, durable: string): Promise<ConsumerPosition>;
+}
+
+export interface ConsumerPosition {
+  ackFloor: number;
+  delivered: number;
 }
 
 /** Something a stage runs beside its consumer (the gate's host scheduler), stopped with it. */
@@ -102,6 +111,8 @@ export interface StageInputSpec {
   ackWaitMs: number;
   /** upper bound on unacked messages for all instances together (includes messages waiting on a delayed nak) */
   maxAckPending: number;
+  /** one durable per partition (`partitionInput`) instead of one for the stage: declared once the partition count is known */
+  partitioned?: boolean;
 }
 
 export interface StageDefinition<T = unknown> {
@@ -117,4 +128,24 @@ export interface StageDefinition<T = unknown> {
   background?(ctx: StageContext): Promise<BackgroundTask>;
   /** optional: called once when the runner stops, after in-flight work finished (persist flushes here) */
   close?(ctx: StageContext): Promise<void>;
+  /**
+   * optional: the stage keeps per-partition state and runs one consumer per partition it holds
+   * (`<durable>-p<N>` on `<subject>.<N>`, see `partitionInput`), under a lease
+   * (pipeline/partition-owner.ts). Called when this process wins partition N's lease.
+   */
+  openPartition?(partition: number, ctx: StageContext): Promise<OpenPartition<T>>;
+}
+
+/** A partition this process holds: its stage definition (bound to the partition's state) and its state's life cycle. */
+export interface OpenPartition<T> {
+  def: StageDefinition<T>;
+  /** called every few seconds while held: save state if due */
+  checkpoint(): Promise<void>;
+  /** called once after the partition's consumer stopped and in-flight work finished, while the lease is still held */
+  close(): Promise<void>;
+}
+
+/** The consumer of one partition of a partitioned stage: `seen-filter-p3` on `crawl.normalized.3`. */
+export function partitionInput(spec: StageInputSpec, partition: number): StageInputSpec {
+  return { ...spec, durable: `${spec.durable}-p${partition}`, filterSubject: spec.filterSubject.replace(/\*$/, String(partition)) };
 }

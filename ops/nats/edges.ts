@@ -41,7 +41,7 @@ export const BUCKETS = {
   hosts: 'crawl-hosts',
   /** robots.txt per host, with when it was fetched */
   robots: 'crawl-robots',
-  /** the seen set: one key per admitted URL */
+  /** the seen set: per-partition Bloom filter snapshots (in chunks) per crawl id, partition leases, the admitted counter */
   seen: 'crawl-seen',
   /** SimHash block index and content digests for near-duplicate detection */
   fingerprints: 'crawl-fingerprints',

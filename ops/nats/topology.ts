@@ -10,7 +10,7 @@ import {
 import { Kvm } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { BUCKETS, EDGES } from './edges.js';
-import type { StageInputSpec } from '../../pipeline/stage.js';
+import { partitionInput, type StageInputSpec } from '../../pipeline/stage.js';
 
 export interface RetentionOptions {
   /** how long each stream keeps its messages (replay window) */
@@ -89,9 +89,22 @@ export async function applyTopology(
   for (const edge of Object.values(EDGES)) {
     await ensureStream(jsm, streamConfig(edge.stream, edge.subjects, retention));
   }
-  for (const spec of consumers) await ensureConsumer(jsm, spec);
+  for (const spec of consumers) if (!spec.partitioned) await ensureConsumer(jsm, spec);
   const kvm = new Kvm(nc);
   for (const bucket of Object.values(BUCKETS)) {
     await kvm.create(bucket, { history: 1, storage: StorageType.File });
+  }
+}
+
+/**
+ * The per-partition consumers of partitioned stages (`seen-filter-p<N>` on
+ * `crawl.normalized.<N>`): nats-server 2.9 gives a consumer one filter subject, so a process
+ * that holds some partitions reads them through one durable each. Declared once the crawl's
+ * partition count is known (the settings), idempotently.
+ */
+export async function applyPartitionConsumers(jsm: JetStreamManager, consumers: readonly StageInputSpec[], partitions: number): Promise<void> {
+  for (const spec of consumers) {
+    if (!spec.partitioned) continue;
+    for (let p = 0; p < partitions; p++) await ensureConsumer(jsm, partitionInput(spec, p));
   }
 }

@@ -6,7 +6,7 @@ import { runCli } from '../support/crawl-cli.js';
 import { startWorkers, useWorkerCrawl, waitUntilIdle } from '../support/worker-crawl.js';
 import { E2E, crawlArgs, expectedUrls, storedPages } from '../support/e2e-web.js';
 
-describe('end to end: every stage in its own process (two fetch workers) against one server', () => {
+describe('end to end: every stage in its own process (two fetch and two seen-filter workers) against one server', () => {
   const crawl = useWorkerCrawl(() => startTestWeb({ hosts: E2E.hosts, pagesPerHost: E2E.pagesPerHost, seed: E2E.seed }), 'crawl-workers-');
 
   it('stays polite and stores the same set of pages as one process does', async () => {
@@ -15,7 +15,7 @@ describe('end to end: every stage in its own process (two fetch workers) against
     const applied = await runCli(['topology', 'apply', ...settingsArgs.filter((a, i, all) => a !== '--out' && all[i - 1] !== '--out')], env);
     assert.equal(applied.code, 0, applied.stderr);
 
-    workers.push(...startWorkers(['normalize', 'seen-filter', 'politeness-gate', 'fetch', 'fetch', 'extract', 'simhash', 'persist'], out, env));
+    workers.push(...startWorkers(['normalize', 'seen-filter', 'seen-filter', 'politeness-gate', 'fetch', 'fetch', 'extract', 'simhash', 'persist'], out, env));
     const seeded = await runCli(['seed', ...web.model.siteHostNames.map((h) => `http://${h}/`)], env);
     assert.equal(seeded.code, 0, seeded.stderr);
 

@@ -5,7 +5,8 @@ import { jetstream, type JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { connectNats } from '../../pipeline/adapters/nats-connection.js';
 import { NatsKvStore, openKvStores } from '../../pipeline/adapters/nats-kv.js';
-import { applyCrawlTopology, pipelineBacklog, startStages } from '../../pipeline/crawl-node.js';
+import { applyCrawlPartitions, applyCrawlTopology, pipelineBacklog, startStages } from '../../pipeline/crawl-node.js';
+import { partitionInput } from '../../pipeline/stage.js';
 import { KvConflictError } from '../../pipeline/kv-store.js';
 import { silentLogger } from '../../pipeline/logger.js';
 import { parseSettings } from '../../pipeline/settings.js';
@@ -37,10 +38,16 @@ describe('topology, KV and runner on a real nats-server', () => {
       assert.deepEqual(info.config.subjects, [...edge.subjects]);
       assert.equal(info.config.retention, 'limits');
     }
+    await applyCrawlPartitions(jsm, 4);
     for (const spec of STAGE_INPUTS) {
-      const info = await jsm.consumers.info(spec.stream, spec.durable);
-      assert.equal(info.config.durable_name, spec.durable);
-      assert.equal(info.config.ack_policy, 'explicit');
+      // a partitioned stage (seen-filter) reads each partition through its own durable
+      const durables = spec.partitioned ? [0, 1, 2, 3].map((p) => partitionInput(spec, p)) : [spec];
+      for (const d of durables) {
+        const info = await jsm.consumers.info(d.stream, d.durable);
+        assert.equal(info.config.durable_name, d.durable);
+        assert.equal(info.config.filter_subject ?? '', d.filterSubject);
+        assert.equal(info.config.ack_policy, 'explicit');
+      }
     }
     const kv = await openKvStores(nc);
     for (const name of Object.keys(BUCKETS)) assert.ok(kv[name as keyof typeof kv], `bucket ${name}`);

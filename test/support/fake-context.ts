@@ -9,7 +9,7 @@ import { MemoryKvStore } from '../../pipeline/kv-store.js';
 import { silentLogger } from '../../pipeline/logger.js';
 import { StageMetrics } from '../../pipeline/metrics.js';
 import { parseSettings, type CrawlSettingsInput } from '../../pipeline/settings.js';
-import type { Clock, Emit, Outcome, StageContext, StageInput, StoredMessage, StreamAccess } from '../../pipeline/stage.js';
+import type { Clock, ConsumerPosition, Emit, Outcome, StageContext, StageInput, StoredMessage, StreamAccess } from '../../pipeline/stage.js';
 
 /** Default start time of the fake clock: 2024-01-01T00:00:00Z (any fixed, non-zero value). */
 export const T0 = Date.UTC(2024, 0, 1);
@@ -126,6 +126,17 @@ export class MemoryStreams implements StreamAccess {
   async readNext(_stream: string, subject: string, fromSeq: number): Promise<StoredMessage | null> {
     const m = this.messages.find((x) => x.seq >= fromSeq && x.subject === subject);
     return m ? { seq: m.seq, data: m.data } : null;
+  }
+
+  async *replay(_stream: string, subject: string, fromSeq: number, toSeq: number): AsyncIterable<StoredMessage> {
+    for (const m of this.messages) if (m.subject === subject && m.seq >= fromSeq && m.seq <= toSeq) yield { seq: m.seq, data: m.data };
+  }
+
+  /** consumer positions a test sets (durable name → position); unset ones are at the start */
+  readonly positions = new Map<string, ConsumerPosition>();
+
+  async consumerPosition(_stream: string, durable: string): Promise<ConsumerPosition> {
+    return this.positions.get(durable) ?? { ackFloor: 0, delivered: 0 };
   }
 
   /** messages published under `prefix` (e.g. 'crawl.ready') */

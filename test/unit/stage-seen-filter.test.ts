@@ -1,6 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { handleSeenFilter, seenKey } from '../../stages/seen-filter/handle.js';
+import { fetchIdOf, handleSeenFilter } from '../../stages/seen-filter/handle.js';
+import { PartitionSeenSet } from '../../stages/seen-filter/partition-seen-set.js';
 import { partitionOf } from '../../pipeline/partition.js';
 import { decodeAdmitted, decodeOutcome, type CandidateUrl } from '../../schemas/index.js';
 import { createFakeContext, emitted, onlyOn, stageInput, T0, type FakeContext } from '../support/fake-context.js';
@@ -10,8 +11,16 @@ const candidate = (url: string, depth = 1): CandidateUrl => {
   return { v: 1, url, host, domain: host.split('.').slice(-2).join('.'), depth, source_url: 'https://example.com/', via: 'link' };
 };
 
+/** one seen set per fake context: what the partition's owner holds */
+const sets = new WeakMap<FakeContext, PartitionSeenSet>();
+const seenSetOf = (ctx: FakeContext) => {
+  let set = sets.get(ctx);
+  if (!set) sets.set(ctx, (set = PartitionSeenSet.empty(10_000, 0)));
+  return set;
+};
+
 const run = (ctx: FakeContext, c: CandidateUrl, streamSeq: number, deliveryCount = 1) =>
-  handleSeenFilter(stageInput(c, { streamSeq, deliveryCount, subject: 'crawl.normalized.0' }), ctx);
+  handleSeenFilter(stageInput(c, { streamSeq, deliveryCount, subject: 'crawl.normalized.0' }), ctx, seenSetOf(ctx));
 
 describe('seen-filter', () => {
   test('first time: admitted to crawl.frontier.<p> with a fetch_id', async () => {
@@ -24,7 +33,8 @@ describe('seen-filter', () => {
     const [e] = emitted(out);
     assert.equal(e!.subject, `crawl.frontier.${partitionOf(c.host, ctx.settings.partitions)}`);
     assert.equal(e!.msgId, `admit:${a.fetch_id}`);
-    assert.ok(await ctx.kv.seen.get(seenKey(ctx.settings.crawlId, c.url)), "the seen set holds the URL");
+    assert.equal(a.fetch_id, fetchIdOf(ctx.settings.crawlId, c.url), 'the fetch id depends on crawl id and URL only');
+    assert.equal(seenSetOf(ctx).filter.count, 1, 'the seen set holds the URL');
     assert.equal(ctx.metrics.total('seen-filter', 'urls', 'admitted'), 1);
   });
 
@@ -39,7 +49,7 @@ describe('seen-filter', () => {
     assert.equal(ctx.metrics.total('seen-filter', 'urls', 'seen'), 2);
   });
 
-  test('a new crawl over the same seen set (a recrawl) admits the URL again, with a new fetch id', async () => {
+  test('a new crawl (a recrawl, with its own seen set) admits the URL again, with a new fetch id', async () => {
     const first = createFakeContext({ settings: { crawlId: 'crawl-1' } });
     const c = candidate('https://www.example.com/a');
     const a1 = onlyOn(await run(first, c, 10), 'crawl.frontier', decodeAdmitted);
@@ -57,7 +67,7 @@ describe('seen-filter', () => {
     const again = emitted(await run(ctx, c, 10, 2));
     assert.equal(again.length, 1);
     assert.equal(again[0]!.msgId, first[0]!.msgId, 'same msgId: JetStream drops the second publish');
-    assert.deepEqual(decodeAdmitted(again[0]!.data), decodeAdmitted(first[0]!.data), 'same fetch_id and admitted_at');
+    assert.equal(decodeAdmitted(again[0]!.data).fetch_id, decodeAdmitted(first[0]!.data).fetch_id, 'same fetch_id');
     // and a later, different message with that URL is still filtered
     assert.deepEqual(emitted(await run(ctx, c, 11)), []);
   });
@@ -114,11 +124,27 @@ describe('seen-filter', () => {
     }
   });
 
-  test('a KV error other than a conflict propagates (the runner retries)', async () => {
-    const ctx = createFakeContext();
-    ctx.kv.seen.create = async () => {
+  test('a KV error on the page counter propagates (the runner retries), and the retry still admits the URL', async () => {
+    const ctx = createFakeContext({ settings: { maxPages: 10 } });
+    const get = ctx.kv.seen.get.bind(ctx.kv.seen);
+    ctx.kv.seen.get = async () => {
       throw new Error('kv unavailable');
     };
     await assert.rejects(run(ctx, candidate('https://example.com/a'), 1), /kv unavailable/);
+    ctx.kv.seen.get = get;
+    onlyOn(await run(ctx, candidate('https://example.com/a'), 1, 2), 'crawl.frontier', decodeAdmitted);
+    assert.deepEqual(emitted(await run(ctx, candidate('https://example.com/a'), 2)), [], 'and another message with it is seen');
+  });
+
+  test('after a takeover, a replayed message above the ack floor is admitted again when redelivered; one at or below it is seen', async () => {
+    const ctx = createFakeContext();
+    const set = seenSetOf(ctx);
+    set.replay('https://example.com/acked', 5, 6);
+    set.replay('https://example.com/in-flight', 7, 6);
+    set.settle(6);
+    assert.deepEqual(emitted(await run(ctx, candidate('https://example.com/acked'), 9)), []);
+    const again = onlyOn(await run(ctx, candidate('https://example.com/in-flight'), 7, 2), 'crawl.frontier', decodeAdmitted);
+    assert.equal(again.fetch_id, fetchIdOf(ctx.settings.crawlId, 'https://example.com/in-flight'), 'the fetch id the previous owner used');
+    assert.deepEqual(emitted(await run(ctx, candidate('https://example.com/in-flight'), 8)), [], 'a later message with it is seen');
   });
 });
