@@ -75,8 +75,13 @@ async function tempDir(): Promise<string> {
   return fsp.mkdtemp(path.join(os.tmpdir(), 'parquet-output-'));
 }
 
+/** Files under `dir` and its partition directories, as relative paths. */
 async function listFiles(dir: string): Promise<string[]> {
-  return (await fsp.readdir(dir)).sort();
+  const entries = await fsp.readdir(dir, { recursive: true, withFileTypes: true });
+  return entries
+    .filter((e) => e.isFile())
+    .map((e) => path.relative(dir, path.join(e.parentPath, e.name)))
+    .sort();
 }
 
 const col = (r: QueryResult, name: string): unknown[] => {
@@ -105,16 +110,16 @@ describe('parquet output', () => {
     try {
       for (const t of ['pages', 'links', 'fetch_log'] as const) {
         const r = await db.run(`SELECT * FROM ${t}`);
-        assert.deepEqual(r.columns, TABLES[t].map((c) => c.name));
+        assert.deepEqual(r.columns, [...TABLES[t].map((c) => c.name), 'version']);
         assert.equal(r.rows.length, 0);
         const raw = await db.run(`SELECT * FROM raw_${t}`);
-        assert.deepEqual(raw.columns, [...TABLES[t].map((c) => c.name), '_file']);
+        assert.deepEqual(raw.columns, [...TABLES[t].map((c) => c.name), 'version', '_file']);
         assert.equal(raw.rows.length, 0);
       }
       const types = await db.run(`SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM pages)`);
       assert.deepEqual(
         types.rows,
-        TABLES.pages.map((c) => [c.name, c.type]),
+        [...TABLES.pages.map((c) => [c.name, c.type]), ['version', 'INTEGER']],
       );
     } finally {
       await db.close();
