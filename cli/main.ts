@@ -5,6 +5,7 @@ import { runCrawl } from './run.js';
 import { seedCrawl } from './seed.js';
 import { runWorker } from './worker.js';
 import { runSql } from './sql.js';
+import { runCompact } from './compact.js';
 import { applyTopologyCommand } from './topology-command.js';
 import { addSettingsOptions } from './settings-flags.js';
 import { addRobotsCheckCommand } from './robots-check.js';
@@ -29,6 +30,8 @@ function program(): Command {
     .option('--seeds-file <file>', 'a file of seed URLs, one a line (# comments)')
     .option('--out <dir>', 'output directory (Parquet tables, and the JetStream store when embedded)', DEFAULT_OUT)
     .option('--until-idle', 'exit 0 once every accepted URL has a terminal outcome and the output is flushed', false)
+    .option('--no-compact', 'with --until-idle: do not merge the small output files at the end')
+    .addOption(new Option('--no-titles', 'test aid: extract keeps no page titles (a deliberate bug for the replay test)').hideHelp())
     .action(async (o) => process.exit(await runCrawl(o)));
 
   cli
@@ -53,6 +56,14 @@ function program(): Command {
     .option('--out <dir>', 'output directory', DEFAULT_OUT)
     .addOption(new Option('--format <format>', 'table | csv | json').default('table'))
     .action(async (sql: string | undefined, o) => process.exit(await runSql(sql, o)));
+
+  cli
+    .command('compact')
+    .description('merge the small Parquet files of each output partition into bigger ones (crash-safe; safe beside running writers)')
+    .option('--out <dir>', 'output directory', DEFAULT_OUT)
+    .option('--min-age-ms <n>', 'leave files younger than this for a later run (default 60000)', parseIntOption('--min-age-ms', 0))
+    .option('--target-mb <n>', 'merged files grow up to this many MiB (default 128)', parseIntOption('--target-mb', 1, 100_000))
+    .action(async (o) => process.exit(await runCompact(o)));
 
   cli
     .command('testweb')

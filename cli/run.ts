@@ -9,6 +9,8 @@ import { applyCrawlTopology, pipelineBacklog, readStoredSettings, startStages, s
 import { createLogger } from '../pipeline/logger.js';
 import { STAGE_NAMES } from '../pipeline/stage.js';
 import { openParquetOutput } from './output.js';
+import { compactOutput } from '../pipeline/adapters/duckdb-compact.js';
+import { compactSummaryLine } from './compact.js';
 import { hasEmbeddedStore, natsUrlFromEnv, openCrawlConnection } from './connection.js';
 import { startProgress } from './progress.js';
 import { readSeeds } from './seeds-input.js';
@@ -20,6 +22,10 @@ export interface RunOptions extends SettingsFlags {
   seedsFile?: string;
   out: string;
   untilIdle: boolean;
+  /** merge small output files when an --until-idle crawl ends (commander's --no-compact sets false) */
+  compact?: boolean;
+  /** test aid (hidden --no-titles): extract drops titles, so a replay can fix it */
+  titles?: boolean;
 }
 
 /**
@@ -65,6 +71,7 @@ export async function runCrawl(o: RunOptions): Promise<number> {
     node = await startStages(conn.nc, settings, STAGE_NAMES, {
       log,
       openOutput: () => openParquetOutput(outDir),
+      extract: { titles: o.titles !== false },
       persist: { maxRows: settings.persistBatchRows, maxDelayMs: settings.persistFlushMs },
     });
     const js = jetstream(conn.nc);
@@ -79,6 +86,10 @@ export async function runCrawl(o: RunOptions): Promise<number> {
     await conn.close();
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
+  }
+  // persist has flushed and closed: every file of this process is complete, so none need a grace period
+  if (o.untilIdle && o.compact !== false && !stopRequested) {
+    process.stderr.write(compactSummaryLine(await compactOutput(outDir, { minAgeMs: 0 })) + '\n');
   }
   process.stdout.write(
     `crawl output: ${outDir}\n` +

@@ -95,7 +95,7 @@ function createTableSql(name: string, cols: readonly ColumnDef[]): string {
 }
 
 /** UTC time as 20240131T235959123Z: sortable, filename-safe. */
-function fileTimestamp(d = new Date()): string {
+export function fileTimestamp(d = new Date()): string {
   return d.toISOString().replace(/[-:.]/g, '');
 }
 
@@ -199,7 +199,7 @@ function sortForFile(table: TableName, values: Appendable[][]): void {
   });
 }
 
-async function fsyncPath(p: string, isDir: boolean): Promise<void> {
+export async function fsyncPath(p: string, isDir: boolean): Promise<void> {
   let fh: fsp.FileHandle | undefined;
   try {
     fh = await fsp.open(p, 'r');
