@@ -6,6 +6,7 @@ import { seedCrawl } from './seed.js';
 import { runWorker } from './worker.js';
 import { runSql } from './sql.js';
 import { runCompact } from './compact.js';
+import { runReplayCommand } from './replay.js';
 import { applyTopologyCommand } from './topology-command.js';
 import { addSettingsOptions } from './settings-flags.js';
 import { addRobotsCheckCommand } from './robots-check.js';
@@ -51,10 +52,12 @@ function program(): Command {
 
   cli
     .command('sql')
-    .description('query the crawl output with DuckDB: views pages, links, fetch_log (a prompt without SQL)')
+    .description('query the crawl output with DuckDB: views pages, links, fetch_log, hosts, <table>_all (a prompt without SQL)')
     .argument('[sql]')
-    .option('--out <dir>', 'output directory', DEFAULT_OUT)
-    .addOption(new Option('--format <format>', 'table | csv | json').default('table'))
+    .option('--out <dir>', 'output directory, or s3://bucket/prefix (read through DuckDB httpfs, AWS_* environment)', DEFAULT_OUT)
+    .addOption(new Option('--format <format>', 'table | csv | json | parquet (with --output FILE)').default('table'))
+    .option('--output <file>', 'with --format parquet: the Parquet file to write the result to')
+    .option('--version <n>', 'show the output as of this version (0 = the crawl, n = its n-th replay); default: the newest', parseIntOption('--version', 0))
     .action(async (sql: string | undefined, o) => process.exit(await runSql(sql, o)));
 
   cli
@@ -64,6 +67,17 @@ function program(): Command {
     .option('--min-age-ms <n>', 'leave files younger than this for a later run (default 60000)', parseIntOption('--min-age-ms', 0))
     .option('--target-mb <n>', 'merged files grow up to this many MiB (default 128)', parseIntOption('--target-mb', 1, 100_000))
     .action(async (o) => process.exit(await runCompact(o)));
+
+  cli
+    .command('replay')
+    .description('re-run a stage and everything downstream over the retained messages into a new output version (nothing is fetched)')
+    .requiredOption('--from <stage>', 'extract | simhash | persist')
+    .option('--since <time>', 'start at messages stored at or after this time: ISO 8601, or a duration ago (30m, 2h, 7d)')
+    .option('--from-seq <n>', "start at this sequence of the stage's input stream", parseIntOption('--from-seq', 1))
+    .option('--until <time|seq>', 'stop after this time or stream sequence (default: the newest message when the replay starts)')
+    .option('--out <dir>', 'output directory of the crawl (the new version is written there)', DEFAULT_OUT)
+    .option('--crawl-id <id>', "crawl id of the replayed rows (default: the crawl's stored settings)")
+    .action(async (o) => process.exit(await runReplayCommand(o)));
 
   cli
     .command('testweb')

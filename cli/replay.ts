@@ -1,0 +1,107 @@
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { connectNats } from '../pipeline/adapters/nats-connection.js';
+import { openKvStores } from '../pipeline/adapters/nats-kv.js';
+import { openParquetOutput } from '../pipeline/adapters/duckdb-output.js';
+import { newestVersion } from '../pipeline/adapters/output-layout.js';
+import { readStoredSettings } from '../pipeline/crawl-node.js';
+import { createLogger } from '../pipeline/logger.js';
+import { StageMetrics } from '../pipeline/metrics.js';
+import { REPLAY_STAGES, runReplay, type ReplayStage, type ReplaySummary } from '../pipeline/replay.js';
+import type { StreamRange } from '../pipeline/adapters/stream-range.js';
+import { TABLE_NAMES } from '../schemas/output-tables.js';
+import { hasEmbeddedStore, natsDir, natsUrlFromEnv, openCrawlConnection } from './connection.js';
+import { UsageError } from './usage-error.js';
+
+export interface ReplayFlags {
+  from: string;
+  since?: string;
+  fromSeq?: number;
+  until?: string;
+  out: string;
+  crawlId?: string;
+}
+
+const DURATION = /^(\d+)(s|m|h|d)$/;
+const UNIT_MS = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+
+/** An ISO 8601 time (`2026-11-21T10:00:00Z`, `2026-11-21`) or a duration ago (`30m`, `2h`, `7d`). */
+export function parseTime(flag: string, value: string, now = Date.now()): Date {
+  const ago = DURATION.exec(value.trim());
+  if (ago) return new Date(now - Number(ago[1]) * UNIT_MS[ago[2] as keyof typeof UNIT_MS]);
+  if (/^\d{4}-\d{2}-\d{2}/.test(value.trim())) {
+    const t = Date.parse(value.trim());
+    if (!Number.isNaN(t)) return new Date(t);
+  }
+  throw new UsageError(`${flag} must be an ISO time (2026-11-21T10:00:00Z) or a duration ago (30m, 2h, 7d), got "${value}"`);
+}
+
+export function parseRange(o: Pick<ReplayFlags, 'since' | 'fromSeq' | 'until'>, now = Date.now()): StreamRange {
+  if (o.since !== undefined && o.fromSeq !== undefined) throw new UsageError('give --since or --from-seq, not both');
+  const range: StreamRange = {};
+  if (o.fromSeq !== undefined) range.fromSeq = o.fromSeq;
+  if (o.since !== undefined) range.since = parseTime('--since', o.since, now);
+  if (o.until !== undefined) {
+    if (/^\d+$/.test(o.until.trim())) range.untilSeq = Number(o.until);
+    else range.until = parseTime('--until', o.until, now);
+  }
+  return range;
+}
+
+/** NATS_URL; else the embedded server of a crawl running on this directory; else an embedded server started on its store. */
+async function connect(outDir: string): Promise<{ nc: NatsConnection; close(): Promise<void> }> {
+  const urlFile = path.join(natsDir(outDir), 'server-url');
+  if (!natsUrlFromEnv() && existsSync(urlFile)) {
+    try {
+      const nc = await connectNats(readFileSync(urlFile, 'utf8').trim(), 'crawl replay');
+      return { nc, close: () => nc.drain().catch(() => undefined) };
+    } catch {
+      /* no crawl running there: start the store's server below */
+    }
+  }
+  if (!natsUrlFromEnv() && !hasEmbeddedStore(outDir)) throw new UsageError(`no crawl to replay in ${outDir}: set NATS_URL, or give the --out of a crawl`);
+  const conn = await openCrawlConnection(outDir, 'crawl replay');
+  return conn;
+}
+
+function describe(s: ReplaySummary): string {
+  const seqs = s.firstSeq === null ? 'no messages' : `seq ${s.firstSeq}..${s.lastSeq}`;
+  return `${s.messages} messages (${seqs}), ${s.rows.pages} pages, ${s.rows.links} links, ${s.rows.fetch_log} fetch_log rows, ${s.failed} failed`;
+}
+
+/** `crawl replay --from STAGE`: see pipeline/replay.ts. */
+export async function runReplayCommand(o: ReplayFlags): Promise<number> {
+  if (!(REPLAY_STAGES as readonly string[]).includes(o.from)) throw new UsageError(`--from must be one of ${REPLAY_STAGES.join(', ')}, got "${o.from}"`);
+  const range = parseRange(o);
+  const outDir = path.resolve(o.out);
+  const conn = await connect(outDir);
+  try {
+    const kv = await openKvStores(conn.nc);
+    const settings = await readStoredSettings(kv);
+    if (!settings) throw new UsageError('the crawl has no settings: nothing was crawled with this server or --out');
+    const crawlId = o.crawlId ?? settings.crawlId;
+    const version = Math.max(1, (await newestVersion(outDir, TABLE_NAMES, crawlId)) + 1);
+    const log = createLogger('replay');
+    const writer = await openParquetOutput(outDir, { version, staleTmpAgeMs: 10 * 60 * 1000, threads: 1, memoryLimit: '256MB' });
+    let summary: ReplaySummary;
+    try {
+      summary = await runReplay(conn.nc, {
+        from: o.from as ReplayStage,
+        range,
+        crawlId,
+        ctx: { settings: { ...settings, crawlId }, clock: { now: () => Date.now() }, log, metrics: new StageMetrics(), kv, maxPayloadBytes: conn.nc.info?.max_payload ?? 1024 * 1024 },
+        write: async (rows) => void (await writer.write(rows)),
+        onProgress: (s) => process.stderr.write(`replay: ${describe(s)}\n`),
+      });
+    } finally {
+      await writer.close();
+    }
+    for (const f of summary.failures) process.stderr.write(`replay: failed: ${f}\n`);
+    const retained = summary.window ? ` (retained: seq ${summary.window.firstSeq}..${summary.window.lastSeq})` : '';
+    process.stdout.write(`replay from ${o.from}: ${describe(summary)}${retained} -> version ${version} of crawl ${crawlId} in ${outDir}; nothing fetched or published\n`);
+    return summary.failed > 0 ? 1 : 0;
+  } finally {
+    await conn.close();
+  }
+}
