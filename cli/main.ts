@@ -7,8 +7,10 @@ import { runWorker } from './worker.js';
 import { runSql } from './sql.js';
 import { runCompact } from './compact.js';
 import { runReplayCommand } from './replay.js';
+import { runStreams } from './streams.js';
 import { applyTopologyCommand } from './topology-command.js';
 import { addSettingsOptions } from './settings-flags.js';
+import { addRetentionOptions } from './retention-flags.js';
 import { addRobotsCheckCommand } from './robots-check.js';
 import { addDeadLettersCommand } from './dead-letters.js';
 
@@ -25,7 +27,7 @@ function program(): Command {
       outputError: (s, write) => write(`crawl: ${s.trim().replace(/\s*\n\s*/g, ' ')}\n`),
     });
 
-  addSettingsOptions(cli.command('run'))
+  addRetentionOptions(addSettingsOptions(cli.command('run')))
     .description('crawl from seeds with every stage in this process (starts nats-server unless NATS_URL is set); resumes a crawl in the same --out')
     .option('--seed <url>', 'a seed URL (repeatable)', collect, [])
     .option('--seeds-file <file>', 'a file of seed URLs, one a line (# comments)')
@@ -80,6 +82,13 @@ function program(): Command {
     .action(async (o) => process.exit(await runReplayCommand(o)));
 
   cli
+    .command('streams')
+    .description("each stream's messages and bytes, per fetched page and per million pages: the disk its retention costs")
+    .option('--out <dir>', 'the crawl’s output directory (when it uses an embedded server)', DEFAULT_OUT)
+    .addOption(new Option('--format <format>', 'table | json').default('table'))
+    .action(async (o) => process.exit(await runStreams(o)));
+
+  cli
     .command('testweb')
     .description('serve the built-in deterministic test web on 127.0.0.1')
     .option('--hosts <n>', 'number of site hosts', parseIntOption('--hosts', 1, 999), 20)
@@ -97,7 +106,7 @@ function program(): Command {
   addDeadLettersCommand(cli, DEFAULT_OUT);
 
   const topology = cli.command('topology').description('streams, consumers and KV buckets');
-  addSettingsOptions(topology.command('apply'))
+  addRetentionOptions(addSettingsOptions(topology.command('apply')))
     .description('apply the topology to NATS_URL idempotently and store the crawl settings for workers')
     .action(async (o) => process.exit(await applyTopologyCommand(o)));
   return cli;

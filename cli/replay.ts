@@ -1,7 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { NatsConnection } from '@nats-io/transport-node';
-import { connectNats } from '../pipeline/adapters/nats-connection.js';
 import { openKvStores } from '../pipeline/adapters/nats-kv.js';
 import { openParquetOutput } from '../pipeline/adapters/duckdb-output.js';
 import { newestVersion } from '../pipeline/adapters/output-layout.js';
@@ -11,7 +8,7 @@ import { StageMetrics } from '../pipeline/metrics.js';
 import { REPLAY_STAGES, runReplay, type ReplayStage, type ReplaySummary } from '../pipeline/replay.js';
 import type { StreamRange } from '../pipeline/adapters/stream-range.js';
 import { TABLE_NAMES } from '../schemas/output-tables.js';
-import { hasEmbeddedStore, natsDir, natsUrlFromEnv, openCrawlConnection } from './connection.js';
+import { joinOrOpenCrawl } from './connection.js';
 import { UsageError } from './usage-error.js';
 
 export interface ReplayFlags {
@@ -49,22 +46,6 @@ export function parseRange(o: Pick<ReplayFlags, 'since' | 'fromSeq' | 'until'>, 
   return range;
 }
 
-/** NATS_URL; else the embedded server of a crawl running on this directory; else an embedded server started on its store. */
-async function connect(outDir: string): Promise<{ nc: NatsConnection; close(): Promise<void> }> {
-  const urlFile = path.join(natsDir(outDir), 'server-url');
-  if (!natsUrlFromEnv() && existsSync(urlFile)) {
-    try {
-      const nc = await connectNats(readFileSync(urlFile, 'utf8').trim(), 'crawl replay');
-      return { nc, close: () => nc.drain().catch(() => undefined) };
-    } catch {
-      /* no crawl running there: start the store's server below */
-    }
-  }
-  if (!natsUrlFromEnv() && !hasEmbeddedStore(outDir)) throw new UsageError(`no crawl to replay in ${outDir}: set NATS_URL, or give the --out of a crawl`);
-  const conn = await openCrawlConnection(outDir, 'crawl replay');
-  return conn;
-}
-
 function describe(s: ReplaySummary): string {
   const seqs = s.firstSeq === null ? 'no messages' : `seq ${s.firstSeq}..${s.lastSeq}`;
   return `${s.messages} messages (${seqs}), ${s.rows.pages} pages, ${s.rows.links} links, ${s.rows.fetch_log} fetch_log rows, ${s.failed} failed`;
@@ -75,7 +56,7 @@ export async function runReplayCommand(o: ReplayFlags): Promise<number> {
   if (!(REPLAY_STAGES as readonly string[]).includes(o.from)) throw new UsageError(`--from must be one of ${REPLAY_STAGES.join(', ')}, got "${o.from}"`);
   const range = parseRange(o);
   const outDir = path.resolve(o.out);
-  const conn = await connect(outDir);
+  const conn = await joinOrOpenCrawl(outDir, 'crawl replay');
   try {
     const kv = await openKvStores(conn.nc);
     const settings = await readStoredSettings(kv);

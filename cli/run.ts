@@ -16,8 +16,9 @@ import { startProgress } from './progress.js';
 import { readSeeds } from './seeds-input.js';
 import { mergeSettings, type SettingsFlags } from './settings-flags.js';
 import { UsageError } from './usage-error.js';
+import { retentionPolicy, type RetentionFlags } from './retention-flags.js';
 
-export interface RunOptions extends SettingsFlags {
+export interface RunOptions extends SettingsFlags, RetentionFlags {
   seed: string[];
   seedsFile?: string;
   out: string;
@@ -48,6 +49,7 @@ export async function runCrawl(o: RunOptions): Promise<number> {
   const outDir = path.resolve(o.out);
   // bad flags and a new crawl without seeds stop here, before a server is started
   mergeSettings(null, o);
+  const retention = retentionPolicy(o);
   if (seeds.urls.length === 0 && !natsUrlFromEnv() && !hasEmbeddedStore(outDir)) {
     throw new UsageError(`no seeds: give --seed URL or --seeds-file FILE (or resume a crawl with --out DIR; none in ${outDir})`);
   }
@@ -62,7 +64,7 @@ export async function runCrawl(o: RunOptions): Promise<number> {
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
   try {
-    const jsm = await applyCrawlTopology(conn.nc);
+    const jsm = await applyCrawlTopology(conn.nc, retention);
     const kv = await openKvStores(conn.nc);
     const stored = await readStoredSettings(kv);
     if (!stored && seeds.urls.length === 0) throw new UsageError('no seeds: give --seed URL or --seeds-file FILE (or resume a crawl with --out DIR)');

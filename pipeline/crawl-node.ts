@@ -13,14 +13,14 @@ import { StageMetrics } from './metrics.js';
 import { StageRunner } from './runner.js';
 import { parseSettings, type CrawlSettings } from './settings.js';
 import type { StageContext, StageName } from './stage.js';
-import { applyTopology } from '../ops/nats/topology.js';
+import { applyTopology, type RetentionPolicyFor } from '../ops/nats/topology.js';
 import { buildStage, STAGE_INPUTS, type StageFactoryOptions } from '../stages/index.js';
 
 const SETTINGS_KEY = 'settings';
 
-export async function applyCrawlTopology(nc: NatsConnection): Promise<JetStreamManager> {
+export async function applyCrawlTopology(nc: NatsConnection, retention?: RetentionPolicyFor): Promise<JetStreamManager> {
   const jsm = await jetstreamManager(nc);
-  await applyTopology(nc, jsm, STAGE_INPUTS);
+  await applyTopology(nc, jsm, STAGE_INPUTS, retention);
   return jsm;
 }
 
