@@ -78,7 +78,7 @@ function program(): Command {
     .option('--from-seq <n>', "start at this sequence of the stage's input stream", parseIntOption('--from-seq', 1))
     .option('--until <time|seq>', 'stop after this time or stream sequence (default: the newest message when the replay starts)')
     .option('--out <dir>', 'output directory of the crawl (the new version is written there)', DEFAULT_OUT)
-    .option('--crawl-id <id>', "crawl id of the replayed rows (default: the crawl's stored settings)")
+    .option('--crawl-id <id>', "crawl id for replayed rows whose fetch is not in the output yet (default: the crawl's stored settings)")
     .action(async (o) => process.exit(await runReplayCommand(o)));
 
   cli

@@ -5,7 +5,8 @@ import { newestVersion } from '../pipeline/adapters/output-layout.js';
 import { readStoredSettings } from '../pipeline/crawl-node.js';
 import { createLogger } from '../pipeline/logger.js';
 import { StageMetrics } from '../pipeline/metrics.js';
-import { REPLAY_STAGES, runReplay, type ReplayStage, type ReplaySummary } from '../pipeline/replay.js';
+import { REPLAY_STAGES, runReplay, type ReplayOptions, type ReplayStage, type ReplaySummary } from '../pipeline/replay.js';
+import { openOutputDatabase } from '../pipeline/adapters/duckdb-views.js';
 import type { StreamRange } from '../pipeline/adapters/stream-range.js';
 import { TABLE_NAMES } from '../schemas/output-tables.js';
 import { joinOrOpenCrawl } from './connection.js';
@@ -51,6 +52,24 @@ function describe(s: ReplaySummary): string {
   return `${s.messages} messages (${seqs}), ${s.rows.pages} pages, ${s.rows.links} links, ${s.rows.fetch_log} fetch_log rows, ${s.failed} failed`;
 }
 
+/**
+ * Which crawl each fetch and event of the output belongs to, so a replay over a store that
+ * two crawls used gives each row its own crawl's id; unknown ones (not persisted yet) get
+ * `fallback`. Holds two ids per fetch in memory: about 150 MB per million pages.
+ */
+async function crawlIdsOfOutput(outDir: string, fallback: string): Promise<ReplayOptions['crawlOf']> {
+  const byFetch = new Map<string, string>();
+  const byEvent = new Map<string, string>();
+  const db = await openOutputDatabase(outDir);
+  try {
+    for (const [f, c] of (await db.run('SELECT fetch_id, any_value(crawl_id) FROM raw_pages GROUP BY 1')).rows) byFetch.set(String(f), String(c));
+    for (const [e, c] of (await db.run('SELECT event_id, any_value(crawl_id) FROM raw_fetch_log GROUP BY 1')).rows) byEvent.set(String(e), String(c));
+  } finally {
+    await db.close();
+  }
+  return ({ fetchId, eventId }) => (eventId !== undefined ? byEvent.get(eventId) : undefined) ?? (fetchId !== null ? byFetch.get(fetchId) : undefined) ?? fallback;
+}
+
 /** `crawl replay --from STAGE`: see pipeline/replay.ts. */
 export async function runReplayCommand(o: ReplayFlags): Promise<number> {
   if (!(REPLAY_STAGES as readonly string[]).includes(o.from)) throw new UsageError(`--from must be one of ${REPLAY_STAGES.join(', ')}, got "${o.from}"`);
@@ -62,7 +81,9 @@ export async function runReplayCommand(o: ReplayFlags): Promise<number> {
     const settings = await readStoredSettings(kv);
     if (!settings) throw new UsageError('the crawl has no settings: nothing was crawled with this server or --out');
     const crawlId = o.crawlId ?? settings.crawlId;
-    const version = Math.max(1, (await newestVersion(outDir, TABLE_NAMES, crawlId)) + 1);
+    const crawlOf = await crawlIdsOfOutput(outDir, crawlId);
+    // one number for the whole replay, above every crawl's newest: it may touch several crawls
+    const version = Math.max(1, (await newestVersion(outDir, TABLE_NAMES)) + 1);
     const log = createLogger('replay');
     const writer = await openParquetOutput(outDir, { version, staleTmpAgeMs: 10 * 60 * 1000, threads: 1, memoryLimit: '256MB' });
     let summary: ReplaySummary;
@@ -70,7 +91,7 @@ export async function runReplayCommand(o: ReplayFlags): Promise<number> {
       summary = await runReplay(conn.nc, {
         from: o.from as ReplayStage,
         range,
-        crawlId,
+        crawlOf,
         ctx: { settings: { ...settings, crawlId }, clock: { now: () => Date.now() }, log, metrics: new StageMetrics(), kv, maxPayloadBytes: conn.nc.info?.max_payload ?? 1024 * 1024 },
         write: async (rows) => void (await writer.write(rows)),
         onProgress: (s) => process.stderr.write(`replay: ${describe(s)}\n`),
@@ -80,7 +101,7 @@ export async function runReplayCommand(o: ReplayFlags): Promise<number> {
     }
     for (const f of summary.failures) process.stderr.write(`replay: failed: ${f}\n`);
     const retained = summary.window ? ` (retained: seq ${summary.window.firstSeq}..${summary.window.lastSeq})` : '';
-    process.stdout.write(`replay from ${o.from}: ${describe(summary)}${retained} -> version ${version} of crawl ${crawlId} in ${outDir}; nothing fetched or published\n`);
+    process.stdout.write(`replay from ${o.from}: ${describe(summary)}${retained} -> version ${version} in ${outDir}; nothing fetched or published\n`);
     return summary.failed > 0 ? 1 : 0;
   } finally {
     await conn.close();

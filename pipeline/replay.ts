@@ -40,7 +40,11 @@ export interface ReplaySummary {
 export interface ReplayOptions {
   from: ReplayStage;
   range: StreamRange;
-  crawlId: string;
+  /**
+   * The crawl a replayed row belongs to (messages carry no crawl id): by the fetch or
+   * event id it was first written with, else the crawl's current id.
+   */
+  crawlOf(ids: { fetchId: string | null; eventId?: string }): string;
   /** the live crawl's settings and KV stores; HTTP, host resolution and stream publishing are refused */
   ctx: ReplayContext;
   extract?: ExtractOptions;
@@ -124,7 +128,11 @@ export async function runReplay(nc: NatsConnection, o: ReplayOptions): Promise<R
       } catch (err) {
         return failed(seq, name, (err as Error).message);
       }
-      await addRows(m.kind === 'page' ? pageRows(m.page, o.crawlId) : outcomeRows(m.outcome, o.crawlId));
+      await addRows(
+        m.kind === 'page'
+          ? pageRows(m.page, o.crawlOf({ fetchId: m.page.fetch_id }))
+          : outcomeRows(m.outcome, o.crawlOf({ fetchId: m.outcome.fetch_id, eventId: m.outcome.event_id })),
+      );
       return;
     }
     const def = defs.get(name)!;

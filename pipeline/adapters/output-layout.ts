@@ -90,12 +90,12 @@ export async function listPartitions(out: string, table: string): Promise<Partit
   return result;
 }
 
-/** The highest output version of a crawl in any table, or -1 when the crawl has no output. */
-export async function newestVersion(out: string, tables: readonly string[], crawl: string): Promise<number> {
+/** The highest output version (of one crawl, or of any) in any table, or -1 when there is no output. */
+export async function newestVersion(out: string, tables: readonly string[], crawl?: string): Promise<number> {
   let newest = -1;
   for (const table of tables) {
     for (const p of await listPartitions(out, table)) {
-      if (p.key.crawl === crawl && p.files.length > 0) newest = Math.max(newest, p.key.version);
+      if ((crawl === undefined || p.key.crawl === crawl) && p.files.length > 0) newest = Math.max(newest, p.key.version);
     }
   }
   // files of the old flat layout count as version 0
