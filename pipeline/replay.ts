@@ -10,10 +10,8 @@
  */
 import type { NatsConnection } from '@nats-io/transport-node';
 import { EDGES } from '../ops/nats/edges.js';
-import { buildStage } from '../stages/index.js';
-import { decodePersistInput } from '../stages/persist/handle.js';
-import { emptyBatch, outcomeRows, pageRows, type RowBatch } from '../stages/persist/rows.js';
-import type { ExtractOptions } from '../stages/extract/handle.js';
+import { buildStage, type StageFactoryOptions } from '../stages/index.js';
+import { decodePersistInput, emptyBatch, outcomeRows, pageRows, type RowBatch } from '../stages/persist/index.js';
 import { readStreamRange, type StreamRange, type StreamWindow } from './adapters/stream-range.js';
 import type { StageContext, StageDefinition, StageName } from './stage.js';
 
@@ -47,7 +45,7 @@ export interface ReplayOptions {
   crawlOf(ids: { fetchId: string | null; eventId?: string }): string;
   /** the live crawl's settings and KV stores; HTTP, host resolution and stream publishing are refused */
   ctx: ReplayContext;
-  extract?: ExtractOptions;
+  extract?: StageFactoryOptions['extract'];
   /** receives the rows, in batches */
   write(rows: RowBatch): Promise<void>;
   batchRows?: number;

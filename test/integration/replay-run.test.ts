@@ -17,7 +17,7 @@ import { runReplay } from '../../pipeline/replay.js';
 import { parseSettings } from '../../pipeline/settings.js';
 import { EDGES } from '../../ops/nats/edges.js';
 import { encodeFetched } from '../../schemas/index.js';
-import { emptyBatch, type RowBatch } from '../../stages/persist/rows.js';
+import { emptyBatch, type RowBatch } from '../../stages/persist/index.js';
 import { startTestNats } from '../support/nats-server.js';
 
 const settings = parseSettings({ crawlId: 'c1', partitions: 4 });
