@@ -91,7 +91,12 @@ export async function runCrawl(o: RunOptions): Promise<number> {
   }
   // persist has flushed and closed: every file of this process is complete, so none need a grace period
   if (o.untilIdle && o.compact !== false && !stopRequested) {
-    process.stderr.write(compactSummaryLine(await compactOutput(outDir, { minAgeMs: 0 })) + '\n');
+    try {
+      process.stderr.write(compactSummaryLine(await compactOutput(outDir, { minAgeMs: 0 })) + '\n');
+    } catch (err) {
+      // the crawl's output is complete either way: only the merge is missing
+      process.stderr.write(`compact failed (the output is complete; run \`crawl compact --out ${outDir}\` later): ${(err as Error).message}\n`);
+    }
   }
   process.stdout.write(
     `crawl output: ${outDir}\n` +

@@ -45,7 +45,14 @@ export async function runSql(sql: string | undefined, o: SqlFlags): Promise<numb
   if (remote && !/^s3:\/\//i.test(o.out)) throw new UsageError(`--out must be a directory or an s3://bucket/prefix URL, got "${o.out}"`);
   const outDir = remote ? o.out : path.resolve(o.out);
   if (!remote && !existsSync(outDir)) throw new UsageError(`no crawl output at ${outDir} (use --out DIR)`);
-  const db = await openOutputDatabase(outDir, { version: o.version, setup: remote ? s3SetupStatements() : [] });
+  let db: OutputDatabase;
+  try {
+    db = await openOutputDatabase(outDir, { version: o.version, setup: remote ? s3SetupStatements() : [] });
+  } catch (err) {
+    const hint = remote ? ' (an s3:// output needs DuckDB\'s httpfs extension, installed from DuckDB\'s extension repository once per machine)' : '';
+    process.stderr.write(`crawl: reading ${outDir}: ${(err as Error).message.split('\n')[0]}${hint}\n`);
+    return 1;
+  }
   try {
     if (sql !== undefined) {
       try {
