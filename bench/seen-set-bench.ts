@@ -134,7 +134,7 @@ async function restartRuns(): Promise<Array<{ ms: number; replayed: number; snap
   const nc = await connectNats(server.url, 'seen-bench');
   try {
     const settings = parseSettings({ crawlId: 'bench', partitions: PARTITIONS, seenExpectedUrls: URLS });
-    const jsm = await applyCrawlTopology(nc, PARTITIONS);
+    const jsm = await applyCrawlTopology(nc, { partitions: PARTITIONS });
     const kv = await openKvStores(nc);
     // partition 0's share of the 10M, as the last snapshot before a crash holds it
     const perPartition = Math.ceil(URLS / PARTITIONS);

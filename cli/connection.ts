@@ -55,3 +55,20 @@ export async function joinCrawl(outDir: string, name: string): Promise<NatsConne
     throw new UsageError(`cannot reach the crawl's NATS server at ${url}: ${(err as Error).message}`);
   }
 }
+
+/** NATS_URL; else the embedded server of a crawl running on this directory; else an embedded server started on its store. */
+export async function joinOrOpenCrawl(outDir: string, name: string): Promise<{ nc: NatsConnection; close(): Promise<void> }> {
+  const urlFile = path.join(natsDir(outDir), 'server-url');
+  // the pid file exists only while that server runs: a stale URL's port may belong to another server by now
+  const running = existsSync(path.join(natsDir(outDir), 'nats-server.pid'));
+  if (!natsUrlFromEnv() && running && existsSync(urlFile)) {
+    try {
+      const nc = await connectNats(readFileSync(urlFile, 'utf8').trim(), name);
+      return { nc, close: () => nc.drain().catch(() => undefined) };
+    } catch {
+      /* no crawl running there: start the store's server below */
+    }
+  }
+  if (!natsUrlFromEnv() && !hasEmbeddedStore(outDir)) throw new UsageError(`no crawl in ${outDir}: set NATS_URL, or give the --out of a crawl`);
+  return openCrawlConnection(outDir, name);
+}

@@ -9,17 +9,24 @@ import { applyCrawlTopology, pipelineBacklog, readStoredSettings, startStages, s
 import { createLogger } from '../pipeline/logger.js';
 import { STAGE_NAMES } from '../pipeline/stage.js';
 import { openParquetOutput } from './output.js';
+import { compactOutput } from '../pipeline/adapters/duckdb-compact.js';
+import { compactSummaryLine } from './compact.js';
 import { hasEmbeddedStore, natsUrlFromEnv, openCrawlConnection } from './connection.js';
 import { startProgress } from './progress.js';
 import { readSeeds } from './seeds-input.js';
 import { mergeSettings, type SettingsFlags } from './settings-flags.js';
 import { UsageError } from './usage-error.js';
+import { retentionPolicy, type RetentionFlags } from './retention-flags.js';
 
-export interface RunOptions extends SettingsFlags {
+export interface RunOptions extends SettingsFlags, RetentionFlags {
   seed: string[];
   seedsFile?: string;
   out: string;
   untilIdle: boolean;
+  /** merge small output files when an --until-idle crawl ends (commander's --no-compact sets false) */
+  compact?: boolean;
+  /** test aid (hidden --no-titles): extract drops titles, so a replay can fix it */
+  titles?: boolean;
 }
 
 /**
@@ -42,6 +49,7 @@ export async function runCrawl(o: RunOptions): Promise<number> {
   const outDir = path.resolve(o.out);
   // bad flags and a new crawl without seeds stop here, before a server is started
   mergeSettings(null, o);
+  const retention = retentionPolicy(o);
   if (seeds.urls.length === 0 && !natsUrlFromEnv() && !hasEmbeddedStore(outDir)) {
     throw new UsageError(`no seeds: give --seed URL or --seeds-file FILE (or resume a crawl with --out DIR; none in ${outDir})`);
   }
@@ -56,7 +64,7 @@ export async function runCrawl(o: RunOptions): Promise<number> {
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
   try {
-    const jsm = await applyCrawlTopology(conn.nc);
+    const jsm = await applyCrawlTopology(conn.nc, { retention });
     const kv = await openKvStores(conn.nc);
     const stored = await readStoredSettings(kv);
     if (!stored && seeds.urls.length === 0) throw new UsageError('no seeds: give --seed URL or --seeds-file FILE (or resume a crawl with --out DIR)');
@@ -65,6 +73,7 @@ export async function runCrawl(o: RunOptions): Promise<number> {
     node = await startStages(conn.nc, settings, STAGE_NAMES, {
       log,
       openOutput: () => openParquetOutput(outDir),
+      extract: { titles: o.titles !== false },
       persist: { maxRows: settings.persistBatchRows, maxDelayMs: settings.persistFlushMs },
     });
     const js = jetstream(conn.nc);
@@ -79,6 +88,15 @@ export async function runCrawl(o: RunOptions): Promise<number> {
     await conn.close();
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
+  }
+  // persist has flushed and closed: every file of this process is complete, so none need a grace period
+  if (o.untilIdle && o.compact !== false && !stopRequested) {
+    try {
+      process.stderr.write(compactSummaryLine(await compactOutput(outDir, { minAgeMs: 0 })) + '\n');
+    } catch (err) {
+      // the crawl's output is complete either way: only the merge is missing
+      process.stderr.write(`compact failed (the output is complete; run \`crawl compact --out ${outDir}\` later): ${(err as Error).message}\n`);
+    }
   }
   process.stdout.write(
     `crawl output: ${outDir}\n` +

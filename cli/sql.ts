@@ -1,21 +1,62 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline/promises';
-import { formatResult, openOutputDatabase, type ResultFormat } from '../pipeline/adapters/duckdb-views.js';
+import { formatResult, openOutputDatabase, type OutputDatabase, type ResultFormat } from '../pipeline/adapters/duckdb-views.js';
+import { sqlString } from '../pipeline/adapters/duckdb-output.js';
+import { isRemoteOutput } from '../pipeline/adapters/output-layout.js';
+import { s3SetupStatements } from '../pipeline/adapters/s3-settings.js';
+import { TABLE_NAMES } from '../schemas/output-tables.js';
 import { UsageError } from './usage-error.js';
 
-const FORMATS = ['table', 'csv', 'json'] as const;
+const FORMATS = ['table', 'csv', 'json', 'parquet'] as const;
 
-/** `crawl sql [--out DIR] [--format F] "SQL"`: DuckDB with the views over the crawl's Parquet files; a prompt without SQL. */
-export async function runSql(sql: string | undefined, o: { out: string; format: string }): Promise<number> {
+export interface SqlFlags {
+  out: string;
+  format: string;
+  /** with --format parquet: the file to write */
+  output?: string;
+  /** show the output as of this version (older replays) */
+  version?: number;
+}
+
+/** The views, for the prompt's greeting: driven by the table list, so a new table shows up by itself. */
+export function viewNames(): string {
+  return [...TABLE_NAMES, 'hosts'].join(', ') + ` (every version: ${TABLE_NAMES.map((t) => t + '_all').join(', ')})`;
+}
+
+/** Runs one statement; with --format parquet its result goes to a Parquet file through COPY ... TO. */
+async function runOne(db: OutputDatabase, sql: string, o: SqlFlags): Promise<string> {
+  if (o.format === 'parquet') {
+    const body = sql.trim().replace(/;\s*$/, '');
+    const res = await db.run(`COPY (${body}) TO ${sqlString(path.resolve(o.output!))} (FORMAT PARQUET, COMPRESSION ZSTD)`);
+    const rows = res.rows[0]?.[0] ?? 0;
+    return `wrote ${String(rows)} rows to ${path.resolve(o.output!)}\n`;
+  }
+  return formatResult(await db.run(sql), o.format as ResultFormat) + '\n';
+}
+
+/** `crawl sql [--out DIR|s3://…] [--format F] [--version N] "SQL"`: DuckDB with the views over the crawl's Parquet files; a prompt without SQL. */
+export async function runSql(sql: string | undefined, o: SqlFlags): Promise<number> {
   if (!(FORMATS as readonly string[]).includes(o.format)) throw new UsageError(`--format must be one of ${FORMATS.join(', ')}, got "${o.format}"`);
-  const outDir = path.resolve(o.out);
-  if (!existsSync(outDir)) throw new UsageError(`no crawl output at ${outDir} (use --out DIR)`);
-  const db = await openOutputDatabase(outDir);
+  if (o.format === 'parquet' && !o.output) throw new UsageError('--format parquet writes a file: give --output FILE');
+  if (o.output && o.format !== 'parquet') throw new UsageError('--output FILE goes with --format parquet');
+  if (o.format === 'parquet' && sql === undefined) throw new UsageError('--format parquet needs the SQL as an argument');
+  const remote = isRemoteOutput(o.out);
+  if (remote && !/^s3:\/\//i.test(o.out)) throw new UsageError(`--out must be a directory or an s3://bucket/prefix URL, got "${o.out}"`);
+  const outDir = remote ? o.out : path.resolve(o.out);
+  if (!remote && !existsSync(outDir)) throw new UsageError(`no crawl output at ${outDir} (use --out DIR)`);
+  let db: OutputDatabase;
+  try {
+    db = await openOutputDatabase(outDir, { version: o.version, setup: remote ? s3SetupStatements() : [] });
+  } catch (err) {
+    const hint = remote ? ' (an s3:// output needs DuckDB\'s httpfs extension, installed from DuckDB\'s extension repository once per machine)' : '';
+    process.stderr.write(`crawl: reading ${outDir}: ${(err as Error).message.split('\n')[0]}${hint}\n`);
+    return 1;
+  }
   try {
     if (sql !== undefined) {
       try {
-        process.stdout.write(formatResult(await db.run(sql), o.format as ResultFormat) + '\n');
+        process.stdout.write(await runOne(db, sql, o));
       } catch (err) {
         process.stderr.write(`sql error: ${(err as Error).message.split('\n')[0]}\n`);
         return 1;
@@ -23,7 +64,7 @@ export async function runSql(sql: string | undefined, o: { out: string; format: 
       return 0;
     }
     const rl = createInterface({ input: process.stdin, output: process.stdout, prompt: 'crawl> ' });
-    process.stdout.write('views: pages, links, fetch_log. End a statement with ";", quit with .quit or Ctrl-D.\n');
+    process.stdout.write(`views: ${viewNames()}. End a statement with ";", quit with .quit or Ctrl-D.\n`);
     rl.prompt();
     let buffer = '';
     for await (const line of rl) {
@@ -31,7 +72,7 @@ export async function runSql(sql: string | undefined, o: { out: string; format: 
       buffer += line + '\n';
       if (buffer.trim().endsWith(';')) {
         try {
-          process.stdout.write(formatResult(await db.run(buffer), o.format as ResultFormat) + '\n');
+          process.stdout.write(await runOne(db, buffer, o));
         } catch (err) {
           process.stdout.write(`sql error: ${(err as Error).message.split('\n')[0]}\n`);
         }

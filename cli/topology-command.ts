@@ -4,18 +4,20 @@ import { applyCrawlPartitions, applyCrawlTopology, readStoredSettings, storeSett
 import { mergeSettings, type SettingsFlags } from './settings-flags.js';
 import { UsageError } from './usage-error.js';
 import { natsUrlFromEnv } from './connection.js';
+import { retentionPolicy, type RetentionFlags } from './retention-flags.js';
 
 /**
  * `crawl topology apply`: streams, consumers and KV buckets on NATS_URL, idempotently, and the
  * crawl settings (stored ones overridden by the flags given) that workers started later use.
  */
-export async function applyTopologyCommand(o: SettingsFlags): Promise<number> {
+export async function applyTopologyCommand(o: SettingsFlags & RetentionFlags): Promise<number> {
   const url = natsUrlFromEnv();
   if (!url) throw new UsageError('set NATS_URL to the server or cluster to apply the topology to');
   mergeSettings(null, o); // invalid flags are usage errors before anything is touched
+  const retention = retentionPolicy(o);
   const nc = await connectNats(url, 'crawl topology');
   try {
-    const jsm = await applyCrawlTopology(nc);
+    const jsm = await applyCrawlTopology(nc, { retention });
     const kv = await openKvStores(nc);
     const settings = mergeSettings(await readStoredSettings(kv), o);
     await storeSettings(kv, settings);

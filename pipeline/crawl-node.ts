@@ -13,16 +13,23 @@ import { StageMetrics } from './metrics.js';
 import { StageRunner } from './runner.js';
 import { parseSettings, type CrawlSettings } from './settings.js';
 import type { StageContext, StageInputSpec, StageName } from './stage.js';
-import { applyPartitionConsumers, applyTopology } from '../ops/nats/topology.js';
+import { applyPartitionConsumers, applyTopology, type RetentionPolicyFor } from '../ops/nats/topology.js';
 import { PartitionOwner } from './partition-owner.js';
 import { buildStage, STAGE_INPUTS, type StageFactoryOptions } from '../stages/index.js';
 
 const SETTINGS_KEY = 'settings';
 
-export async function applyCrawlTopology(nc: NatsConnection, partitions?: number): Promise<JetStreamManager> {
+export interface TopologyOptions {
+  /** declare the per-partition consumers of partitioned stages for this many partitions */
+  partitions?: number;
+  /** stream limits (age, bytes) to apply; streams it does not mention keep theirs */
+  retention?: RetentionPolicyFor;
+}
+
+export async function applyCrawlTopology(nc: NatsConnection, opts: TopologyOptions = {}): Promise<JetStreamManager> {
   const jsm = await jetstreamManager(nc);
-  await applyTopology(nc, jsm, STAGE_INPUTS);
-  if (partitions !== undefined) await applyPartitionConsumers(jsm, STAGE_INPUTS, partitions);
+  await applyTopology(nc, jsm, STAGE_INPUTS, opts.retention);
+  if (opts.partitions !== undefined) await applyPartitionConsumers(jsm, STAGE_INPUTS, opts.partitions);
   return jsm;
 }
 

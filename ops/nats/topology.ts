@@ -22,6 +22,13 @@ export interface RetentionOptions {
 /** Two weeks of messages: enough to replay a stage after a bug fix found in a week. */
 export const DEFAULT_RETENTION: RetentionOptions = { maxAgeMs: 14 * 24 * 3600 * 1000, maxBytes: -1 };
 
+/**
+ * Retention per stream name. `undefined` for a stream: a new stream gets DEFAULT_RETENTION,
+ * an existing one keeps the limits it has (so a `crawl run` without retention flags does
+ * not undo what `crawl topology apply --stream-max-age …` set).
+ */
+export type RetentionPolicyFor = (stream: string) => RetentionOptions | undefined;
+
 const nanos = (ms: number) => ms * 1_000_000;
 
 function streamConfig(name: string, subjects: readonly string[], retention: RetentionOptions): Partial<StreamConfig> & { name: string } {
@@ -41,9 +48,13 @@ function streamConfig(name: string, subjects: readonly string[], retention: Rete
   };
 }
 
-async function ensureStream(jsm: JetStreamManager, config: Partial<StreamConfig> & { name: string }): Promise<void> {
+async function ensureStream(jsm: JetStreamManager, config: Partial<StreamConfig> & { name: string }, keepLimits = false): Promise<void> {
   try {
-    await jsm.streams.info(config.name);
+    const current = await jsm.streams.info(config.name);
+    if (keepLimits) {
+      config.max_age = current.config.max_age;
+      config.max_bytes = current.config.max_bytes;
+    }
     await jsm.streams.update(config.name, config);
   } catch (err) {
     if ((err as Error).name !== 'StreamNotFoundError' && !/not found/i.test((err as Error).message)) throw err;
@@ -84,10 +95,11 @@ export async function applyTopology(
   nc: NatsConnection,
   jsm: JetStreamManager,
   consumers: readonly StageInputSpec[],
-  retention: RetentionOptions = DEFAULT_RETENTION,
+  retention: RetentionOptions | RetentionPolicyFor = DEFAULT_RETENTION,
 ): Promise<void> {
   for (const edge of Object.values(EDGES)) {
-    await ensureStream(jsm, streamConfig(edge.stream, edge.subjects, retention));
+    const limits = typeof retention === 'function' ? retention(edge.stream) : retention;
+    await ensureStream(jsm, streamConfig(edge.stream, edge.subjects, limits ?? DEFAULT_RETENTION), limits === undefined);
   }
   for (const spec of consumers) if (!spec.partitioned) await ensureConsumer(jsm, spec);
   const kvm = new Kvm(nc);

@@ -1,6 +1,8 @@
 /**
  * Parquet output writer: each `write(batch)` produces, for every non-empty
- * table, exactly one file `${outDir}/${table}/part-<utc time>-<random>.parquet`.
+ * table and every crawl_id in it, exactly one file
+ * `${outDir}/${table}/crawl=<id>/date=<today, UTC>/version=<n>/part-<utc time>-<random>.parquet`
+ * (the layout is explained in output-layout.ts).
  *
  * Files appear atomically: DuckDB writes `<final>.parquet.tmp` in the same
  * directory, the file is fsynced, renamed to its final name, and the directory
@@ -26,6 +28,7 @@ import {
   type OutputBatch,
   type TableName,
 } from '../../schemas/output-tables.js';
+import { partitionDir, utcDate } from './output-layout.js';
 
 export type { OutputBatch } from '../../schemas/output-tables.js';
 
@@ -36,8 +39,11 @@ export interface WrittenFile {
   bytes: number;
 }
 
-/** Files written by one `write` call; tables with no rows are absent. */
-export type WrittenFiles = Partial<Record<TableName, WrittenFile>>;
+/**
+ * Files written by one `write` call; tables with no rows are absent. A batch holding rows
+ * of several crawl ids writes one file per crawl id: `more` lists the files after the first.
+ */
+export type WrittenFiles = Partial<Record<TableName, WrittenFile & { more?: WrittenFile[] }>>;
 
 export interface ParquetOutputOptions {
   /**
@@ -51,6 +57,8 @@ export interface ParquetOutputOptions {
   threads?: number;
   /** DuckDB `memory_limit` of the writer instance, e.g. '256MB' (default: DuckDB's, 80% of RAM). */
   memoryLimit?: string;
+  /** output version the files go to: 0 for the crawl, n for the n-th replay */
+  version?: number;
 }
 
 export interface ParquetOutput {
@@ -87,7 +95,7 @@ function createTableSql(name: string, cols: readonly ColumnDef[]): string {
 }
 
 /** UTC time as 20240131T235959123Z: sortable, filename-safe. */
-function fileTimestamp(d = new Date()): string {
+export function fileTimestamp(d = new Date()): string {
   return d.toISOString().replace(/[-:.]/g, '');
 }
 
@@ -191,7 +199,7 @@ function sortForFile(table: TableName, values: Appendable[][]): void {
   });
 }
 
-async function fsyncPath(p: string, isDir: boolean): Promise<void> {
+export async function fsyncPath(p: string, isDir: boolean): Promise<void> {
   let fh: fsp.FileHandle | undefined;
   try {
     fh = await fsp.open(p, 'r');
@@ -205,11 +213,16 @@ async function fsyncPath(p: string, isDir: boolean): Promise<void> {
   }
 }
 
-/** Deletes leftover `*.tmp` files; returns how many were removed. */
-async function removeTmpFiles(dir: string, minAgeMs: number): Promise<number> {
+/** Deletes leftover `*.tmp` files in `dir` and its partition directories; returns how many were removed. */
+export async function removeTmpFiles(dir: string, minAgeMs: number): Promise<number> {
   let removed = 0;
   const now = Date.now();
-  for (const name of await fsp.readdir(dir)) {
+  for (const entry of await fsp.readdir(dir, { withFileTypes: true })) {
+    const name = entry.name;
+    if (entry.isDirectory()) {
+      removed += await removeTmpFiles(path.join(dir, name), minAgeMs);
+      continue;
+    }
     if (!name.endsWith('.tmp')) continue;
     const p = path.join(dir, name);
     try {
@@ -226,6 +239,22 @@ async function removeTmpFiles(dir: string, minAgeMs: number): Promise<number> {
   return removed;
 }
 
+/** A table without a crawl_id column (none today) goes to the partition `crawl=unknown`. */
+const NO_CRAWL = 'unknown';
+
+/** Rows grouped by their crawl_id, keeping the sorted order within each group. */
+function byCrawl(table: TableName, values: Appendable[][]): Map<string, Appendable[][]> {
+  const i = (TABLES[table] as readonly ColumnDef[]).findIndex((c) => c.name === 'crawl_id');
+  const groups = new Map<string, Appendable[][]>();
+  for (const row of values) {
+    const crawl = i >= 0 && typeof row[i] === 'string' ? (row[i] as string) : NO_CRAWL;
+    let g = groups.get(crawl);
+    if (!g) groups.set(crawl, (g = []));
+    g.push(row);
+  }
+  return groups;
+}
+
 class ParquetOutputImpl implements ParquetOutput {
   private chain: Promise<unknown> = Promise.resolve();
   private closed = false;
@@ -234,6 +263,7 @@ class ParquetOutputImpl implements ParquetOutput {
     readonly outDir: string,
     private readonly instance: DuckDBInstance,
     private readonly conn: DuckDBConnection,
+    private readonly version: number,
   ) {}
 
   write(batch: Partial<OutputBatch>): Promise<WrittenFiles> {
@@ -277,16 +307,21 @@ class ParquetOutputImpl implements ParquetOutput {
     }
 
     const written: WrittenFiles = {};
+    const date = utcDate();
     for (const { table, values } of prepared) {
-      written[table] = await this.writeTable(table, values);
+      const files: WrittenFile[] = [];
+      for (const [crawl, rows] of byCrawl(table, values)) {
+        files.push(await this.writeTable(table, rows, partitionDir(this.outDir, table, { crawl, date, version: this.version })));
+      }
+      written[table] = files.length > 1 ? { ...files[0]!, more: files.slice(1) } : files[0]!;
     }
     return written;
   }
 
-  private async writeTable(table: TableName, values: Appendable[][]): Promise<WrittenFile> {
+  private async writeTable(table: TableName, values: Appendable[][], dir: string): Promise<WrittenFile> {
     const cols: readonly ColumnDef[] = TABLES[table];
     const stage = stagingTable(table);
-    const dir = path.join(this.outDir, table);
+    await fsp.mkdir(dir, { recursive: true });
     const finalPath = path.join(dir, `part-${fileTimestamp()}-${randomBytes(6).toString('hex')}.parquet`);
     const tmpPath = `${finalPath}.tmp`;
 
@@ -330,7 +365,7 @@ class ParquetOutputImpl implements ParquetOutput {
 export class ParquetTableWriter {
   /**
    * Creates `${outDir}/<table>/` directories, deletes leftover `*.tmp` files
-   * there, and opens an in-memory DuckDB used for writing.
+   * there (and in their partition directories), and opens an in-memory DuckDB used for writing.
    */
   static async open(outDir: string, options: ParquetOutputOptions = {}): Promise<ParquetOutput> {
     for (const table of TABLE_NAMES) {
@@ -351,7 +386,7 @@ export class ParquetTableWriter {
       instance.closeSync();
       throw err;
     }
-    return new ParquetOutputImpl(outDir, instance, conn);
+    return new ParquetOutputImpl(outDir, instance, conn, options.version ?? 0);
   }
 }
 

@@ -1,20 +1,22 @@
 /**
  * Query side of the crawl output: an in-memory DuckDB with views over the
- * Parquet files written by duckdb-output.ts.
+ * Parquet files written by duckdb-output.ts (layout: output-layout.ts).
  *
- *   raw_pages, raw_links, raw_fetch_log  every row of every file, plus `_file`
- *   pages      one row per fetch_id, and at most one per (crawl_id, url): the latest fetch_time
- *   links      one row per (fetch_id, dst_url, anchor_text, rel)
- *   fetch_log  one row per event_id
+ *   raw_<table>   every row of every file, plus `version` and `_file`
+ *   <table>_all   every version (a replay writes a new one), each logical row once per version
+ *   pages         the newest version of each fetch; one row per fetch_id, and at most one
+ *                 per (crawl_id, url): the latest fetch_time
+ *   links         the links of the newest version of each fetch, one row per (fetch_id, dst_url, anchor_text, rel)
+ *   fetch_log     one row per event_id (whatever version wrote it)
+ *   hosts         a per-host summary
  *
  * The pipeline is at-least-once, so a redelivered message can write the same
- * logical row into a second file; the deduplicating views hide that.
+ * logical row into a second file (and a compaction interrupted between writing its
+ * merged file and deleting the merged ones leaves both); the deduplicating views hide that.
  *
  * A table with no files yet gets an empty, correctly typed view. Views are
- * rebuilt before a query whenever a table directory goes from "no files" to
- * "has files" (or back).
- */
-import { readdirSync } from 'node:fs';
+ * rebuilt before a query whenever a table goes from "no files" to "has files"
+ * (or back). */
 import path from 'node:path';
 import {
   DuckDBArrayValue,
@@ -33,6 +35,7 @@ import {
 } from '@duckdb/node-api';
 import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
 import { TABLE_NAMES, TABLES, type ColumnDef, type TableName } from '../../schemas/output-tables.js';
+import { HIVE_TYPES, isRemoteOutput, legacyGlob, partitionedGlob } from './output-layout.js';
 
 export interface QueryResult {
   columns: string[];
@@ -56,50 +59,95 @@ export const DEDUP_KEYS: Readonly<Record<TableName, readonly string[]>> = {
   fetch_log: ['event_id'],
 };
 
-function hasParquetFiles(dir: string): boolean {
-  try {
-    return readdirSync(dir).some((n) => n.endsWith('.parquet'));
-  } catch {
-    return false;
-  }
+/**
+ * Tables the replay writes anew per page: after a replay, a fetch's rows of an older
+ * version must not show beside the new ones (a fixed extract may drop a bogus link, and
+ * the old link must go too), so these views keep, per (crawl_id, fetch_id), only the
+ * rows of the newest version that has the page. Every other table (fetch_log, and any
+ * table added later that a replay does not rewrite) shows each key once across versions.
+ */
+const PAGE_VERSIONED: ReadonlySet<string> = new Set(['pages', 'links']);
+
+interface TableSources {
+  partitioned: boolean;
+  legacy: boolean;
 }
 
-function parquetGlob(outDir: string, table: TableName): string {
-  return path.join(path.resolve(outDir), table, '*.parquet');
+export interface OutputDatabaseOptions {
+  /** show the output as it was at this version: rows of later versions (replays) are hidden */
+  version?: number;
+  /** statements run once before the views are built (httpfs and S3 settings for an s3:// output) */
+  setup?: readonly string[];
 }
 
-async function rawViewSelect(conn: DuckDBConnection, outDir: string, table: TableName, hasFiles: boolean): Promise<string> {
-  const cols: readonly ColumnDef[] = TABLES[table];
-  if (!hasFiles) {
-    const list = cols.map((c) => `CAST(NULL AS ${c.type}) AS ${id(c.name)}`);
-    list.push(`CAST(NULL AS VARCHAR) AS _file`);
-    return `SELECT ${list.join(', ')} LIMIT 0`;
-  }
-  const src = `read_parquet(${q(parquetGlob(outDir, table))}, union_by_name = true, filename = '_file')`;
-  // Columns present in at least one file; ones missing everywhere (older
-  // schema) become typed NULLs so the view always has every column.
+async function hasFiles(conn: DuckDBConnection, glob: string): Promise<boolean> {
+  const r = await conn.runAndReadAll(`SELECT count(*) FROM (SELECT * FROM glob(${q(glob)}) LIMIT 1)`);
+  return Number(r.getRows()[0]![0]) > 0;
+}
+
+async function presentColumns(conn: DuckDBConnection, src: string): Promise<Set<string>> {
   const desc = await conn.runAndReadAll(`DESCRIBE SELECT * FROM ${src}`);
-  const present = new Set(desc.getRows().map((r) => String(r[0])));
-  const list = cols.map((c) =>
-    present.has(c.name) ? `CAST(${id(c.name)} AS ${c.type}) AS ${id(c.name)}` : `CAST(NULL AS ${c.type}) AS ${id(c.name)}`,
-  );
-  list.push('_file');
-  return `SELECT ${list.join(', ')} FROM ${src}`;
+  return new Set(desc.getRows().map((r) => String(r[0])));
 }
 
+/** Every column of TABLES; ones missing in every file (older schema) become typed NULLs. */
+function columnList(cols: readonly ColumnDef[], present: Set<string> | null): string[] {
+  return cols.map((c) =>
+    present?.has(c.name) ? `CAST(${id(c.name)} AS ${c.type}) AS ${id(c.name)}` : `CAST(NULL AS ${c.type}) AS ${id(c.name)}`,
+  );
+}
+
+async function rawViewSelect(conn: DuckDBConnection, outDir: string, table: TableName, sources: TableSources, version?: number): Promise<string> {
+  const cols: readonly ColumnDef[] = TABLES[table];
+  const parts: string[] = [];
+  if (sources.partitioned) {
+    const src = `read_parquet(${q(partitionedGlob(outDir, table))}, hive_partitioning = true, hive_types = ${HIVE_TYPES}, union_by_name = true, filename = '_file')`;
+    const list = columnList(cols, await presentColumns(conn, src));
+    parts.push(`SELECT ${list.join(', ')}, version, _file FROM ${src}`);
+  }
+  if (sources.legacy) {
+    // the first release's flat layout: no partitions, so version 0
+    const src = `read_parquet(${q(legacyGlob(outDir, table))}, union_by_name = true, filename = '_file')`;
+    const list = columnList(cols, await presentColumns(conn, src));
+    parts.push(`SELECT ${list.join(', ')}, 0 AS version, _file FROM ${src}`);
+  }
+  if (parts.length === 0) {
+    const list = columnList(cols, null);
+    return `SELECT ${list.join(', ')}, CAST(NULL AS INTEGER) AS version, CAST(NULL AS VARCHAR) AS _file LIMIT 0`;
+  }
+  const all = parts.join(' UNION ALL ');
+  return version === undefined ? all : `SELECT * FROM (${all}) WHERE version <= ${Math.trunc(version)}`;
+}
+
+/** `<table>_all`: every version, each logical row once per version. */
+function allVersionsViewSelect(table: TableName): string {
+  const cols = (TABLES[table] as readonly ColumnDef[]).map((c) => id(c.name)).join(', ');
+  const keys = [...DEDUP_KEYS[table], 'version'].map(id).join(', ');
+  // Identical duplicates: keep the copy from the earliest file (names sort by write time).
+  return `SELECT ${cols}, version FROM ${id('raw_' + table)} QUALIFY row_number() OVER (PARTITION BY ${keys} ORDER BY _file) = 1`;
+}
+
+/** `<table>`: the newest version of each row, each logical row once. */
 function dedupViewSelect(table: TableName): string {
   const cols = (TABLES[table] as readonly ColumnDef[]).map((c) => id(c.name)).join(', ');
   const keys = DEDUP_KEYS[table].map(id).join(', ');
-  // Identical duplicates: keep the copy from the earliest file (names sort by write time).
-  const byKey = `SELECT * FROM ${id('raw_' + table)} QUALIFY row_number() OVER (PARTITION BY ${keys} ORDER BY _file) = 1`;
+  const raw = id('raw_' + table);
+  const source = PAGE_VERSIONED.has(table)
+    ? `SELECT r.* FROM ${raw} r LEFT JOIN _page_versions pv ON r.crawl_id = pv.crawl_id AND r.fetch_id = pv.fetch_id ` +
+      `WHERE pv.version IS NULL OR r.version = pv.version`
+    : `SELECT * FROM ${raw}`;
+  const byKey = `SELECT * FROM (${source}) QUALIFY row_number() OVER (PARTITION BY ${keys} ORDER BY version DESC, _file) = 1`;
   if (table === 'pages') {
     return (
-      `SELECT ${cols} FROM (${byKey}) ` +
+      `SELECT ${cols}, version FROM (${byKey}) ` +
       `QUALIFY row_number() OVER (PARTITION BY crawl_id, url ORDER BY fetch_time DESC NULLS LAST, fetch_id DESC) = 1`
     );
   }
-  return `SELECT ${cols} FROM (${byKey})`;
+  return `SELECT ${cols}, version FROM (${byKey})`;
 }
+
+/** Newest version of each fetch in `pages`: what the page-versioned views show. */
+const PAGE_VERSIONS_VIEW = `SELECT crawl_id, fetch_id, max(version) AS version FROM raw_pages GROUP BY crawl_id, fetch_id`;
 
 /**
  * `hosts`: one row per host, from `pages` and `fetch_log`: what was stored, what failed,
@@ -171,24 +219,34 @@ export function toPlain(v: DuckDBValue): unknown {
 
 // ---- database ---------------------------------------------------------------
 
-export async function openOutputDatabase(outDir: string): Promise<OutputDatabase> {
+export async function openOutputDatabase(out: string, options: OutputDatabaseOptions = {}): Promise<OutputDatabase> {
+  const outDir = isRemoteOutput(out) ? out : path.resolve(out);
   const instance = await DuckDBInstance.create(':memory:');
   const conn = await instance.connect();
-  const state = new Map<TableName, boolean>();
+  const state = new Map<TableName, string>();
   let closed = false;
   let chain: Promise<unknown> = Promise.resolve();
 
   async function refreshViews(): Promise<void> {
     for (const table of TABLE_NAMES) {
-      const has = hasParquetFiles(path.join(outDir, table));
-      if (state.get(table) === has) continue;
-      await conn.run(`CREATE OR REPLACE VIEW ${id('raw_' + table)} AS ${await rawViewSelect(conn, outDir, table, has)}`);
-      await conn.run(`CREATE OR REPLACE VIEW ${id(table)} AS ${dedupViewSelect(table)}`);
-      state.set(table, has);
+      const sources = { partitioned: await hasFiles(conn, partitionedGlob(outDir, table)), legacy: await hasFiles(conn, legacyGlob(outDir, table)) };
+      const key = `${sources.partitioned}/${sources.legacy}`;
+      if (state.get(table) === key) continue;
+      await conn.run(`CREATE OR REPLACE VIEW ${id('raw_' + table)} AS ${await rawViewSelect(conn, outDir, table, sources, options.version)}`);
+      state.set(table, key);
     }
-    // built on the views above, which DuckDB binds at query time: created once
-    await conn.run(`CREATE VIEW IF NOT EXISTS hosts AS ${HOSTS_VIEW}`);
+    // built on the raw views, which DuckDB binds at query time: created once
+    if (!viewsCreated) {
+      await conn.run(`CREATE VIEW _page_versions AS ${PAGE_VERSIONS_VIEW}`);
+      for (const table of TABLE_NAMES) {
+        await conn.run(`CREATE VIEW ${id(table)} AS ${dedupViewSelect(table)}`);
+        await conn.run(`CREATE VIEW ${id(table + '_all')} AS ${allVersionsViewSelect(table)}`);
+      }
+      await conn.run(`CREATE VIEW hosts AS ${HOSTS_VIEW}`);
+      viewsCreated = true;
+    }
   }
+  let viewsCreated = false;
 
   function serialized<T>(fn: () => Promise<T>): Promise<T> {
     const p = chain.then(fn);
@@ -197,6 +255,7 @@ export async function openOutputDatabase(outDir: string): Promise<OutputDatabase
   }
 
   try {
+    for (const statement of options.setup ?? []) await conn.run(statement);
     await refreshViews();
   } catch (err) {
     conn.closeSync();

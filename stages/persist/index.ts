@@ -4,6 +4,9 @@ import { createPersistHandler, decodePersistInput, type PersistInput } from './h
 import { persistEmits, persistInput } from './spec.js';
 
 export type { OutputWriter } from './batcher.js';
+// for `crawl replay`, which turns replayed results into rows without the batching stage
+export { decodePersistInput } from './handle.js';
+export { emptyBatch, outcomeRows, pageRows, type RowBatch } from './rows.js';
 
 export function createPersistStage(writer: OutputWriter, opts: { maxRows: number; maxDelayMs: number }): StageDefinition<PersistInput> {
   const batcher = new RowBatcher(writer, opts);

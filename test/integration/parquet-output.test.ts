@@ -5,78 +5,21 @@ import os from 'node:os';
 import path from 'node:path';
 import { ParquetTableWriter, OutputRowError } from '../../pipeline/adapters/duckdb-output.js';
 import { openOutputDatabase, formatResult, type QueryResult } from '../../pipeline/adapters/duckdb-views.js';
-import { TABLES, type FetchLogRow, type LinkRow, type PageRow } from '../../schemas/output-tables.js';
+import { TABLES, type PageRow } from '../../schemas/output-tables.js';
 
-const T0 = Date.UTC(2024, 0, 15, 12, 0, 0, 123);
-
-function page(i: number, over: Partial<PageRow> = {}): PageRow {
-  return {
-    fetch_id: `f${i}`,
-    url: `https://example.com/p${String(i).padStart(5, '0')}`,
-    url_host_name: 'example.com',
-    url_host_registered_domain: 'example.com',
-    depth: i % 4,
-    fetch_time: T0 + i,
-    fetch_status: 200,
-    content_mime_type: 'text/html',
-    content_charset: 'utf-8',
-    content_length: 1234 + i,
-    content_digest: `sha1:${i}`,
-    content_truncated: false,
-    title: `Title ${i}`,
-    text: `text of page ${i}`,
-    description: null,
-    content_languages: 'en',
-    canonical_url: null,
-    simhash: '0123456789abcdef',
-    near_duplicate_of: null,
-    noindex: false,
-    nofollow: false,
-    outlinks: 3,
-    duration_ms: 42,
-    redirected_from: null,
-    redirect_chain: null,
-    crawl_id: 'c1',
-    ...over,
-  };
-}
-
-function link(i: number, j: number, over: Partial<LinkRow> = {}): LinkRow {
-  return {
-    fetch_id: `f${i}`,
-    src_url: page(i).url,
-    dst_url: `https://example.com/d${j}`,
-    anchor_text: `anchor ${j}`,
-    rel: '',
-    crawl_id: 'c1',
-    ...over,
-  };
-}
-
-function logRow(i: number, over: Partial<FetchLogRow> = {}): FetchLogRow {
-  return {
-    event_id: `e${i}`,
-    fetch_id: `f${i}`,
-    url: page(i).url,
-    url_host_name: 'example.com',
-    outcome: 'fetched',
-    reason: '',
-    fetch_status: 200,
-    fetch_time: T0 + i,
-    duration_ms: 42,
-    depth: 0,
-    fetch_redirect: null,
-    crawl_id: 'c1',
-    ...over,
-  };
-}
+import { T0, link, logRow, page } from '../support/output-rows.js';
 
 async function tempDir(): Promise<string> {
   return fsp.mkdtemp(path.join(os.tmpdir(), 'parquet-output-'));
 }
 
+/** Files under `dir` and its partition directories, as relative paths. */
 async function listFiles(dir: string): Promise<string[]> {
-  return (await fsp.readdir(dir)).sort();
+  const entries = await fsp.readdir(dir, { recursive: true, withFileTypes: true });
+  return entries
+    .filter((e) => e.isFile())
+    .map((e) => path.relative(dir, path.join(e.parentPath, e.name)))
+    .sort();
 }
 
 const col = (r: QueryResult, name: string): unknown[] => {
@@ -105,16 +48,16 @@ describe('parquet output', () => {
     try {
       for (const t of ['pages', 'links', 'fetch_log'] as const) {
         const r = await db.run(`SELECT * FROM ${t}`);
-        assert.deepEqual(r.columns, TABLES[t].map((c) => c.name));
+        assert.deepEqual(r.columns, [...TABLES[t].map((c) => c.name), 'version']);
         assert.equal(r.rows.length, 0);
         const raw = await db.run(`SELECT * FROM raw_${t}`);
-        assert.deepEqual(raw.columns, [...TABLES[t].map((c) => c.name), '_file']);
+        assert.deepEqual(raw.columns, [...TABLES[t].map((c) => c.name), 'version', '_file']);
         assert.equal(raw.rows.length, 0);
       }
       const types = await db.run(`SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM pages)`);
       assert.deepEqual(
         types.rows,
-        TABLES.pages.map((c) => [c.name, c.type]),
+        [...TABLES.pages.map((c) => [c.name, c.type]), ['version', 'INTEGER']],
       );
     } finally {
       await db.close();

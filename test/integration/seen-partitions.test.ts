@@ -63,7 +63,7 @@ describe('partitioned seen set on a real nats-server', () => {
   before(async () => {
     server = await startTestNats();
     nc = await connectNats(server.url, 'test');
-    jsm = await applyCrawlTopology(nc, PARTITIONS);
+    jsm = await applyCrawlTopology(nc, { partitions: PARTITIONS });
   });
   after(async () => {
     await nc?.close();

@@ -1,0 +1,29 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { compactOutput, DEFAULT_MIN_AGE_MS, DEFAULT_TARGET_BYTES, type CompactSummary } from '../pipeline/adapters/duckdb-compact.js';
+import { isRemoteOutput } from '../pipeline/adapters/output-layout.js';
+import { UsageError } from './usage-error.js';
+
+const MiB = 1024 * 1024;
+
+export function compactSummaryLine(s: CompactSummary): string {
+  if (s.filesBefore === 0) return 'compact: nothing to merge';
+  const mb = (n: number) => (n / MiB).toFixed(1);
+  return (
+    `compact: ${s.partitions} partitions, ${s.filesBefore} files -> ${s.filesAfter}, ` +
+    `${s.rowsBefore} rows -> ${s.rowsAfter} (duplicates dropped: ${s.rowsBefore - s.rowsAfter}), ${mb(s.bytesBefore)} MB -> ${mb(s.bytesAfter)} MB`
+  );
+}
+
+/** `crawl compact [--out DIR]`: merges each partition's small Parquet files (see pipeline/adapters/duckdb-compact.ts). */
+export async function runCompact(o: { out: string; minAgeMs?: number; targetMb?: number }): Promise<number> {
+  if (isRemoteOutput(o.out)) throw new UsageError(`crawl compact works on a local output directory, not ${o.out}`);
+  const outDir = path.resolve(o.out);
+  if (!existsSync(outDir)) throw new UsageError(`no crawl output at ${outDir} (use --out DIR)`);
+  const summary = await compactOutput(outDir, {
+    minAgeMs: o.minAgeMs ?? DEFAULT_MIN_AGE_MS,
+    targetBytes: o.targetMb !== undefined ? o.targetMb * MiB : DEFAULT_TARGET_BYTES,
+  });
+  process.stdout.write(compactSummaryLine(summary) + '\n');
+  return 0;
+}

@@ -1,0 +1,109 @@
+import path from 'node:path';
+import { openKvStores } from '../pipeline/adapters/nats-kv.js';
+import { openParquetOutput } from '../pipeline/adapters/duckdb-output.js';
+import { newestVersion } from '../pipeline/adapters/output-layout.js';
+import { readStoredSettings } from '../pipeline/crawl-node.js';
+import { createLogger } from '../pipeline/logger.js';
+import { StageMetrics } from '../pipeline/metrics.js';
+import { REPLAY_STAGES, runReplay, type ReplayOptions, type ReplayStage, type ReplaySummary } from '../pipeline/replay.js';
+import { openOutputDatabase } from '../pipeline/adapters/duckdb-views.js';
+import type { StreamRange } from '../pipeline/adapters/stream-range.js';
+import { TABLE_NAMES } from '../schemas/output-tables.js';
+import { joinOrOpenCrawl } from './connection.js';
+import { UsageError } from './usage-error.js';
+
+export interface ReplayFlags {
+  from: string;
+  since?: string;
+  fromSeq?: number;
+  until?: string;
+  out: string;
+  crawlId?: string;
+}
+
+const DURATION = /^(\d+)(s|m|h|d)$/;
+const UNIT_MS = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+
+/** An ISO 8601 time (`2026-11-21T10:00:00Z`, `2026-11-21`) or a duration ago (`30m`, `2h`, `7d`). */
+export function parseTime(flag: string, value: string, now = Date.now()): Date {
+  const ago = DURATION.exec(value.trim());
+  if (ago) return new Date(now - Number(ago[1]) * UNIT_MS[ago[2] as keyof typeof UNIT_MS]);
+  if (/^\d{4}-\d{2}-\d{2}/.test(value.trim())) {
+    const t = Date.parse(value.trim());
+    if (!Number.isNaN(t)) return new Date(t);
+  }
+  throw new UsageError(`${flag} must be an ISO time (2026-11-21T10:00:00Z) or a duration ago (30m, 2h, 7d), got "${value}"`);
+}
+
+export function parseRange(o: Pick<ReplayFlags, 'since' | 'fromSeq' | 'until'>, now = Date.now()): StreamRange {
+  if (o.since !== undefined && o.fromSeq !== undefined) throw new UsageError('give --since or --from-seq, not both');
+  const range: StreamRange = {};
+  if (o.fromSeq !== undefined) range.fromSeq = o.fromSeq;
+  if (o.since !== undefined) range.since = parseTime('--since', o.since, now);
+  if (o.until !== undefined) {
+    if (/^\d+$/.test(o.until.trim())) range.untilSeq = Number(o.until);
+    else range.until = parseTime('--until', o.until, now);
+  }
+  return range;
+}
+
+function describe(s: ReplaySummary): string {
+  const seqs = s.firstSeq === null ? 'no messages' : `seq ${s.firstSeq}..${s.lastSeq}`;
+  return `${s.messages} messages (${seqs}), ${s.rows.pages} pages, ${s.rows.links} links, ${s.rows.fetch_log} fetch_log rows, ${s.failed} failed`;
+}
+
+/**
+ * Which crawl each fetch and event of the output belongs to, so a replay over a store that
+ * two crawls used gives each row its own crawl's id; unknown ones (not persisted yet) get
+ * `fallback`. Holds two ids per fetch in memory: about 150 MB per million pages.
+ */
+async function crawlIdsOfOutput(outDir: string, fallback: string): Promise<ReplayOptions['crawlOf']> {
+  const byFetch = new Map<string, string>();
+  const byEvent = new Map<string, string>();
+  const db = await openOutputDatabase(outDir);
+  try {
+    for (const [f, c] of (await db.run('SELECT fetch_id, any_value(crawl_id) FROM raw_pages GROUP BY 1')).rows) byFetch.set(String(f), String(c));
+    for (const [e, c] of (await db.run('SELECT event_id, any_value(crawl_id) FROM raw_fetch_log GROUP BY 1')).rows) byEvent.set(String(e), String(c));
+  } finally {
+    await db.close();
+  }
+  return ({ fetchId, eventId }) => (eventId !== undefined ? byEvent.get(eventId) : undefined) ?? (fetchId !== null ? byFetch.get(fetchId) : undefined) ?? fallback;
+}
+
+/** `crawl replay --from STAGE`: see pipeline/replay.ts. */
+export async function runReplayCommand(o: ReplayFlags): Promise<number> {
+  if (!(REPLAY_STAGES as readonly string[]).includes(o.from)) throw new UsageError(`--from must be one of ${REPLAY_STAGES.join(', ')}, got "${o.from}"`);
+  const range = parseRange(o);
+  const outDir = path.resolve(o.out);
+  const conn = await joinOrOpenCrawl(outDir, 'crawl replay');
+  try {
+    const kv = await openKvStores(conn.nc);
+    const settings = await readStoredSettings(kv);
+    if (!settings) throw new UsageError('the crawl has no settings: nothing was crawled with this server or --out');
+    const crawlId = o.crawlId ?? settings.crawlId;
+    const crawlOf = await crawlIdsOfOutput(outDir, crawlId);
+    // one number for the whole replay, above every crawl's newest: it may touch several crawls
+    const version = Math.max(1, (await newestVersion(outDir, TABLE_NAMES)) + 1);
+    const log = createLogger('replay');
+    const writer = await openParquetOutput(outDir, { version, staleTmpAgeMs: 10 * 60 * 1000, threads: 1, memoryLimit: '256MB' });
+    let summary: ReplaySummary;
+    try {
+      summary = await runReplay(conn.nc, {
+        from: o.from as ReplayStage,
+        range,
+        crawlOf,
+        ctx: { settings: { ...settings, crawlId }, clock: { now: () => Date.now() }, log, metrics: new StageMetrics(), kv, maxPayloadBytes: conn.nc.info?.max_payload ?? 1024 * 1024 },
+        write: async (rows) => void (await writer.write(rows)),
+        onProgress: (s) => process.stderr.write(`replay: ${describe(s)}\n`),
+      });
+    } finally {
+      await writer.close();
+    }
+    for (const f of summary.failures) process.stderr.write(`replay: failed: ${f}\n`);
+    const retained = summary.window ? ` (retained: seq ${summary.window.firstSeq}..${summary.window.lastSeq})` : '';
+    process.stdout.write(`replay from ${o.from}: ${describe(summary)}${retained} -> version ${version} in ${outDir}; nothing fetched or published\n`);
+    return summary.failed > 0 ? 1 : 0;
+  } finally {
+    await conn.close();
+  }
+}

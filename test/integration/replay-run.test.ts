@@ -1,0 +1,97 @@
+/**
+ * runReplay against a real nats-server: it reads only the requested range of the retained
+ * stream, runs extract → simhash → rows, and publishes nothing (the streams' message
+ * counts do not move, no durable consumer sees a delivery).
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { jetstream, type JetStreamManager } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { connectNats } from '../../pipeline/adapters/nats-connection.js';
+import { openKvStores } from '../../pipeline/adapters/nats-kv.js';
+import { applyCrawlTopology } from '../../pipeline/crawl-node.js';
+import { silentLogger } from '../../pipeline/logger.js';
+import { StageMetrics } from '../../pipeline/metrics.js';
+import { subjectFor } from '../../pipeline/partition.js';
+import { runReplay } from '../../pipeline/replay.js';
+import { parseSettings } from '../../pipeline/settings.js';
+import { EDGES } from '../../ops/nats/edges.js';
+import { encodeFetched } from '../../schemas/index.js';
+import { emptyBatch, type RowBatch } from '../../stages/persist/index.js';
+import { startTestNats } from '../support/nats-server.js';
+
+const settings = parseSettings({ crawlId: 'c1', partitions: 4 });
+
+function fetchedPage(i: number): Uint8Array {
+  const html = `<html><head><title>Page ${i}</title></head><body><p>Text of page ${i} with some words.</p><a href="/p${i + 1}">next</a></body></html>`;
+  return encodeFetched({
+    v: 1,
+    fetch_id: `f${i}`,
+    url: `http://h.example/p${i}`,
+    host: 'h.example',
+    domain: 'h.example',
+    depth: 0,
+    fetch_time: Date.UTC(2026, 0, 1) + i,
+    fetch_status: 200,
+    duration_ms: 5,
+    content_type: 'text/html',
+    charset: 'utf-8',
+    headers: {},
+    body: new TextEncoder().encode(html),
+    truncated: false,
+  });
+}
+
+describe('runReplay on a real nats-server', () => {
+  let server: Awaited<ReturnType<typeof startTestNats>>;
+  let nc: NatsConnection;
+  let jsm: JetStreamManager;
+
+  before(async () => {
+    server = await startTestNats();
+    nc = await connectNats(server.url, 'test');
+    jsm = await applyCrawlTopology(nc);
+    const js = jetstream(nc);
+    for (let i = 1; i <= 10; i++) await js.publish(subjectFor('fetched', 'h.example', settings.partitions), fetchedPage(i));
+  });
+  after(async () => {
+    await nc?.close();
+    await server?.cleanup();
+  });
+
+  const counts = async () => Object.fromEntries(await Promise.all(Object.values(EDGES).map(async (e) => [e.stream, (await jsm.streams.info(e.stream)).state.messages])));
+
+  it('replays a sequence range from extract into rows, publishing nothing', async () => {
+    const before = await counts();
+    const written: RowBatch[] = [];
+    const summary = await runReplay(nc, {
+      from: 'extract',
+      range: { fromSeq: 3, untilSeq: 7 },
+      crawlOf: () => 'c1',
+      ctx: { settings, clock: { now: () => Date.now() }, log: silentLogger(), metrics: new StageMetrics(), kv: await openKvStores(nc), maxPayloadBytes: 1024 * 1024 },
+      batchRows: 2,
+      write: async (rows) => void written.push(rows),
+    });
+    const all = written.reduce((acc, b) => ({ pages: [...acc.pages, ...b.pages], links: [...acc.links, ...b.links], fetch_log: [...acc.fetch_log, ...b.fetch_log] }), emptyBatch());
+    assert.deepEqual({ messages: summary.messages, first: summary.firstSeq, last: summary.lastSeq, failed: summary.failed }, { messages: 5, first: 3, last: 7, failed: 0 });
+    assert.deepEqual(all.pages.map((p) => [p.fetch_id, p.title]), [3, 4, 5, 6, 7].map((i) => [`f${i}`, `Page ${i}`]));
+    assert.deepEqual(all.links.map((l) => l.dst_url), [4, 5, 6, 7, 8].map((i) => `http://h.example/p${i}`));
+    assert.ok(written.length >= 2, 'written in batches');
+    assert.deepEqual(await counts(), before, 'no stream got a message');
+    for (const durable of ['extract', 'normalize']) {
+      const info = await jsm.consumers.info(durable === 'extract' ? EDGES.fetched.stream : EDGES.discovered.stream, durable);
+      assert.equal(info.delivered.consumer_seq, 0, `the live ${durable} consumer was not touched`);
+    }
+  });
+
+  it('a start after the newest message reads nothing (and does not wait for new ones)', async () => {
+    const summary = await runReplay(nc, {
+      from: 'extract',
+      range: { since: new Date(Date.now() + 60_000) },
+      crawlOf: () => 'c1',
+      ctx: { settings, clock: { now: () => Date.now() }, log: silentLogger(), metrics: new StageMetrics(), kv: await openKvStores(nc), maxPayloadBytes: 1024 * 1024 },
+      write: async () => assert.fail('nothing to write'),
+    });
+    assert.equal(summary.messages, 0);
+  });
+});

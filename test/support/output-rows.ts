@@ -1,0 +1,67 @@
+/** Output rows for tests of the Parquet writer, views and compaction. */
+import type { FetchLogRow, LinkRow, PageRow } from '../../schemas/output-tables.js';
+
+export const T0 = Date.UTC(2024, 0, 15, 12, 0, 0, 123);
+
+export function page(i: number, over: Partial<PageRow> = {}): PageRow {
+  return {
+    fetch_id: `f${i}`,
+    url: `https://example.com/p${String(i).padStart(5, '0')}`,
+    url_host_name: 'example.com',
+    url_host_registered_domain: 'example.com',
+    depth: i % 4,
+    fetch_time: T0 + i,
+    fetch_status: 200,
+    content_mime_type: 'text/html',
+    content_charset: 'utf-8',
+    content_length: 1234 + i,
+    content_digest: `sha1:${i}`,
+    content_truncated: false,
+    title: `Title ${i}`,
+    text: `text of page ${i}`,
+    description: null,
+    content_languages: 'en',
+    canonical_url: null,
+    simhash: '0123456789abcdef',
+    near_duplicate_of: null,
+    noindex: false,
+    nofollow: false,
+    outlinks: 3,
+    duration_ms: 42,
+    redirected_from: null,
+    redirect_chain: null,
+    crawl_id: 'c1',
+    ...over,
+  };
+}
+
+export function link(i: number, j: number, over: Partial<LinkRow> = {}): LinkRow {
+  return {
+    fetch_id: `f${i}`,
+    src_url: page(i).url,
+    dst_url: `https://example.com/d${j}`,
+    anchor_text: `anchor ${j}`,
+    rel: '',
+    crawl_id: 'c1',
+    ...over,
+  };
+}
+
+export function logRow(i: number, over: Partial<FetchLogRow> = {}): FetchLogRow {
+  return {
+    event_id: `e${i}`,
+    fetch_id: `f${i}`,
+    url: page(i).url,
+    url_host_name: 'example.com',
+    outcome: 'fetched',
+    reason: '',
+    fetch_status: 200,
+    fetch_time: T0 + i,
+    duration_ms: 42,
+    depth: 0,
+    fetch_redirect: null,
+    crawl_id: 'c1',
+    ...over,
+  };
+}
+
