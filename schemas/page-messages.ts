@@ -25,7 +25,9 @@ export const FetchedPage = z.object({
 });
 export type FetchedPage = z.infer<typeof FetchedPage>;
 
-export const PageLink = z.object({ url: z.string(), anchor: z.string(), rel: z.string() });
+/** Where a link was found; messages written before links had a source were all `<a>`/`<area>` links. */
+export const LinkSource = z.enum(['a', 'area', 'link-alternate', 'link-next', 'link-prev', 'iframe', 'meta-refresh']);
+export const PageLink = z.object({ url: z.string(), anchor: z.string(), rel: z.string(), source: LinkSource.default('a') });
 export type PageLink = z.infer<typeof PageLink>;
 
 /** crawl.extracted.<p>: what extract made of a page (no raw body). */
@@ -40,6 +42,15 @@ export const ExtractedPage = FetchedPage.omit({ body: true, headers: true }).ext
   noindex: z.boolean(),
   nofollow: z.boolean(),
   links: z.array(PageLink),
+  // Added with main-text extraction; the defaults let older messages on a replayed stream decode.
+  /** all visible text (`text` is the main text without boilerplate) */
+  text_full: z.string().default(''),
+  headings: z.array(z.object({ level: z.number().int().min(1).max(6), text: z.string() })).default([]),
+  /** og:* / twitter:* … meta values by key */
+  opengraph: z.record(z.string(), z.string()).default({}),
+  /** parsed JSON-LD things */
+  json_ld: z.array(z.unknown()).default([]),
+  hreflang: z.array(z.object({ lang: z.string(), url: z.string() })).default([]),
 });
 export type ExtractedPage = z.infer<typeof ExtractedPage>;
 

@@ -1,6 +1,7 @@
 /**
- * HTML extraction: title, visible text, outlinks, canonical URL, meta robots, language
- * and description from one parse5 parse plus one iterative tree walk.
+ * HTML extraction: title, visible text and main text, outlinks (with where they came from),
+ * canonical URL, meta robots, language, description, headings, OpenGraph, JSON-LD and
+ * hreflang alternates from one parse5 parse plus one iterative tree walk.
  *
  * Pure and total: any input string (truncated, malformed, binary garbage) yields a result,
  * never an exception. The walk uses an explicit stack, so arbitrarily deep trees are fine.
@@ -9,6 +10,13 @@ import { parse, parseFragment, html as p5html, type DefaultTreeAdapterTypes } fr
 import { chunkedTextAdapter, textOf, type ChunkedTextNode } from './chunked-text-adapter.js';
 import { documentBaseUrl, resolveCanonical, resolveHref } from './links.js';
 import { applyRobotsContent, collapseChunks, collapseWhitespace, LINE_BREAK, normalizeLanguage, truncate } from './metadata.js';
+import { elementHint } from './boilerplate-hints.js';
+import { selectMainBlocks, type ContentContainer, type TextBlock } from './main-text.js';
+import { addJsonLd, MAX_OPENGRAPH_KEYS, MAX_OPENGRAPH_VALUE, openGraphKey, refreshTarget, type JsonLdState } from './structured-data.js';
+import { detectLanguage } from './detect-language.js';
+
+/** Where a link was found. */
+export type LinkSource = 'a' | 'area' | 'link-alternate' | 'link-next' | 'link-prev' | 'iframe' | 'meta-refresh';
 
 export interface ExtractedLink {
   /** Absolute URL, resolved against `<base href>` if present else the page URL; fragment kept. */
@@ -17,18 +25,43 @@ export interface ExtractedLink {
   anchorText: string;
   /** `rel` attribute lowercased and whitespace-collapsed, '' if none. */
   rel: string;
-  tag: 'a' | 'area';
+  source: LinkSource;
+}
+
+export interface Heading {
+  level: number;
+  text: string;
+}
+
+export interface HreflangAlternate {
+  /** the hreflang value as written, lowercased (`de-at`, `x-default`) */
+  lang: string;
+  url: string;
 }
 
 export interface ExtractedHtml {
   title: string;
-  /** Visible text, whitespace collapsed, one line per block-level box. */
+  /** All visible text, whitespace collapsed, one line per block-level box. */
   text: string;
+  /** The visible text without boilerplate (main-text.ts), one line per block. */
+  mainText: string;
   links: ExtractedLink[];
   canonicalUrl: string | null;
   metaRobots: { noindex: boolean; nofollow: boolean };
+  /** From `<html lang>`, Content-Language meta or og:locale, else detected from the text (null if unsure). */
   language: string | null;
+  /** Where `language` came from. */
+  languageSource: 'markup' | 'detected' | null;
   description: string | null;
+  /** h1–h6 in document order (visible ones, at most MAX_HEADINGS). */
+  headings: Heading[];
+  /** og:*, twitter:*, article:* … meta values, first one of each key. */
+  openGraph: Record<string, string>;
+  /** Parsed JSON-LD things (arrays spread, @graph expanded). */
+  jsonLd: unknown[];
+  /** JSON-LD blocks skipped because they did not parse (or exceeded the caps). */
+  jsonLdInvalid: number;
+  hreflang: HreflangAlternate[];
 }
 
 type Node = DefaultTreeAdapterTypes.Node;
@@ -43,8 +76,17 @@ export const MAX_ANCHOR_TEXT = 500;
  */
 const MAX_ANCHOR_CHUNKS = 1_000;
 const ANCHOR_CHUNK_BUDGET = 250_000;
+export const MAX_HEADINGS = 200;
+const MAX_HEADING_TEXT = 500;
+export const MAX_HREFLANG = 200;
+/**
+ * Content containers (main, article, "post-body" …) are tracked up to this many and this
+ * deep: real pages have a handful, and the main-text pass walks each block's container chain.
+ */
+const MAX_CONTAINERS = 2_000;
+const MAX_CONTAINER_DEPTH = 32;
 
-/** Elements whose content is never rendered as text and contains no extractable links. */
+/** Elements whose content is never rendered as text (iframe src and JSON-LD are read before skipping). */
 const SKIPPED = new Set(['script', 'style', 'template', 'iframe', 'noembed', 'noframes']);
 
 /** Elements that start a new line in the extracted text. */
@@ -65,20 +107,35 @@ interface RawLink {
   href: string;
   anchorText: string;
   rel: string;
-  tag: 'a' | 'area';
+  source: LinkSource;
 }
 
 /** Stack marker popped after an element's children, to close its scope. */
 class Marker {
   constructor(
-    readonly kind: 'block' | 'hidden' | 'anchor' | 'noscript',
+    readonly kind: 'block' | 'hidden' | 'anchor' | 'noscript' | 'boilerplate' | 'container' | 'cell' | 'heading',
     readonly link: RawLink | null = null,
+    /** anchor: first anchor piece; heading: first text piece */
     readonly start = 0,
+    readonly level = 0,
   ) {}
 }
 const BLOCK_END = new Marker('block');
 const HIDDEN_END = new Marker('hidden');
 const NOSCRIPT_END = new Marker('noscript');
+const BOILERPLATE_END = new Marker('boilerplate');
+const CONTAINER_END = new Marker('container');
+const CELL_END = new Marker('cell');
+
+const HEADING_LEVEL: Record<string, number> = { h1: 1, h2: 2, h3: 3, h4: 4, h5: 5, h6: 6 };
+const LINK_REL_SOURCES: ReadonlyArray<[string, LinkSource]> = [['alternate', 'link-alternate'], ['next', 'link-next'], ['prev', 'link-prev'], ['previous', 'link-prev']];
+
+/** Characters other than whitespace/controls in text chunks (whitespace between tags must not dilute link density). */
+function visibleChars(chunks: readonly string[]): number {
+  let n = 0;
+  for (const s of chunks) for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) > 32) n++;
+  return n;
+}
 
 function getAttr(el: Element, name: string): string | null {
   const attrs = el.attrs;
@@ -102,6 +159,24 @@ class Walker {
   private hidden = 0;
   private noscript = 0;
   private anchorDepth = 0;
+  /** open elements hinted as boilerplate */
+  private boilerplate = 0;
+  /** innermost open content container, and how many are open */
+  private container = -1;
+  private containerDepth = 0;
+  readonly containers: ContentContainer[] = [];
+  /** text blocks for main-text selection; the current one starts at pieces[blockStart] */
+  readonly blocks: TextBlock[] = [];
+  private blockStart = 0;
+  private blockRaw = 0;
+  private blockLink = 0;
+  private blockBoilerplate = 0;
+  private headingDepth = 0;
+  readonly headings: Heading[] = [];
+  readonly openGraph: Record<string, string> = {};
+  private openGraphKeys = 0;
+  readonly jsonLd: JsonLdState = { blocks: [], invalid: 0 };
+  readonly hreflang: Array<{ lang: string; href: string }> = [];
   private anchorBudget = ANCHOR_CHUNK_BUDGET;
   private readonly anchorPieces: (readonly string[])[] = [];
   readonly rawLinks: RawLink[] = [];
@@ -111,13 +186,54 @@ class Walker {
   metaLanguage: string | null = null;
   description: string | null = null;
   ogDescription: string | null = null;
+  ogLocale: string | null = null;
   readonly robots = { noindex: false, nofollow: false };
 
   text(): string {
     return collapseChunks(this.pieces, true);
   }
 
+  /** The text of the blocks main-text.ts selects, one line per block. */
+  mainText(): string {
+    this.endBlock();
+    const texts = this.blocks.map((b) => {
+      const t = collapseChunks(this.pieces, false, b.start, b.end);
+      b.chars = t.length;
+      return t;
+    });
+    const keep = selectMainBlocks(this.blocks, this.containers);
+    return texts.filter((t, i) => keep[i] && t.length > 0).join('\n');
+  }
+
+  /** Closes the current text block (at block-box and table-cell boundaries). */
+  private endBlock(): void {
+    const end = this.pieces.length;
+    if (this.blockRaw > 0) {
+      this.blocks.push({
+        start: this.blockStart,
+        end,
+        chars: 0,
+        rawChars: this.blockRaw,
+        linkChars: this.blockLink,
+        boilerplateChars: this.blockBoilerplate,
+        container: this.container,
+        heading: this.headingDepth > 0,
+      });
+    }
+    this.blockStart = end;
+    this.blockRaw = this.blockLink = this.blockBoilerplate = 0;
+  }
+
+  private addText(chunks: readonly string[]): void {
+    this.pieces.push(chunks);
+    const n = visibleChars(chunks);
+    this.blockRaw += n;
+    if (this.anchorDepth > 0) this.blockLink += n;
+    if (this.boilerplate > 0) this.blockBoilerplate += n;
+  }
+
   private lineBreak(): void {
+    this.endBlock();
     const p = this.pieces;
     if (p.length > 0 && p[p.length - 1] !== BREAK) p.push(BREAK);
     if (this.anchorDepth > 0) this.anchorPieces.push(SPACE);
@@ -138,7 +254,7 @@ class Walker {
       }
       if (item.nodeName === '#text') {
         const chunks = (item as ChunkedTextNode).chunks;
-        if (this.hidden === 0) this.pieces.push(chunks);
+        if (this.hidden === 0) this.addText(chunks);
         if (this.anchorDepth > 0) this.anchorPieces.push(chunks);
         continue;
       }
@@ -153,16 +269,58 @@ class Walker {
         this.hidden++;
         stack.push(HIDDEN_END);
       }
-      if (BLOCKS.has(el.tagName)) {
-        this.lineBreak();
-        stack.push(BLOCK_END);
-      }
+      // The block break comes first, so that the previous block is not counted in this
+      // element's scopes; BLOCK_END is pushed last, so the last block closes inside them.
+      const block = BLOCKS.has(el.tagName);
+      if (block) this.lineBreak();
+      if (this.hidden === 0) this.openScopes(el, block, stack);
+      if (block) stack.push(BLOCK_END);
       pushChildren(stack, el.childNodes);
+    }
+  }
+
+  /** Boilerplate / content-container / heading scopes, for main-text selection and headings. */
+  private openScopes(el: Element, block: boolean, stack: Array<Node | Marker>): void {
+    const hint = elementHint(el, this.container >= 0);
+    if (hint === 'boilerplate') {
+      this.boilerplate++;
+      stack.push(BOILERPLATE_END);
+    } else if (
+      hint === 'content' && block && this.boilerplate === 0 &&
+      this.containers.length < MAX_CONTAINERS && this.containerDepth < MAX_CONTAINER_DEPTH
+    ) {
+      this.containers.push({ parent: this.container });
+      this.container = this.containers.length - 1;
+      this.containerDepth++;
+      stack.push(CONTAINER_END);
+    }
+    const level = HEADING_LEVEL[el.tagName];
+    if (level !== undefined && el.namespaceURI === p5html.NS.HTML) {
+      this.headingDepth++;
+      stack.push(new Marker('heading', null, this.pieces.length, level));
     }
   }
 
   private closeScope(m: Marker): void {
     switch (m.kind) {
+      case 'boilerplate':
+        this.boilerplate--;
+        break;
+      case 'container':
+        this.container = this.containers[this.container]!.parent;
+        this.containerDepth--;
+        break;
+      case 'cell':
+        this.endBlock();
+        break;
+      case 'heading': {
+        this.headingDepth--;
+        if (this.headings.length < MAX_HEADINGS) {
+          const text = truncate(collapseChunks(this.pieces, false, m.start, this.pieces.length, MAX_HEADING_TEXT), MAX_HEADING_TEXT);
+          if (text.length > 0) this.headings.push({ level: m.level, text });
+        }
+        break;
+      }
       case 'block':
         this.lineBreak();
         break;
@@ -192,7 +350,7 @@ class Walker {
       case 'a': {
         const href = getAttr(el, 'href');
         if (href === null) return true;
-        const link: RawLink = { href, anchorText: '', rel: relOf(el), tag: 'a' };
+        const link: RawLink = { href, anchorText: '', rel: relOf(el), source: 'a' };
         this.rawLinks.push(link);
         stack.push(new Marker('anchor', link, this.anchorPieces.length));
         this.anchorDepth++;
@@ -202,7 +360,7 @@ class Walker {
         const href = getAttr(el, 'href');
         if (href !== null) {
           const alt = truncate(collapseWhitespace(getAttr(el, 'alt') ?? ''), MAX_ANCHOR_TEXT);
-          this.rawLinks.push({ href, anchorText: alt, rel: relOf(el), tag: 'area' });
+          this.rawLinks.push({ href, anchorText: alt, rel: relOf(el), source: 'area' });
         }
         return false;
       }
@@ -217,8 +375,22 @@ class Walker {
         return false;
       case 'td':
       case 'th':
+        // a cell is its own block for main-text selection (table layouts), but stays on the row's line
         this.separate();
+        this.endBlock();
+        stack.push(CELL_END);
         return true;
+      case 'iframe':
+      case 'frame': {
+        const src = getAttr(el, 'src');
+        if (src !== null) this.rawLinks.push({ href: src, anchorText: '', rel: '', source: 'iframe' });
+        return false;
+      }
+      case 'script':
+        if (this.noscript === 0 && getAttr(el, 'type')?.trim().toLowerCase() === 'application/ld+json') {
+          addJsonLd(childText(el), this.jsonLd);
+        }
+        return false;
       case 'head':
         this.hidden++;
         stack.push(HIDDEN_END);
@@ -232,13 +404,7 @@ class Walker {
         if (this.noscript === 0) this.meta(el);
         return false;
       case 'link':
-        if (this.noscript === 0 && this.canonicalHref === null) {
-          const rel = getAttr(el, 'rel');
-          const href = getAttr(el, 'href');
-          if (rel !== null && href !== null && rel.toLowerCase().split(/\s+/).includes('canonical')) {
-            this.canonicalHref = href;
-          }
-        }
+        if (this.noscript === 0) this.linkElement(el);
         return false;
       case 'base':
         if (this.noscript === 0 && this.baseHref === null) this.baseHref = getAttr(el, 'href');
@@ -251,17 +417,49 @@ class Walker {
     }
   }
 
+  private linkElement(el: Element): void {
+    const rel = getAttr(el, 'rel');
+    const href = getAttr(el, 'href');
+    if (rel === null || href === null) return;
+    const rels = rel.toLowerCase().split(/\s+/);
+    if (rels.includes('canonical')) {
+      this.canonicalHref ??= href;
+      return;
+    }
+    const source = LINK_REL_SOURCES.find(([r]) => rels.includes(r))?.[1];
+    if (source === undefined) return;
+    this.rawLinks.push({ href, anchorText: collapseWhitespace(getAttr(el, 'title') ?? '').slice(0, MAX_ANCHOR_TEXT), rel: relOf(el), source });
+    const hreflang = getAttr(el, 'hreflang');
+    if (source === 'link-alternate' && hreflang !== null && hreflang.trim() !== '' && this.hreflang.length < MAX_HREFLANG) {
+      this.hreflang.push({ lang: hreflang.trim().toLowerCase(), href });
+    }
+  }
+
   private meta(el: Element): void {
     const content = getAttr(el, 'content');
     if (content === null) return;
-    const name = getAttr(el, 'name')?.trim().toLowerCase();
+    const property = getAttr(el, 'property');
+    const rawName = getAttr(el, 'name');
+    const ogKey = openGraphKey(property, rawName);
+    if (ogKey !== null && !(ogKey in this.openGraph) && this.openGraphKeys < MAX_OPENGRAPH_KEYS) {
+      this.openGraph[ogKey] = truncate(collapseWhitespace(content), MAX_OPENGRAPH_VALUE);
+      this.openGraphKeys++;
+      if (ogKey === 'og:locale') this.ogLocale ??= normalizeLanguage(content);
+    }
+    const httpEquiv = getAttr(el, 'http-equiv')?.trim().toLowerCase();
+    if (httpEquiv === 'refresh') {
+      const target = refreshTarget(content);
+      if (target !== null) this.rawLinks.push({ href: target, anchorText: '', rel: '', source: 'meta-refresh' });
+      return;
+    }
+    const name = rawName?.trim().toLowerCase();
     if (name === 'robots') {
       applyRobotsContent(content, this.robots);
     } else if (name === 'description') {
       this.description ??= collapseWhitespace(content) || null;
-    } else if (getAttr(el, 'http-equiv')?.trim().toLowerCase() === 'content-language') {
+    } else if (httpEquiv === 'content-language') {
       this.metaLanguage ??= normalizeLanguage(content);
-    } else if (getAttr(el, 'property')?.trim().toLowerCase() === 'og:description') {
+    } else if (property?.trim().toLowerCase() === 'og:description') {
       this.ogDescription ??= collapseWhitespace(content) || null;
     }
   }
@@ -320,22 +518,37 @@ export function extractHtml(html: string, pageUrl: string): ExtractedHtml {
       resolved.set(raw.href, url);
     }
     if (url === null) continue;
-    const key = `${url}\u0000${raw.anchorText}\u0000${raw.rel}`;
+    const key = `${url}\u0000${raw.anchorText}\u0000${raw.rel}\u0000${raw.source}`;
     if (seen.has(key)) continue;
     seen.add(key);
-    links.push({ url, anchorText: raw.anchorText, rel: raw.rel, tag: raw.tag });
+    links.push({ url, anchorText: raw.anchorText, rel: raw.rel, source: raw.source });
+  }
+  const hreflang: HreflangAlternate[] = [];
+  for (const h of walker.hreflang) {
+    const url = resolveHref(h.href, base);
+    if (url !== null) hreflang.push({ lang: h.lang, url });
   }
 
   const root = doc?.childNodes.find((n): n is Element => n.nodeName === 'html');
-  const language = normalizeLanguage(root ? getAttr(root, 'lang') : null) ?? walker.metaLanguage;
+  const markupLanguage = normalizeLanguage(root ? getAttr(root, 'lang') : null) ?? walker.metaLanguage ?? walker.ogLocale;
+  const text = walker.text();
+  const mainText = walker.mainText();
+  const detected = markupLanguage === null ? detectLanguage(mainText.length >= 200 ? mainText : text) : null;
 
   return {
     title: walker.title ?? '',
-    text: walker.text(),
+    text,
+    mainText,
     links,
     canonicalUrl: walker.canonicalHref === null ? null : resolveCanonical(walker.canonicalHref, base),
     metaRobots: { ...walker.robots },
-    language,
+    language: markupLanguage ?? detected,
+    languageSource: markupLanguage !== null ? 'markup' : detected !== null ? 'detected' : null,
     description: walker.description ?? walker.ogDescription,
+    headings: walker.headings,
+    openGraph: walker.openGraph,
+    jsonLd: walker.jsonLd.blocks,
+    jsonLdInvalid: walker.jsonLd.invalid,
+    hreflang,
   };
 }

@@ -37,6 +37,11 @@ function page(i: number, over: Partial<PageRow> = {}): PageRow {
     redirected_from: null,
     redirect_chain: null,
     crawl_id: 'c1',
+    text_full: `menu text of page ${i} footer`,
+    headings: null,
+    opengraph: null,
+    json_ld: null,
+    hreflang: null,
     ...over,
   };
 }
@@ -49,6 +54,7 @@ function link(i: number, j: number, over: Partial<LinkRow> = {}): LinkRow {
     anchor_text: `anchor ${j}`,
     rel: '',
     crawl_id: 'c1',
+    source: 'a',
     ...over,
   };
 }

@@ -62,8 +62,8 @@ describe('extract', () => {
     assert.equal(e.noindex, false);
     assert.equal(e.nofollow, false);
     assert.deepEqual(e.links, [
-      { url: `https://${HOST}/dir/other.html`, anchor: 'Other page', rel: '' },
-      { url: 'https://ext.example.org/x', anchor: 'Ext', rel: 'nofollow' },
+      { url: `https://${HOST}/dir/other.html`, anchor: 'Other page', rel: '', source: 'a' },
+      { url: 'https://ext.example.org/x', anchor: 'Ext', rel: 'nofollow', source: 'a' },
     ]);
     // carried over from the fetched page; no body or headers
     assert.equal(e.fetch_id, p.fetch_id);
@@ -103,7 +103,9 @@ describe('extract', () => {
       const e = onlyOn(out, 'crawl.extracted', decodeExtracted);
       assert.equal(e.noindex, c.noindex);
       assert.equal(e.nofollow, c.nofollow);
-      assert.equal(e.text, c.noindex ? '' : 'Secret words.\nx');
+      // the lone link "x" is all link text: boilerplate for the main text, kept in the full text
+      assert.equal(e.text, c.noindex ? '' : 'Secret words.');
+      assert.equal(e.text_full, c.noindex ? '' : 'Secret words.\nx');
       assert.equal(e.description, c.noindex ? null : 'D');
       assert.equal(e.title, 'T', 'the title is kept either way');
       assert.equal(e.links.length, 1, 'links are recorded in the page either way');
