@@ -171,7 +171,8 @@ class Walker {
   private blockRaw = 0;
   private blockLink = 0;
   private blockBoilerplate = 0;
-  private headingDepth = 0;
+  /** level of the innermost open h1–h6, 0 outside headings */
+  private headingLevel = 0;
   readonly headings: Heading[] = [];
   readonly openGraph: Record<string, string> = {};
   private openGraphKeys = 0;
@@ -217,7 +218,7 @@ class Walker {
         linkChars: this.blockLink,
         boilerplateChars: this.blockBoilerplate,
         container: this.container,
-        heading: this.headingDepth > 0,
+        headingLevel: this.headingLevel,
       });
     }
     this.blockStart = end;
@@ -296,8 +297,9 @@ class Walker {
     }
     const level = HEADING_LEVEL[el.tagName];
     if (level !== undefined && el.namespaceURI === p5html.NS.HTML) {
-      this.headingDepth++;
-      stack.push(new Marker('heading', null, this.pieces.length, level));
+      // the marker keeps the enclosing level (in `level`) to restore it, and the heading's own
+      stack.push(new Marker('heading', null, this.pieces.length, this.headingLevel * 8 + level));
+      this.headingLevel = level;
     }
   }
 
@@ -314,10 +316,10 @@ class Walker {
         this.endBlock();
         break;
       case 'heading': {
-        this.headingDepth--;
+        this.headingLevel = m.level >> 3;
         if (this.headings.length < MAX_HEADINGS) {
           const text = truncate(collapseChunks(this.pieces, false, m.start, this.pieces.length, MAX_HEADING_TEXT), MAX_HEADING_TEXT);
-          if (text.length > 0) this.headings.push({ level: m.level, text });
+          if (text.length > 0) this.headings.push({ level: m.level & 7, text });
         }
         break;
       }

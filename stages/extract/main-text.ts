@@ -30,7 +30,8 @@ export interface TextBlock {
   boilerplateChars: number;
   /** Innermost content container (index into the containers array), or -1. */
   container: number;
-  heading: boolean;
+  /** 1–6 for the text of an h1–h6, else 0 */
+  headingLevel: number;
 }
 
 export interface ContentContainer {
@@ -45,7 +46,11 @@ export const GOOD_CHARS = 150;
 export const NEAR_GOOD_CHARS = 60;
 /** A container must hold this share of the clean text to be taken as the page's content. */
 export const CONTAINER_SHARE = 0.5;
-/** Among nested containers, an inner one holding this share of the best one's text is tighter and as good. */
+/**
+ * Among nested containers, an inner one holding this share of the best one's text (and all
+ * its h1 headlines: `.entry-content` without the `.entry-header` above it is too tight) is
+ * tighter and as good.
+ */
 export const TIGHTER_SHARE = 0.85;
 /** A heading counts as content when good text follows within this many blocks. */
 const HEADING_LOOKAHEAD = 3;
@@ -76,11 +81,16 @@ function within(container: number, target: number, containers: readonly ContentC
 function chooseContainer(blocks: readonly TextBlock[], containers: readonly ContentContainer[], clean: readonly boolean[]): number {
   if (containers.length === 0) return -1;
   const text = new Array<number>(containers.length).fill(0);
+  const headlines = new Array<number>(containers.length).fill(0);
   let total = 0;
   blocks.forEach((b, i) => {
     if (!clean[i]) return;
     total += b.chars;
-    for (let c = b.container; c >= 0; c = containers[c]!.parent) text[c] += b.chars;
+    const h1 = b.headingLevel === 1 ? 1 : 0;
+    for (let c = b.container; c >= 0; c = containers[c]!.parent) {
+      text[c] += b.chars;
+      headlines[c] += h1;
+    }
   });
   if (total === 0) return -1;
   let best = -1;
@@ -89,7 +99,9 @@ function chooseContainer(blocks: readonly TextBlock[], containers: readonly Cont
   // the tightest container inside `best` that still holds nearly all of its text
   let tight = best;
   for (let c = 0; c < containers.length; c++) {
-    if (text[c]! >= text[best]! * TIGHTER_SHARE && text[c]! < text[tight]! && within(c, best, containers)) tight = c;
+    if (text[c]! >= text[best]! * TIGHTER_SHARE && text[c]! < text[tight]! && headlines[c] === headlines[best] && within(c, best, containers)) {
+      tight = c;
+    }
   }
   return tight;
 }
@@ -97,7 +109,7 @@ function chooseContainer(blocks: readonly TextBlock[], containers: readonly Cont
 function judgeByContext(blocks: readonly TextBlock[], clean: readonly boolean[]): boolean[] {
   const verdicts: Verdict[] = blocks.map((b, i) => {
     if (!clean[i]) return 'bad';
-    if (b.heading) return 'short';
+    if (b.headingLevel > 0) return 'short';
     if (b.chars >= GOOD_CHARS) return 'good';
     return b.chars >= NEAR_GOOD_CHARS ? 'near-good' : 'short';
   });
@@ -122,7 +134,7 @@ function judgeByContext(blocks: readonly TextBlock[], clean: readonly boolean[])
     return before[i] === 'good' && after[i] === 'good';
   });
   for (let i = 0; i < n; i++) {
-    if (!blocks[i]!.heading || keep[i] || !clean[i]) continue;
+    if (blocks[i]!.headingLevel === 0 || keep[i] || !clean[i]) continue;
     for (let j = i + 1; j < n && j <= i + HEADING_LOOKAHEAD; j++) {
       if (verdicts[j] === 'bad') break;
       if (verdicts[j] === 'good') {
