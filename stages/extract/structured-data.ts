@@ -6,6 +6,11 @@
 /** Caps that keep one page's structured data bounded whatever the markup holds. */
 export const MAX_JSON_LD_BLOCKS = 50;
 export const MAX_JSON_LD_CHARS = 256 * 1024;
+/**
+ * Deeper JSON-LD is rejected: JSON.parse copes with any depth, but encoding the message
+ * (msgpack, JSON.stringify) recurses and would overflow the stack. Real blocks nest < 10.
+ */
+export const MAX_JSON_LD_DEPTH = 32;
 export const MAX_OPENGRAPH_KEYS = 100;
 export const MAX_OPENGRAPH_VALUE = 2_000;
 
@@ -33,6 +38,10 @@ export function addJsonLd(raw: string, into: JsonLdState): void {
     into.invalid++;
     return;
   }
+  if (deeperThan(parsed, MAX_JSON_LD_DEPTH)) {
+    into.invalid++;
+    return;
+  }
   for (const item of Array.isArray(parsed) ? parsed : [parsed]) {
     if (item === null || typeof item !== 'object' || Array.isArray(item)) {
       into.invalid++;
@@ -51,6 +60,18 @@ export function addJsonLd(raw: string, into: JsonLdState): void {
       into.blocks.push(obj);
     }
   }
+}
+
+/** Whether parsed JSON nests deeper than `limit` (an explicit stack: the input may be arbitrarily deep). */
+function deeperThan(value: unknown, limit: number): boolean {
+  const stack: Array<[unknown, number]> = [[value, 0]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    if (depth >= limit) return true;
+    for (const child of Object.values(v)) if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+  }
+  return false;
 }
 
 /** The key of an OpenGraph / Twitter card meta tag (`og:title`, `twitter:card`, `article:author`), else null. */

@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { extractHtml } from '../../stages/extract/extract-html.js';
 import { detectLanguage } from '../../stages/extract/detect-language.js';
-import { refreshTarget } from '../../stages/extract/structured-data.js';
+import { MAX_JSON_LD_DEPTH, refreshTarget } from '../../stages/extract/structured-data.js';
 
 const PAGE = 'https://example.com/dir/page.html';
 
@@ -63,6 +63,15 @@ describe('extractHtml: JSON-LD', () => {
       { '@type': 'Commented' },
     ]);
     assert.equal(r.jsonLdInvalid, 2, 'the trailing-comma block and the bare string');
+  });
+
+  it('JSON-LD nested deeper than the cap is skipped and counted, not a stack overflow', async () => {
+    const deep = '{"a":'.repeat(40_000) + '1' + '}'.repeat(40_000);
+    const r = extractHtml(doc('<p>x</p>', `<script type="application/ld+json">${deep}</script><script type="application/ld+json">{"@type":"Ok"}</script>`), PAGE);
+    assert.deepEqual(r.jsonLd, [{ '@type': 'Ok' }]);
+    assert.equal(r.jsonLdInvalid, 1);
+    const ok = '{"a":'.repeat(MAX_JSON_LD_DEPTH - 1) + '1' + '}'.repeat(MAX_JSON_LD_DEPTH - 1);
+    assert.equal(extractHtml(doc('', `<script type="application/ld+json">${ok}</script>`), PAGE).jsonLd.length, 1, 'up to the cap is fine');
   });
 
   it('JSON-LD text never shows up in the visible text', () => {
