@@ -3,7 +3,7 @@
  * extracted from the labelled pages (see scripts/extraction-eval.ts), per page and overall.
  * Exits 1 when the overall (micro) F1 is below the target, so CI can run it too.
  */
-import { evaluateExtraction, type PageScore } from './extraction-eval.js';
+import { evaluateExtraction, languageAccuracy, type PageScore } from './extraction-eval.js';
 
 const TARGET_F1 = 0.9;
 
@@ -26,4 +26,8 @@ for (const set of ['fixture', 'testweb'] as const) {
 }
 const { micro, macroF1 } = summary;
 console.log(`overall: ${summary.pages.length} pages, micro P ${pct(micro.precision)} R ${pct(micro.recall)} F1 ${pct(micro.f1)}, macro F1 ${pct(macroF1)} (target F1 >= ${TARGET_F1})`);
+const languages = await languageAccuracy();
+for (const [what, a] of Object.entries(languages)) {
+  console.log(`language detection (markup hidden), ${what}: ${a.correct}/${a.texts} right, ${a.unsure} unsure, ${a.wrong} wrong`);
+}
 if (micro.f1 < TARGET_F1) process.exitCode = 1;

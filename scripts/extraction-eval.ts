@@ -10,6 +10,7 @@
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { extractHtml } from '../stages/extract/extract-html.js';
+import { detectLanguage } from '../stages/extract/detect-language.js';
 import { expectedMainText, renderPage } from '../testweb/render-page.js';
 import { buildSiteModel } from '../testweb/site-model.js';
 import type { HtmlResource } from '../testweb/model-types.js';
@@ -101,4 +102,48 @@ export function testWebScores(hosts = 3, pagesPerHost = 8): PageScore[] {
 
 export async function evaluateExtraction(): Promise<EvaluationSummary> {
   return summarize([...(await fixtureScores()), ...testWebScores()]);
+}
+
+export interface LanguageAccuracy {
+  /** texts whose language the markup names (primary subtag), detected without looking at the markup */
+  texts: number;
+  correct: number;
+  /** detector said null (unsure) */
+  unsure: number;
+  /** detector named another language */
+  wrong: number;
+}
+
+/**
+ * The language detector measured on the labelled pages whose markup names their language:
+ * once per page (its main text) and once per paragraph (of the hand-written pages) of at
+ * least `minChars` characters.
+ */
+export async function languageAccuracy(minChars = 150): Promise<{ pages: LanguageAccuracy; paragraphs: LanguageAccuracy }> {
+  const labelled: Array<{ lang: string; text: string; prose: boolean }> = [];
+  for (const file of (await fsp.readdir(FIXTURE_DIR)).filter((f) => f.endsWith('.html'))) {
+    const r = extractHtml(await fsp.readFile(path.join(FIXTURE_DIR, file), 'utf8'), 'https://fixture.test/');
+    if (r.languageSource === 'markup' && r.language !== null) labelled.push({ lang: r.language.split('-')[0]!, text: r.mainText, prose: true });
+  }
+  const model = buildSiteModel({ hosts: 6, seed: 1 });
+  for (const host of model.hosts.filter((h) => h.group === 'site')) {
+    for (const page of [...host.resources.values()].filter((r): r is HtmlResource => r.kind === 'html').slice(0, 4)) {
+      labelled.push({ lang: page.lang, text: expectedMainText(page), prose: false });
+    }
+  }
+  const tally = (items: ReadonlyArray<{ lang: string; text: string }>): LanguageAccuracy => {
+    const acc = { texts: items.length, correct: 0, unsure: 0, wrong: 0 };
+    for (const { lang, text } of items) {
+      const got = detectLanguage(text);
+      if (got === lang) acc.correct++;
+      else if (got === null) acc.unsure++;
+      else acc.wrong++;
+    }
+    return acc;
+  };
+  // paragraphs of the hand-written pages only: the test web's text is random words, not prose
+  const paragraphs = labelled
+    .filter((l) => l.prose)
+    .flatMap(({ lang, text }) => text.split('\n').filter((t) => t.length >= minChars).map((t) => ({ lang, text: t })));
+  return { pages: tally(labelled), paragraphs: tally(paragraphs) };
 }

@@ -2,7 +2,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { extractHtml } from '../../stages/extract/extract-html.js';
-import { evaluateExtraction, scorePage } from '../../scripts/extraction-eval.js';
+import { evaluateExtraction, languageAccuracy, scorePage } from '../../scripts/extraction-eval.js';
 
 const PAGE = 'https://example.com/p';
 const PROSE =
@@ -80,5 +80,11 @@ describe('extraction quality (labelled set)', () => {
     const matched = fixtures.reduce((a, p) => a + p.matchedTokens, 0);
     const f1 = (2 * matched) / fixtures.reduce((a, p) => a + p.expectedTokens + p.extractedTokens, 0);
     assert.ok(f1 >= 0.9, `hand-written pages alone: micro F1 ${f1.toFixed(3)}`);
+  });
+
+  it('the language detector, with the markup hidden, names no wrong language on the labelled pages', async () => {
+    const { pages, paragraphs } = await languageAccuracy();
+    assert.equal(pages.wrong + paragraphs.wrong, 0);
+    assert.ok(pages.correct >= pages.texts * 0.9, `${pages.correct}/${pages.texts} pages right`);
   });
 });
