@@ -63,26 +63,29 @@ function tokensOf(s: string): string[] {
 }
 
 /**
- * The hint of one element. `inContainer`: an ancestor is already the content container,
- * where a `header` is the article's own header and content-like class names add nothing.
+ * The hint of one element. `inContainer`: an ancestor is a content container, where a
+ * `header` (tag or class) is the article's own header, not the site's.
+ * Boilerplate words win over content ones: `<article class="comment">` is a comment.
  */
 export function elementHint(el: Element, inContainer: boolean): ElementHint {
   const tag = el.tagName;
   if (BOILERPLATE_TAGS.has(tag)) return 'boilerplate';
   if (tag === 'header') return inContainer ? null : 'boilerplate';
-  if (el.attrs.length === 0) return tag === 'main' || tag === 'article' ? 'content' : null;
+  const contentTag = tag === 'main' || tag === 'article';
+  if (el.attrs.length === 0) return contentTag ? 'content' : null;
   const role = attrOf(el, 'role')?.trim().toLowerCase();
   if (role !== undefined && BOILERPLATE_ROLES.has(role)) return 'boilerplate';
-  if (role === 'main' || role === 'article' || tag === 'main' || tag === 'article') return 'content';
-  if (attrOf(el, 'itemprop')?.toLowerCase() === 'articlebody') return 'content';
   const hints = hintText(el);
-  if (hints.length === 0) return null;
-  for (const w of BOILERPLATE_SUBSTRINGS) if (hints.includes(w)) return 'boilerplate';
   const tokens = tokensOf(hints);
-  for (const t of tokens) {
-    if (BOILERPLATE_TOKENS.has(t)) return 'boilerplate';
-    if (t === 'header' && !inContainer) return 'boilerplate';
+  if (tag !== 'main' && role !== 'main') {
+    for (const w of BOILERPLATE_SUBSTRINGS) if (hints.includes(w)) return 'boilerplate';
+    for (const t of tokens) {
+      if (BOILERPLATE_TOKENS.has(t)) return 'boilerplate';
+      if (t === 'header' && !inContainer) return 'boilerplate';
+    }
   }
+  if (contentTag || role === 'main' || role === 'article') return 'content';
+  if (attrOf(el, 'itemprop')?.toLowerCase() === 'articlebody') return 'content';
   for (const t of tokens) if (CONTENT_TOKENS.has(t)) return 'content';
   return null;
 }
