@@ -25,9 +25,10 @@ export const FetchedPage = z.object({
 });
 export type FetchedPage = z.infer<typeof FetchedPage>;
 
-/** Where a link was found; messages written before links had a source were all `<a>`/`<area>` links. */
+/** Where a link was found. */
 export const LinkSource = z.enum(['a', 'area', 'link-alternate', 'link-next', 'link-prev', 'iframe', 'meta-refresh']);
-export const PageLink = z.object({ url: z.string(), anchor: z.string(), rel: z.string(), source: LinkSource.default('a') });
+/** `source` is optional: messages written before links had one were all `<a>`/`<area>` links (persisted as 'a'). */
+export const PageLink = z.object({ url: z.string(), anchor: z.string(), rel: z.string(), source: LinkSource.optional() });
 export type PageLink = z.infer<typeof PageLink>;
 
 /** crawl.extracted.<p>: what extract made of a page (no raw body). */
@@ -42,15 +43,16 @@ export const ExtractedPage = FetchedPage.omit({ body: true, headers: true }).ext
   noindex: z.boolean(),
   nofollow: z.boolean(),
   links: z.array(PageLink),
-  // Added with main-text extraction; the defaults let older messages on a replayed stream decode.
+  // Added with main-text extraction, optional so that older messages on a replayed stream
+  // still decode (persist writes '' / NULL for them).
   /** all visible text (`text` is the main text without boilerplate) */
-  text_full: z.string().default(''),
-  headings: z.array(z.object({ level: z.number().int().min(1).max(6), text: z.string() })).default([]),
+  text_full: z.string().optional(),
+  headings: z.array(z.object({ level: z.number().int().min(1).max(6), text: z.string() })).optional(),
   /** og:* / twitter:* … meta values by key */
-  opengraph: z.record(z.string(), z.string()).default({}),
+  opengraph: z.record(z.string(), z.string()).optional(),
   /** parsed JSON-LD things */
-  json_ld: z.array(z.unknown()).default([]),
-  hreflang: z.array(z.object({ lang: z.string(), url: z.string() })).default([]),
+  json_ld: z.array(z.unknown()).optional(),
+  hreflang: z.array(z.object({ lang: z.string(), url: z.string() })).optional(),
 });
 export type ExtractedPage = z.infer<typeof ExtractedPage>;
 

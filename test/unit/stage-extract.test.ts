@@ -6,6 +6,7 @@ import { contentDigest } from '../../stages/simhash/simhash.js';
 import { partitionOf } from '../../pipeline/partition.js';
 import { decodeDiscoveredLinks, decodeExtracted, type FetchedPage } from '../../schemas/index.js';
 import { encodeMessage } from '../../schemas/codec.js';
+import { pageRows } from '../../stages/persist/rows.js';
 import { createFakeContext, decodedOn, emitted, onlyOn, stageInput, subjectsOf, type FakeContext, type FakeContextOptions } from '../support/fake-context.js';
 
 const HOST = 'www.example.com';
@@ -175,7 +176,7 @@ describe('extract', () => {
     const out = await extract(ctx, page(ARTICLE));
     const e = onlyOn(out, 'crawl.extracted', decodeExtracted);
     assert.equal(e.text, `Headline\n${'Words of the article body. '.repeat(12).trim()}`);
-    assert.match(e.text_full, /^We use cookies.*\nA B\nHeadline\n.*\nFooter text$/s);
+    assert.match(e.text_full ?? '', /^We use cookies.*\nA B\nHeadline\n.*\nFooter text$/s);
     assert.deepEqual(e.headings, [{ level: 1, text: 'Headline' }]);
     assert.deepEqual(e.opengraph, { 'og:title': 'OG' });
     assert.deepEqual(e.json_ld, [{ '@type': 'Article', headline: 'H' }]);
@@ -201,9 +202,10 @@ describe('extract', () => {
     const e = onlyOn(await extract(ctxWith(), page(BASIC)), 'crawl.extracted', decodeExtracted);
     const { text_full: _t, headings: _h, opengraph: _o, json_ld: _j, hreflang: _r, ...old } = e;
     const again = decodeExtracted(encodeMessage({ ...old, links: old.links.map(({ source: _s, ...l }) => l) }));
-    assert.equal(again.text_full, '');
-    assert.deepEqual(again.json_ld, []);
-    assert.equal(again.links[0]!.source, 'a');
+    const rows = pageRows({ ...again, simhash: '0'.repeat(16), near_duplicate_of: null }, 'c');
+    assert.equal(rows.pages[0]!.text_full, '');
+    assert.equal(rows.pages[0]!.json_ld, null);
+    assert.equal(rows.links[0]!.source, 'a');
   });
 
   test('garbage and empty bodies still give an extracted page', async () => {
