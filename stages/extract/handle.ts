@@ -45,10 +45,12 @@ export function createExtractHandler(opts: ExtractOptions = { titles: true }) {
       (l) => utf8Length(l.url) + utf8Length(l.anchor) + l.rel.length + l.source.length + 24,
       quarter,
     );
-    // noindex: the page is recorded, but its text is not kept
-    const text = doc.metaRobots.noindex ? '' : cutToBytes(doc.mainText, quarter);
-    const textFull = doc.metaRobots.noindex ? '' : cutToBytes(doc.text, 2 * quarter - utf8Length(text));
-    const structured = structuredWithinBudget(doc, quarter);
+    // noindex: the page is recorded, but its text is not kept, nor what repeats it (headings,
+    // OpenGraph, JSON-LD, like the description); its links and hreflang alternates are
+    const noindex = doc.metaRobots.noindex;
+    const text = noindex ? '' : cutToBytes(doc.mainText, quarter);
+    const textFull = noindex ? '' : cutToBytes(doc.text, 2 * quarter - utf8Length(text));
+    const structured = structuredWithinBudget(noindex ? { ...doc, headings: [], openGraph: {}, jsonLd: [] } : doc, quarter);
     if (doc.jsonLd.length > 0) ctx.metrics.count('extract', 'json_ld', 'ok', doc.jsonLd.length);
     if (doc.jsonLdInvalid > 0) ctx.metrics.count('extract', 'json_ld', 'invalid', doc.jsonLdInvalid);
     const out: Emit[] = [

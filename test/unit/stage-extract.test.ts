@@ -191,11 +191,14 @@ describe('extract', () => {
     assert.equal(followed.links.length, 4, 'every source is followed');
   });
 
-  test('noindex: neither text nor text_full is stored', async () => {
+  test('noindex: neither text nor text_full is stored, nor headings, OpenGraph and JSON-LD; links and hreflang are', async () => {
     const e = onlyOn(await extract(ctxWith(), page(ARTICLE.replace('<title>', '<meta name="robots" content="noindex"><title>'))), 'crawl.extracted', decodeExtracted);
     assert.equal(e.noindex, true);
     assert.equal(e.text, '');
     assert.equal(e.text_full, '');
+    assert.deepEqual([e.headings, e.opengraph, e.json_ld], [[], {}, []]);
+    assert.equal(e.hreflang?.length, 1);
+    assert.equal(e.links.length, 4);
   });
 
   test('an old extracted message without the new fields still decodes (replayed streams)', async () => {
