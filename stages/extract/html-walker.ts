@@ -28,8 +28,9 @@ export const MAX_HEADINGS = 200;
 const MAX_HEADING_TEXT = 500;
 export const MAX_HREFLANG = 200;
 /**
- * Content containers (main, article, "post-body" …) are tracked up to this many and this
- * deep: real pages have a handful, and the main-text pass walks each block's container chain.
+ * Containers (hinted ones such as main, article, "post-body", and plain div, section,
+ * table …) are tracked up to this many and this deep (deeper blocks count toward the
+ * deepest tracked one): the main-text pass walks each block's container chain.
  */
 const MAX_CONTAINERS = 2_000;
 const MAX_CONTAINER_DEPTH = 32;
@@ -74,6 +75,9 @@ const NOSCRIPT_END = new Marker('noscript');
 const BOILERPLATE_END = new Marker('boilerplate');
 const CONTAINER_END = new Marker('container');
 const CELL_END = new Marker('cell');
+
+/** Plain elements that may frame a page's content region when nothing is hinted (main-text.ts step 3). */
+const REGION_TAGS = new Set(['body', 'div', 'section', 'table', 'tbody', 'tr', 'form', 'center', 'blockquote']);
 
 const HEADING_LEVEL: Record<string, number> = { h1: 1, h2: 2, h3: 3, h4: 4, h5: 5, h6: 6 };
 const LINK_REL_SOURCES: ReadonlyArray<[string, LinkSource]> = [['alternate', 'link-alternate'], ['next', 'link-next'], ['prev', 'link-prev'], ['previous', 'link-prev']];
@@ -235,10 +239,10 @@ export class Walker {
       this.boilerplate++;
       stack.push(BOILERPLATE_END);
     } else if (
-      hint === 'content' && block && this.boilerplate === 0 &&
+      block && this.boilerplate === 0 && (hint === 'content' || REGION_TAGS.has(el.tagName)) &&
       this.containers.length < MAX_CONTAINERS && this.containerDepth < MAX_CONTAINER_DEPTH
     ) {
-      this.containers.push({ parent: this.container });
+      this.containers.push({ parent: this.container, hinted: hint === 'content' });
       this.container = this.containers.length - 1;
       this.containerDepth++;
       stack.push(CONTAINER_END);

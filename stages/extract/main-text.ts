@@ -14,7 +14,9 @@
  * 3. Otherwise (div soup, table layouts, many small articles) each clean block is judged by
  *    its length (good / near-good / short) and then by its neighbours: near-good blocks next
  *    to good text and short blocks between good text are content, as are headings that lead
- *    into good text.
+ *    into good text. Then, Readability-style, if one plain element (div, section, table …)
+ *    holds nearly all of that text, what lies outside it (a cookie notice or newsletter box
+ *    that is long enough to pass as prose) is dropped.
  * Linear in the number of blocks (plus containers × their nesting depth, which is capped).
  */
 
@@ -35,8 +37,10 @@ export interface TextBlock {
 }
 
 export interface ContentContainer {
-  /** Enclosing content container, or -1. */
+  /** Enclosing container, or -1. */
   parent: number;
+  /** a hinted content container (`<main>`, `<article>`, "article-body" …); else a plain div, section, table … */
+  hinted: boolean;
 }
 
 /** Above this share of link text a block is navigation, not prose (jusText uses 0.2–0.5). */
@@ -52,6 +56,8 @@ export const CONTAINER_SHARE = 0.5;
  * tighter and as good.
  */
 export const TIGHTER_SHARE = 0.85;
+/** Without hints, a plain element must hold this share of the text judged content to cut away the rest. */
+export const REGION_SHARE = 0.9;
 /** A heading counts as content when good text follows within this many blocks. */
 const HEADING_LOOKAHEAD = 3;
 
@@ -66,11 +72,13 @@ function isClean(b: TextBlock): boolean {
 /** Returns, per block, whether it belongs to the main text. */
 export function selectMainBlocks(blocks: readonly TextBlock[], containers: readonly ContentContainer[]): boolean[] {
   const clean = blocks.map(isClean);
-  const chosen = chooseContainer(blocks, containers, clean);
+  const chosen = chooseContainer(blocks, containers, clean, true, CONTAINER_SHARE);
   if (chosen >= 0) {
     return blocks.map((b, i) => clean[i]! && within(b.container, chosen, containers));
   }
-  return judgeByContext(blocks, clean);
+  const keep = judgeByContext(blocks, clean);
+  const region = chooseContainer(blocks, containers, keep, false, REGION_SHARE);
+  return region < 0 ? keep : blocks.map((b, i) => keep[i]! && within(b.container, region, containers));
 }
 
 function within(container: number, target: number, containers: readonly ContentContainer[]): boolean {
@@ -78,13 +86,23 @@ function within(container: number, target: number, containers: readonly ContentC
   return false;
 }
 
-function chooseContainer(blocks: readonly TextBlock[], containers: readonly ContentContainer[], clean: readonly boolean[]): number {
+/**
+ * The tightest container holding at least `share` of the text of the `counted` blocks (and
+ * every h1 among them), considering hinted containers only or all of them; -1 if none.
+ */
+function chooseContainer(
+  blocks: readonly TextBlock[],
+  containers: readonly ContentContainer[],
+  counted: readonly boolean[],
+  hintedOnly: boolean,
+  share: number,
+): number {
   if (containers.length === 0) return -1;
   const text = new Array<number>(containers.length).fill(0);
   const headlines = new Array<number>(containers.length).fill(0);
   let total = 0;
   blocks.forEach((b, i) => {
-    if (!clean[i]) return;
+    if (!counted[i]) return;
     total += b.chars;
     const h1 = b.headingLevel === 1 ? 1 : 0;
     for (let c = b.container; c >= 0; c = containers[c]!.parent) {
@@ -93,13 +111,18 @@ function chooseContainer(blocks: readonly TextBlock[], containers: readonly Cont
     }
   });
   if (total === 0) return -1;
+  const eligible = (c: number) => !hintedOnly || containers[c]!.hinted;
   let best = -1;
-  for (let c = 0; c < containers.length; c++) if (best < 0 || text[c]! > text[best]!) best = c;
-  if (text[best]! < total * CONTAINER_SHARE) return -1;
+  for (let c = 0; c < containers.length; c++) if (eligible(c) && (best < 0 || text[c]! > text[best]!)) best = c;
+  if (best < 0 || text[best]! < total * share) return -1;
   // the tightest container inside `best` that still holds nearly all of its text
+  const tighter = hintedOnly ? TIGHTER_SHARE : share;
   let tight = best;
   for (let c = 0; c < containers.length; c++) {
-    if (text[c]! >= text[best]! * TIGHTER_SHARE && text[c]! < text[tight]! && headlines[c] === headlines[best] && within(c, best, containers)) {
+    if (
+      eligible(c) && text[c]! >= text[best]! * tighter && text[c]! < text[tight]! &&
+      headlines[c] === headlines[best] && within(c, best, containers)
+    ) {
       tight = c;
     }
   }

@@ -51,6 +51,16 @@ describe('main text', () => {
     assert.equal(main(html), `A title for the story\n${PROSE}\nA short line.\n${PROSE2}`);
   });
 
+  it('div soup: a long unhinted notice outside the element that holds nearly all the prose is dropped', () => {
+    const notice = 'We use cookies and similar technologies to remember your preferences and to measure how our pages are used, please accept them.';
+    const body = Array.from({ length: 10 }, (_, i) => `<div>${i % 2 ? PROSE : PROSE2}</div>`).join('');
+    const text = main(`<div>${notice}</div><div><div>${body}</div></div>`);
+    assert.doesNotMatch(text, /We use cookies/);
+    assert.equal(text.split('\n').length, 10);
+    // without such an element (prose and notice side by side, the notice a large share) it stays
+    assert.match(main(`<div>${notice}</div><div>${PROSE}</div>`), /We use cookies/);
+  });
+
   it('a stub page (nothing long enough to judge) keeps its clean text', () => {
     assert.equal(main('<h1>Gone fishing</h1><p>Back on Monday.</p><nav><a href="/">Home</a></nav>'), 'Gone fishing\nBack on Monday.');
   });
