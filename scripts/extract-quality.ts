@@ -4,6 +4,10 @@
  * Exits 1 when the overall (micro) F1 is below the target, so CI can run it too.
  */
 import { evaluateExtraction, languageAccuracy, type PageScore } from './extraction-eval.js';
+import { extractHtml } from '../stages/extract/extract-html.js';
+import { renderPage } from '../testweb/render-page.js';
+import { buildSiteModel } from '../testweb/site-model.js';
+import type { HtmlResource } from '../testweb/model-types.js';
 
 const TARGET_F1 = 0.9;
 
@@ -30,4 +34,13 @@ const languages = await languageAccuracy();
 for (const [what, a] of Object.entries(languages)) {
   console.log(`language detection (markup hidden), ${what}: ${a.correct}/${a.texts} right, ${a.unsure} unsure, ${a.wrong} wrong`);
 }
+
+// extraction cost on the test web's ~25 KB pages (all of extractHtml: parse, walk, main text)
+const model = buildSiteModel({ hosts: 10, seed: 1 });
+const pages = model.hosts.flatMap((h) => [...h.resources.values()].filter((r): r is HtmlResource => r.kind === 'html').map((r) => renderPage(h.name, r)));
+for (const html of pages.slice(0, 50)) extractHtml(html, 'http://warm.up/');
+const started = performance.now();
+for (const html of pages) extractHtml(html, 'http://bench.test/');
+const kb = pages.reduce((a, p) => a + p.length, 0) / pages.length / 1024;
+console.log(`extraction time: ${((performance.now() - started) / pages.length).toFixed(2)} ms/page over ${pages.length} test-web pages of ${kb.toFixed(1)} KB on average`);
 if (micro.f1 < TARGET_F1) process.exitCode = 1;
