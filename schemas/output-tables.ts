@@ -64,6 +64,16 @@ export const TABLES = {
     /** JSON array of the URLs that redirected here, oldest first */
     col('redirect_chain', 'VARCHAR', true),
     col('crawl_id', 'VARCHAR'),
+    /** all visible text; `text` is the main text (boilerplate removed) */
+    col('text_full', 'VARCHAR'),
+    /** JSON array of {level, text}, h1–h6 in document order */
+    col('headings', 'VARCHAR', true),
+    /** JSON object of og:* / twitter:* / article:* meta values */
+    col('opengraph', 'VARCHAR', true),
+    /** JSON array of parsed JSON-LD things (@graph expanded) */
+    col('json_ld', 'VARCHAR', true),
+    /** JSON array of {lang, url} from <link rel="alternate" hreflang> */
+    col('hreflang', 'VARCHAR', true),
   ],
   links: [
     col('fetch_id', 'VARCHAR'),
@@ -72,6 +82,8 @@ export const TABLES = {
     col('anchor_text', 'VARCHAR'),
     col('rel', 'VARCHAR'),
     col('crawl_id', 'VARCHAR'),
+    /** a, area, link-alternate, link-next, link-prev, iframe, meta-refresh */
+    col('source', 'VARCHAR'),
   ],
   fetch_log: [
     col('event_id', 'VARCHAR'),
@@ -133,6 +145,11 @@ export interface PageRow {
   redirected_from: string | null;
   redirect_chain: string | null;
   crawl_id: string;
+  text_full: string;
+  headings: string | null;
+  opengraph: string | null;
+  json_ld: string | null;
+  hreflang: string | null;
 }
 
 /** One outgoing link found in a page. */
@@ -143,6 +160,7 @@ export interface LinkRow {
   anchor_text: string;
   rel: string;
   crawl_id: string;
+  source: string;
 }
 
 /** One outcome for one URL (fetched, skipped, failed, …). */

@@ -25,7 +25,10 @@ export const FetchedPage = z.object({
 });
 export type FetchedPage = z.infer<typeof FetchedPage>;
 
-export const PageLink = z.object({ url: z.string(), anchor: z.string(), rel: z.string() });
+/** Where a link was found. */
+export const LinkSource = z.enum(['a', 'area', 'link-alternate', 'link-next', 'link-prev', 'iframe', 'meta-refresh']);
+/** `source` is optional: messages written before links had one were all `<a>`/`<area>` links (persisted as 'a'). */
+export const PageLink = z.object({ url: z.string(), anchor: z.string(), rel: z.string(), source: LinkSource.optional() });
 export type PageLink = z.infer<typeof PageLink>;
 
 /** crawl.extracted.<p>: what extract made of a page (no raw body). */
@@ -40,6 +43,16 @@ export const ExtractedPage = FetchedPage.omit({ body: true, headers: true }).ext
   noindex: z.boolean(),
   nofollow: z.boolean(),
   links: z.array(PageLink),
+  // Added with main-text extraction, optional so that older messages on a replayed stream
+  // still decode (persist writes '' / NULL for them).
+  /** all visible text (`text` is the main text without boilerplate) */
+  text_full: z.string().optional(),
+  headings: z.array(z.object({ level: z.number().int().min(1).max(6), text: z.string() })).optional(),
+  /** og:* / twitter:* … meta values by key */
+  opengraph: z.record(z.string(), z.string()).optional(),
+  /** parsed JSON-LD things */
+  json_ld: z.array(z.unknown()).optional(),
+  hreflang: z.array(z.object({ lang: z.string(), url: z.string() })).optional(),
 });
 export type ExtractedPage = z.infer<typeof ExtractedPage>;
 

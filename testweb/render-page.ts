@@ -5,6 +5,11 @@
 // The only followable URLs in the output are the resource's links (<a href>), plus <base>
 // and <link rel="canonical"> when set: no stylesheets, images or scripts by URL, so a
 // crawler extracting every URL-ish attribute cannot wander off the model.
+//
+// Around the article sit the usual boilerplate blocks (cookie banner, header, menu,
+// breadcrumbs, share bar, sidebar, comments, footer); expectedMainText() says which text is
+// the article, for measuring main-text extraction (scripts/extract-quality.ts). The sidebar
+// repeats the menu's links with the same anchor text, so it adds no link rows either.
 
 import { deriveSeed, mulberry32, pick, randInt, type Rng } from './prng.js';
 import { LABELS, WORDS, type PageLanguage } from './words.js';
@@ -94,11 +99,116 @@ function anchor(link: PageLink): string {
   return `<a href="${escapeHtml(link.href)}">${escapeHtml(link.text)}</a>`;
 }
 
-export function renderPage(host: string, page: HtmlResource): string {
-  const labels = LABELS[page.lang];
+/** One block of the article: its markup and its visible text. */
+interface ArticleBlock {
+  html: string;
+  text: string;
+}
+
+/** The article (main content) of a page, block by block: headline, byline, section headings, paragraphs. */
+function articleBlocks(page: HtmlResource): ArticleBlock[] {
   const { headings, paragraphs, headingEvery } = articleWords(page.textSeed, page.lang);
   if (page.wordChanges > 0) mutate(paragraphs, page.textSeed, page.lang, page.wordChanges);
   const punct = mulberry32(deriveSeed(page.textSeed, 'punctuation'));
+  const inline = page.links.filter((l) => l.area === 'inline');
+  const blocks: ArticleBlock[] = [{ html: `<h1>${escapeHtml(page.title)}</h1>`, text: page.title }];
+  const minutes = Math.max(1, Math.round(paragraphs.length / 4));
+  const byline = `${CHROME[page.lang].by} ${AUTHORS[page.textSeed % AUTHORS.length]} · ${minutes} min`;
+  blocks.push({ html: `<p class="byline">${escapeHtml(byline)}</p>`, text: byline });
+  // Inline links go one per paragraph, spread over the article, mid-sentence.
+  const stride = Math.max(1, Math.floor(paragraphs.length / Math.max(1, inline.length)));
+  paragraphs.forEach((p, i) => {
+    if (i % headingEvery === 0) {
+      const h = headings[Math.floor(i / headingEvery)] as string[];
+      const heading = sentence(h, punct).slice(0, -1);
+      blocks.push({ html: `<h2 id="section-${Math.floor(i / headingEvery) + 1}">${escapeHtml(heading)}</h2>`, text: heading });
+    }
+    const text = sentence(p, punct);
+    const linkIndex = i / stride;
+    const link = Number.isInteger(linkIndex) ? inline[linkIndex] : undefined;
+    if (!link) {
+      blocks.push({ html: `<p>${escapeHtml(text)}</p>`, text });
+      return;
+    }
+    const cut = text.indexOf(' ', Math.floor(text.length / 2));
+    blocks.push(
+      cut < 0
+        ? { html: `<p>${escapeHtml(text)} ${anchor(link)}</p>`, text: `${text} ${link.text}` }
+        : { html: `<p>${escapeHtml(text.slice(0, cut))} ${anchor(link)}${escapeHtml(text.slice(cut))}</p>`, text: `${text.slice(0, cut)} ${link.text}${text.slice(cut)}` },
+    );
+  });
+  return blocks;
+}
+
+/**
+ * The main text of a page as a reader would mark it: the article's headline, byline,
+ * headings and paragraphs (with the anchor text of links inside them), one block per line.
+ * Not: cookie banner, header, menu, breadcrumbs, share bar, related links, sidebar,
+ * comments, footer.
+ */
+export function expectedMainText(page: HtmlResource): string {
+  return articleBlocks(page).map((b) => b.text).join('\n');
+}
+
+/** Page-chrome words beyond words.ts's LABELS, so a German page's boilerplate is German too. */
+const CHROME: Readonly<Record<PageLanguage, Record<'by' | 'comments' | 'share' | 'popular' | 'newsletter', string>>> = {
+  en: { by: 'By', comments: 'comments', share: 'Share', popular: 'Popular', newsletter: 'The best articles of the week in your inbox every Friday. No spam, unsubscribe at any time.' },
+  de: { by: 'Von', comments: 'Kommentare', share: 'Teilen', popular: 'Beliebt', newsletter: 'Die besten Artikel der Woche jeden Freitag in Ihrem Postfach. Kein Spam, jederzeit abbestellbar.' },
+  fr: { by: 'Par', comments: 'commentaires', share: 'Partager', popular: 'Populaire', newsletter: 'Les meilleurs articles de la semaine chaque vendredi dans votre boîte. Pas de spam, désinscription à tout moment.' },
+};
+
+const AUTHORS = ['Ada Moreau', 'Jonas Berg', 'Lina Okafor', 'Tomás Ruiz', 'Mei Tanaka', 'Sam Carter'];
+const COMMENTERS = ['kestrel42', 'Marta', 'old_reader', 'Pieter V.', 'jdoe', 'Ngozi', 'harbor_fan'];
+
+/** A cookie-consent banner, as most sites show one (text and buttons, no links). */
+function cookieBanner(): string {
+  return (
+    '<div id="cookie-banner" class="cookie-consent" role="dialog" aria-label="Cookie consent">' +
+    '<p>We use cookies and similar technologies to remember your preferences, measure how our pages are used and show you ' +
+    'relevant content. You can accept all cookies, reject the optional ones or choose which ones to allow in the settings.</p>' +
+    '<button type="button">Accept all</button> <button type="button">Reject optional</button> <button type="button">Settings</button></div>'
+  );
+}
+
+/** Two to four reader comments of ordinary length, seeded by the article text. */
+function comments(page: HtmlResource): string {
+  const rng = mulberry32(deriveSeed(page.textSeed, 'comments'));
+  const words = WORDS[page.lang];
+  const items: string[] = [];
+  for (let c = randInt(rng, 2, 4); c > 0; c--) {
+    const w: string[] = [];
+    for (let k = randInt(rng, 15, 45); k > 0; k--) w.push(pick(rng, words));
+    items.push(
+      `<div class="comment"><p class="comment-author">${escapeHtml(pick(rng, COMMENTERS))} · ${randInt(rng, 1, 23)} h</p>` +
+        `<p>${escapeHtml(sentence(w, rng))}</p><span class="reply">Reply</span></div>`,
+    );
+  }
+  return `<section id="comments" class="comments"><h2>${items.length} ${CHROME[page.lang].comments}</h2>${items.join('')}</section>`;
+}
+
+/**
+ * Page layouts, chosen by the article text (so duplicates share theirs): 'semantic' HTML5
+ * (header, nav, main, article, aside, footer); 'classes', the same as divs that keep their
+ * class names; 'div-soup', plain divs without any class, id, role or aria hint, where only
+ * the text itself (length, link density) tells content from boilerplate.
+ */
+export type PageLayout = 'semantic' | 'classes' | 'div-soup';
+export function pageLayout(page: HtmlResource): PageLayout {
+  return (['semantic', 'classes', 'div-soup'] as const)[page.textSeed % 3]!;
+}
+
+const SEMANTIC_TAGS = /<(\/?)(?:header|nav|main|article|aside|footer|section)\b/g;
+const HINT_ATTRIBUTES = / (?:class|id|role|aria-label)="[^"]*"/g;
+
+function applyLayout(bodyHtml: string, layout: PageLayout): string {
+  if (layout === 'semantic') return bodyHtml;
+  const divs = bodyHtml.replace(SEMANTIC_TAGS, '<$1div');
+  return layout === 'classes' ? divs : divs.replace(HINT_ATTRIBUTES, '');
+}
+
+export function renderPage(host: string, page: HtmlResource): string {
+  const labels = LABELS[page.lang];
+  const { paragraphs } = articleWords(page.textSeed, page.lang);
 
   const nav = page.links.filter((l) => l.area === 'nav');
   const inline = page.links.filter((l) => l.area === 'inline');
@@ -119,37 +229,31 @@ export function renderPage(host: string, page: HtmlResource): string {
   }
 
   const body: string[] = [];
+  body.push(cookieBanner());
   body.push(`<header class="site"><span class="logo">${host}</span><p class="tagline">${escapeHtml(page.description)}</p></header>`);
   body.push(`<nav class="main"><ul>${nav.map((l) => `<li>${anchor(l)}</li>`).join('')}</ul></nav>`);
-  body.push('<main>', '<article>', `<h1>${escapeHtml(page.title)}</h1>`);
-  // Inline links go one per paragraph, spread over the article, mid-sentence.
-  const stride = Math.max(1, Math.floor(paragraphs.length / Math.max(1, inline.length)));
-  paragraphs.forEach((p, i) => {
-    if (i % headingEvery === 0) {
-      const h = headings[Math.floor(i / headingEvery)] as string[];
-      body.push(`<h2 id="section-${Math.floor(i / headingEvery) + 1}">${escapeHtml(sentence(h, punct).slice(0, -1))}</h2>`);
-    }
-    let text = escapeHtml(sentence(p, punct));
-    const linkIndex = i / stride;
-    const link = Number.isInteger(linkIndex) ? inline[linkIndex] : undefined;
-    if (link) {
-      const cut = text.indexOf(' ', Math.floor(text.length / 2));
-      text = cut < 0 ? `${text} ${anchor(link)}` : `${text.slice(0, cut)} ${anchor(link)}${text.slice(cut)}`;
-    }
-    body.push(`<p>${text}</p>`);
-  });
+  body.push(`<div class="breadcrumbs"><span>${labels.home}</span> › <span>${labels.articles}</span> › <span>${escapeHtml(page.title)}</span></div>`);
+  body.push('<div class="layout">', '<main>', '<article>');
+  for (const b of articleBlocks(page)) body.push(b.html);
+  body.push(`<div class="share-bar">${CHROME[page.lang].share}: <span>Mastodon</span> <span>Bluesky</span> <span>E-mail</span> <span>Print</span></div>`);
   // Links that did not find a paragraph (short article, many links) go to the related list.
+  const stride = Math.max(1, Math.floor(paragraphs.length / Math.max(1, inline.length)));
   const leftovers = inline.slice(Math.ceil(paragraphs.length / stride));
   const asideLinks = [...related, ...leftovers];
   if (asideLinks.length > 0) {
     body.push(`<aside class="related"><h2>${labels.related}</h2><ul>${asideLinks.map((l) => `<li>${anchor(l)}</li>`).join('')}</ul></aside>`);
   }
-  body.push('</article>', '</main>');
+  body.push('</article>', comments(page), '</main>');
+  body.push(
+    `<aside class="sidebar"><section class="popular"><h3>${CHROME[page.lang].popular}</h3><ul>${nav.map((l) => `<li>${anchor(l)}</li>`).join('')}</ul></section>` +
+      `<section class="newsletter"><h3>Newsletter</h3><p>${CHROME[page.lang].newsletter}</p><button type="button">Subscribe</button></section></aside>`,
+  );
+  body.push('</div>');
   body.push(`<!-- ${COMMENT_MARKER}: generated by the crawler's test web -->`);
   const year = 2024;
   body.push(
     `<footer class="site"><p>${footer.map((l) => anchor(l)).join(' · ')}</p><p>&copy; ${year} ${host}. ${labels.rights}.</p></footer>`,
   );
 
-  return `<!DOCTYPE html>\n<html lang="${page.lang}">\n<head>\n${head.join('\n')}\n</head>\n<body>\n${body.join('\n')}\n</body>\n</html>\n`;
+  return `<!DOCTYPE html>\n<html lang="${page.lang}">\n<head>\n${head.join('\n')}\n</head>\n<body>\n${applyLayout(body.join('\n'), pageLayout(page))}\n</body>\n</html>\n`;
 }

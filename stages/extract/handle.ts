@@ -3,7 +3,7 @@ import { subjectFor } from '../../pipeline/partition.js';
 import { type Emit, type Outcome, type StageContext, type StageInput } from '../../pipeline/stage.js';
 import { contentDigest } from '../simhash/simhash.js';
 import { decodeBody } from './decode-body.js';
-import { extractHtml } from './extract-html.js';
+import { extractHtml, type ExtractedHtml } from './extract-html.js';
 import { storeValidators } from '../validators.js';
 import { cutToBytes, MESSAGE_SLACK_BYTES, utf8Length, withinBudget } from '../message-budget.js';
 
@@ -12,20 +12,47 @@ export interface ExtractOptions {
   titles: boolean;
 }
 
+const jsonBytes = (v: unknown) => utf8Length(JSON.stringify(v) ?? '') + 1;
+
+/**
+ * Headings, OpenGraph, JSON-LD and hreflang cut to `maxBytes` in all: JSON-LD (the one that
+ * can be large) gets half, the others an eighth each; items past a budget are left out whole.
+ */
+function structuredWithinBudget(doc: ExtractedHtml, maxBytes: number) {
+  const eighth = Math.floor(maxBytes / 8);
+  const opengraph = jsonBytes(doc.openGraph) <= eighth ? doc.openGraph : {};
+  return {
+    headings: withinBudget(doc.headings, jsonBytes, eighth),
+    opengraph,
+    json_ld: withinBudget(doc.jsonLd, jsonBytes, 4 * eighth),
+    hreflang: withinBudget(doc.hreflang, jsonBytes, eighth),
+  };
+}
+
 export function createExtractHandler(opts: ExtractOptions = { titles: true }) {
   return async function handleExtract(input: StageInput<FetchedPage>, ctx: StageContext): Promise<Outcome> {
     const p = input.message;
     const { text: html, charset } = decodeBody(p.body, p.charset, { truncated: p.truncated });
     const doc = extractHtml(html, p.url);
     const { body: _body, headers: _headers, ...meta } = p;
-    // the extracted page carries its text and links; together they must fit one message
+    // The extracted page carries its texts, links and structured data; together they must fit
+    // one message: a quarter each for links, main text and structured data, and the full text
+    // gets what the main text left of half the room (it is a superset, usually the larger).
     const room = Math.max(0, ctx.maxPayloadBytes - MESSAGE_SLACK_BYTES);
+    const quarter = Math.floor(room / 4);
     const links = withinBudget(
-      doc.links.map((l) => ({ url: l.url, anchor: cutToBytes(l.anchorText, 1000), rel: l.rel })),
-      (l) => utf8Length(l.url) + utf8Length(l.anchor) + l.rel.length + 16,
-      Math.floor(room / 3),
+      doc.links.map((l) => ({ url: l.url, anchor: cutToBytes(l.anchorText, 1000), rel: l.rel, source: l.source })),
+      (l) => utf8Length(l.url) + utf8Length(l.anchor) + l.rel.length + l.source.length + 24,
+      quarter,
     );
-    const text = cutToBytes(doc.metaRobots.noindex ? '' : doc.text, Math.floor(room / 3));
+    // noindex: the page is recorded, but its text is not kept, nor what repeats it (headings,
+    // OpenGraph, JSON-LD, like the description); its links and hreflang alternates are
+    const noindex = doc.metaRobots.noindex;
+    const text = noindex ? '' : cutToBytes(doc.mainText, quarter);
+    const textFull = noindex ? '' : cutToBytes(doc.text, 2 * quarter - utf8Length(text));
+    const structured = structuredWithinBudget(noindex ? { ...doc, headings: [], openGraph: {}, jsonLd: [] } : doc, quarter);
+    if (doc.jsonLd.length > 0) ctx.metrics.count('extract', 'json_ld', 'ok', doc.jsonLd.length);
+    if (doc.jsonLdInvalid > 0) ctx.metrics.count('extract', 'json_ld', 'invalid', doc.jsonLdInvalid);
     const out: Emit[] = [
       {
         subject: subjectFor('extracted', p.host, ctx.settings.partitions),
@@ -36,8 +63,9 @@ export function createExtractHandler(opts: ExtractOptions = { titles: true }) {
           content_length: p.body.length,
           content_digest: contentDigest(p.body),
           title: opts.titles ? doc.title : '',
-          // noindex: the page is recorded, but its text is not kept
           text,
+          text_full: textFull,
+          ...structured,
           description: doc.metaRobots.noindex ? null : doc.description,
           language: doc.language,
           canonical_url: doc.canonicalUrl,
@@ -59,7 +87,8 @@ export function createExtractHandler(opts: ExtractOptions = { titles: true }) {
           source_url: p.url,
           depth: p.depth + 1,
           via: 'link',
-          links,
+          // normalize needs no link source; the output's links table has it
+          links: links.map(({ url, anchor, rel }) => ({ url, anchor, rel })),
         }),
       });
     }

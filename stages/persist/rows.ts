@@ -40,9 +40,15 @@ export function pageRows(p: FinalPage, crawlId: string): RowBatch {
         redirected_from: p.redirect_chain?.[0] ?? null,
         redirect_chain: p.redirect_chain?.length ? JSON.stringify(p.redirect_chain) : null,
         crawl_id: crawlId,
+        text_full: p.text_full ?? '',
+        // JSON columns are NULL when the page has none, so `WHERE json_ld IS NOT NULL` finds the pages that do
+        headings: jsonOrNull(p.headings),
+        opengraph: p.opengraph && Object.keys(p.opengraph).length > 0 ? JSON.stringify(p.opengraph) : null,
+        json_ld: jsonOrNull(p.json_ld),
+        hreflang: jsonOrNull(p.hreflang),
       },
     ],
-    links: p.links.map((l) => ({ fetch_id: p.fetch_id, src_url: p.url, dst_url: l.url, anchor_text: l.anchor, rel: l.rel, crawl_id: crawlId })),
+    links: p.links.map((l) => ({ fetch_id: p.fetch_id, src_url: p.url, dst_url: l.url, anchor_text: l.anchor, rel: l.rel, crawl_id: crawlId, source: l.source ?? 'a' })),
     fetch_log: [
       {
         event_id: `fetched:${p.fetch_id}`,
@@ -61,6 +67,8 @@ export function pageRows(p: FinalPage, crawlId: string): RowBatch {
     ],
   };
 }
+
+const jsonOrNull = (items: readonly unknown[] | undefined) => (items && items.length > 0 ? JSON.stringify(items) : null);
 
 export function outcomeRows(o: UrlOutcome, crawlId: string): RowBatch {
   return {

@@ -58,6 +58,20 @@ describe('end to end: crawl run --until-idle over the local test web', () => {
       assert.ok(Number(dupes.rows[0]![0]) > 0, 'the near-duplicate pages of the test web are marked');
       const links = await db.run('SELECT count(*) FROM links');
       assert.ok(Number(links.rows[0]![0]) > stored.rows, 'links are stored');
+      // main text: the article without the page chrome (in all three layouts, div soup too);
+      // the full text keeps it
+      const chrome = await db.run(
+        "SELECT count(*) FILTER (WHERE text LIKE '%We use cookies%' OR text LIKE '%unsubscribe at any time%'), " +
+          "count(*) FILTER (WHERE text_full LIKE '%We use cookies%'), count(*) FILTER (WHERE headings IS NOT NULL), " +
+          "count(*) FILTER (WHERE length(text) >= length(text_full)), count(*) FROM pages WHERE NOT noindex",
+      );
+      const [chromeInText, cookieInFull, withHeadings, mainNotShorter, indexed] = chrome.rows[0]!.map(Number);
+      assert.equal(chromeInText, 0, 'no cookie banner or newsletter box in the main text');
+      assert.equal(cookieInFull, indexed, 'the full text has the cookie banner');
+      assert.equal(withHeadings, indexed, 'every page has its headings');
+      assert.equal(mainNotShorter, 0, 'the main text is shorter than the full text');
+      const sources = await db.run("SELECT DISTINCT source FROM links");
+      assert.deepEqual(sources.rows.map((r) => r[0]), ['a'], 'the test web links with <a> only');
     } finally {
       await db.close();
     }

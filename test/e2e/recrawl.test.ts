@@ -63,7 +63,8 @@ describe('recrawl with conditional GET', () => {
     }
     const restored = (await query(`SELECT url FROM pages WHERE crawl_id = 'crawl-2' ORDER BY url`)).map((r) => String(r[0]));
     assert.deepEqual(restored, [...changed].sort(), 'exactly the changed pages are stored again');
-    const text = await query(`SELECT text FROM pages WHERE crawl_id = 'crawl-2' AND url = '${changed[0]}'`);
+    // the test web appends the update note after the footer: outside the main text, in the full text
+    const text = await query(`SELECT text_full FROM pages WHERE crawl_id = 'crawl-2' AND url = '${changed[0]}'`);
     assert.match(String(text[0]![0]), /updated \(revision 1\)/, 'with their new content');
   });
 });

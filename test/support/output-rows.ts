@@ -31,6 +31,11 @@ export function page(i: number, over: Partial<PageRow> = {}): PageRow {
     redirected_from: null,
     redirect_chain: null,
     crawl_id: 'c1',
+    text_full: `menu text of page ${i} footer`,
+    headings: null,
+    opengraph: null,
+    json_ld: null,
+    hreflang: null,
     ...over,
   };
 }
@@ -43,6 +48,7 @@ export function link(i: number, j: number, over: Partial<LinkRow> = {}): LinkRow
     anchor_text: `anchor ${j}`,
     rel: '',
     crawl_id: 'c1',
+    source: 'a',
     ...over,
   };
 }

@@ -203,7 +203,7 @@ describe('extractHtml: links', () => {
       'https://other.org/x',
       'https://example.com/dir/page.html?p=2',
     ]);
-    assert.deepEqual(r.links[0], { url: 'https://example.com/dir/b.html', anchorText: 'B', rel: '', tag: 'a' });
+    assert.deepEqual(r.links[0], { url: 'https://example.com/dir/b.html', anchorText: 'B', rel: '', source: 'a' });
   });
 
   it('uses the first <base href>, itself resolved against the page URL, even when it appears late', () => {
@@ -239,8 +239,8 @@ describe('extractHtml: links', () => {
         '<area nohref alt="none"></map>',
     );
     assert.deepEqual(extractHtml(html, PAGE).links, [
-      { url: 'https://example.com/n', anchorText: 'n', rel: 'nofollow ugc', tag: 'a' },
-      { url: 'https://example.com/area', anchorText: 'Area one', rel: 'nofollow', tag: 'area' },
+      { url: 'https://example.com/n', anchorText: 'n', rel: 'nofollow ugc', source: 'a' },
+      { url: 'https://example.com/area', anchorText: 'Area one', rel: 'nofollow', source: 'area' },
     ]);
   });
 
@@ -330,7 +330,7 @@ describe('extractHtml: robustness', () => {
     for (const l of r.links) {
       assert.ok(URL.canParse(l.url), l.url);
       assert.ok(l.anchorText.length <= MAX_ANCHOR_TEXT);
-      assert.ok(l.tag === 'a' || l.tag === 'area');
+      assert.ok(['a', 'area', 'link-alternate', 'link-next', 'link-prev', 'iframe', 'meta-refresh'].includes(l.source));
     }
   }
 

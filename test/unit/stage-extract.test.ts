@@ -5,6 +5,8 @@ import { readValidators } from '../../stages/validators.js';
 import { contentDigest } from '../../stages/simhash/simhash.js';
 import { partitionOf } from '../../pipeline/partition.js';
 import { decodeDiscoveredLinks, decodeExtracted, type FetchedPage } from '../../schemas/index.js';
+import { encodeMessage } from '../../schemas/codec.js';
+import { pageRows } from '../../stages/persist/rows.js';
 import { createFakeContext, decodedOn, emitted, onlyOn, stageInput, subjectsOf, type FakeContext, type FakeContextOptions } from '../support/fake-context.js';
 
 const HOST = 'www.example.com';
@@ -62,8 +64,8 @@ describe('extract', () => {
     assert.equal(e.noindex, false);
     assert.equal(e.nofollow, false);
     assert.deepEqual(e.links, [
-      { url: `https://${HOST}/dir/other.html`, anchor: 'Other page', rel: '' },
-      { url: 'https://ext.example.org/x', anchor: 'Ext', rel: 'nofollow' },
+      { url: `https://${HOST}/dir/other.html`, anchor: 'Other page', rel: '', source: 'a' },
+      { url: 'https://ext.example.org/x', anchor: 'Ext', rel: 'nofollow', source: 'a' },
     ]);
     // carried over from the fetched page; no body or headers
     assert.equal(e.fetch_id, p.fetch_id);
@@ -103,7 +105,9 @@ describe('extract', () => {
       const e = onlyOn(out, 'crawl.extracted', decodeExtracted);
       assert.equal(e.noindex, c.noindex);
       assert.equal(e.nofollow, c.nofollow);
-      assert.equal(e.text, c.noindex ? '' : 'Secret words.\nx');
+      // the lone link "x" is all link text: boilerplate for the main text, kept in the full text
+      assert.equal(e.text, c.noindex ? '' : 'Secret words.');
+      assert.equal(e.text_full, c.noindex ? '' : 'Secret words.\nx');
       assert.equal(e.description, c.noindex ? null : 'D');
       assert.equal(e.title, 'T', 'the title is kept either way');
       assert.equal(e.links.length, 1, 'links are recorded in the page either way');
@@ -158,6 +162,54 @@ describe('extract', () => {
       assert.equal(e.text, c.text);
     });
   }
+
+  const ARTICLE = doc(
+    '<title>T</title><meta property="og:title" content="OG"><link rel="alternate" hreflang="de" href="/de/page.html">' +
+      '<script type="application/ld+json">{"@type":"Article","headline":"H"}</script><script type="application/ld+json">{oops</script>',
+    '<div id="cookie-consent"><p>We use cookies to measure the use of this site and to personalise the advertising you see here.</p></div>' +
+      '<nav><a href="/a">A</a> <a href="/b">B</a></nav><main><article><h1>Headline</h1><p>' + 'Words of the article body. '.repeat(12) + '</p>' +
+      '<iframe src="/video"></iframe></article></main><footer>Footer text</footer>',
+  );
+
+  test('text is the main text, text_full all visible text; headings, OpenGraph, JSON-LD, hreflang and link sources carried', async () => {
+    const ctx = ctxWith();
+    const out = await extract(ctx, page(ARTICLE));
+    const e = onlyOn(out, 'crawl.extracted', decodeExtracted);
+    assert.equal(e.text, `Headline\n${'Words of the article body. '.repeat(12).trim()}`);
+    assert.match(e.text_full ?? '', /^We use cookies.*\nA B\nHeadline\n.*\nFooter text$/s);
+    assert.deepEqual(e.headings, [{ level: 1, text: 'Headline' }]);
+    assert.deepEqual(e.opengraph, { 'og:title': 'OG' });
+    assert.deepEqual(e.json_ld, [{ '@type': 'Article', headline: 'H' }]);
+    assert.deepEqual(e.hreflang, [{ lang: 'de', url: `https://${HOST}/de/page.html` }]);
+    assert.deepEqual(
+      e.links.map((l) => [l.source, l.url]),
+      [['link-alternate', `https://${HOST}/de/page.html`], ['a', `https://${HOST}/a`], ['a', `https://${HOST}/b`], ['iframe', `https://${HOST}/video`]],
+    );
+    assert.equal(ctx.metrics.total('extract', 'json_ld', 'invalid'), 1, 'the broken JSON-LD block is counted');
+    assert.equal(ctx.metrics.total('extract', 'json_ld', 'ok'), 1);
+    const followed = decodedOn(out, 'crawl.links', decodeDiscoveredLinks)[0]!;
+    assert.equal(followed.links.length, 4, 'every source is followed');
+  });
+
+  test('noindex: neither text nor text_full is stored, nor headings, OpenGraph and JSON-LD; links and hreflang are', async () => {
+    const e = onlyOn(await extract(ctxWith(), page(ARTICLE.replace('<title>', '<meta name="robots" content="noindex"><title>'))), 'crawl.extracted', decodeExtracted);
+    assert.equal(e.noindex, true);
+    assert.equal(e.text, '');
+    assert.equal(e.text_full, '');
+    assert.deepEqual([e.headings, e.opengraph, e.json_ld], [[], {}, []]);
+    assert.equal(e.hreflang?.length, 1);
+    assert.equal(e.links.length, 4);
+  });
+
+  test('an old extracted message without the new fields still decodes (replayed streams)', async () => {
+    const e = onlyOn(await extract(ctxWith(), page(BASIC)), 'crawl.extracted', decodeExtracted);
+    const { text_full: _t, headings: _h, opengraph: _o, json_ld: _j, hreflang: _r, ...old } = e;
+    const again = decodeExtracted(encodeMessage({ ...old, links: old.links.map(({ source: _s, ...l }) => l) }));
+    const rows = pageRows({ ...again, simhash: '0'.repeat(16), near_duplicate_of: null }, 'c');
+    assert.equal(rows.pages[0]!.text_full, '');
+    assert.equal(rows.pages[0]!.json_ld, null);
+    assert.equal(rows.links[0]!.source, 'a');
+  });
 
   test('garbage and empty bodies still give an extracted page', async () => {
     const ctx = ctxWith();

@@ -84,9 +84,14 @@ function finalPage(n: number, over: Partial<FinalPage> = {}): FinalPage {
     noindex: false,
     nofollow: true,
     links: [
-      { url: 'https://www.example.com/a', anchor: 'A', rel: '' },
-      { url: 'https://other.org/b', anchor: 'B', rel: 'nofollow' },
+      { url: 'https://www.example.com/a', anchor: 'A', rel: '', source: 'a' },
+      { url: 'https://other.org/b', anchor: 'B', rel: 'nofollow', source: 'iframe' },
     ],
+    text_full: 'Menu Some text Footer',
+    headings: [{ level: 1, text: 'Title' }],
+    opengraph: { 'og:title': 'Title' },
+    json_ld: [{ '@type': 'Article', headline: 'Title' }],
+    hreflang: [],
     simhash: '0123456789abcdef',
     near_duplicate_of: 'https://mirror.example.org/p',
     ...over,
@@ -249,11 +254,16 @@ describe('persist', () => {
         redirected_from: null,
         redirect_chain: null,
         crawl_id: 'test',
+        text_full: 'Menu Some text Footer',
+        headings: '[{"level":1,"text":"Title"}]',
+        opengraph: '{"og:title":"Title"}',
+        json_ld: '[{"@type":"Article","headline":"Title"}]',
+        hreflang: null,
       },
     ]);
     assert.deepEqual(batch.links, [
-      { fetch_id: 'fid-7', src_url: p.url, dst_url: 'https://www.example.com/a', anchor_text: 'A', rel: '', crawl_id: 'test' },
-      { fetch_id: 'fid-7', src_url: p.url, dst_url: 'https://other.org/b', anchor_text: 'B', rel: 'nofollow', crawl_id: 'test' },
+      { fetch_id: 'fid-7', src_url: p.url, dst_url: 'https://www.example.com/a', anchor_text: 'A', rel: '', crawl_id: 'test', source: 'a' },
+      { fetch_id: 'fid-7', src_url: p.url, dst_url: 'https://other.org/b', anchor_text: 'B', rel: 'nofollow', crawl_id: 'test', source: 'iframe' },
     ]);
     assert.deepEqual(batch.fetch_log, [
       {

@@ -51,7 +51,12 @@ function extracted(url: string, text: string, fetchTime: number): ExtractedPage 
     canonical_url: null,
     noindex: false,
     nofollow: false,
-    links: [{ url: 'https://a.example/', anchor: 'a', rel: '' }],
+    links: [{ url: 'https://a.example/', anchor: 'a', rel: '', source: 'a' }],
+    text_full: text,
+    headings: [],
+    opengraph: {},
+    json_ld: [],
+    hreflang: [],
   };
 }
 

@@ -1,0 +1,449 @@
+/**
+ * The one iterative walk over a parse5 tree behind extractHtml: visible text (and its
+ * blocks, for main-text selection), raw links with their source, headings, and the head's
+ * metadata (title, base, canonical, robots, language, OpenGraph, JSON-LD, hreflang).
+ * An explicit stack instead of recursion, so arbitrarily deep trees are fine; every
+ * per-page collection is capped.
+ */
+import { parseFragment, html as p5html, type DefaultTreeAdapterTypes } from 'parse5';
+import { chunkedTextAdapter, textOf, type ChunkedTextNode } from './chunked-text-adapter.js';
+import { applyRobotsContent, collapseChunks, collapseWhitespace, LINE_BREAK, normalizeLanguage, truncate } from './metadata.js';
+import { elementHint } from './boilerplate-hints.js';
+import { selectMainBlocks, type ContentContainer, type TextBlock } from './main-text.js';
+import { addJsonLd, MAX_OPENGRAPH_KEYS, MAX_OPENGRAPH_VALUE, openGraphKey, refreshTarget, type JsonLdState } from './structured-data.js';
+import type { Heading, LinkSource } from './extract-html.js';
+
+type Node = DefaultTreeAdapterTypes.Node;
+type Element = DefaultTreeAdapterTypes.Element;
+
+export const MAX_ANCHOR_TEXT = 500;
+/**
+ * Anchor text is built from at most this many text chunks after the anchor start, and from
+ * at most ANCHOR_CHUNK_BUDGET chunks per page in total (anchors past the budget get ''),
+ * which bounds the work for pathological nesting (e.g. 100k nested SVG <a> elements).
+ */
+const MAX_ANCHOR_CHUNKS = 1_000;
+const ANCHOR_CHUNK_BUDGET = 250_000;
+export const MAX_HEADINGS = 200;
+const MAX_HEADING_TEXT = 500;
+export const MAX_HREFLANG = 200;
+/**
+ * Containers (hinted ones such as main, article, "post-body", and plain div, section,
+ * table …) are tracked up to this many and this deep (deeper blocks count toward the
+ * deepest tracked one): the main-text pass walks each block's container chain.
+ */
+const MAX_CONTAINERS = 2_000;
+const MAX_CONTAINER_DEPTH = 32;
+
+/** Elements whose content is never rendered as text (iframe src and JSON-LD are read before skipping). */
+const SKIPPED = new Set(['script', 'style', 'template', 'iframe', 'noembed', 'noframes']);
+
+/** Elements that start a new line in the extracted text. */
+const BLOCKS = new Set([
+  'address', 'article', 'aside', 'blockquote', 'body', 'caption', 'center', 'dd', 'details', 'dialog',
+  'dir', 'div', 'dl', 'dt', 'fieldset', 'figcaption', 'figure', 'footer', 'form', 'frameset', 'h1', 'h2',
+  'h3', 'h4', 'h5', 'h6', 'header', 'hgroup', 'hr', 'html', 'legend', 'li', 'listing', 'main', 'menu',
+  'nav', 'ol', 'optgroup', 'option', 'p', 'plaintext', 'pre', 'section', 'select', 'summary', 'table',
+  'tbody', 'textarea', 'tfoot', 'thead', 'tr', 'ul', 'xmp',
+]);
+
+const BREAK: readonly string[] = [LINE_BREAK];
+const SPACE: readonly string[] = [' '];
+
+const DISPLAY_NONE = /display\s*:\s*none/i;
+
+export interface RawLink {
+  href: string;
+  anchorText: string;
+  rel: string;
+  source: LinkSource;
+}
+
+/** Stack marker popped after an element's children, to close its scope. */
+class Marker {
+  constructor(
+    readonly kind: 'block' | 'hidden' | 'anchor' | 'noscript' | 'boilerplate' | 'container' | 'cell' | 'heading',
+    readonly link: RawLink | null = null,
+    /** anchor: first anchor piece; heading: first text piece */
+    readonly start = 0,
+    readonly level = 0,
+  ) {}
+}
+const BLOCK_END = new Marker('block');
+const HIDDEN_END = new Marker('hidden');
+const NOSCRIPT_END = new Marker('noscript');
+const BOILERPLATE_END = new Marker('boilerplate');
+const CONTAINER_END = new Marker('container');
+const CELL_END = new Marker('cell');
+
+/** Plain elements that may frame a page's content region when nothing is hinted (main-text.ts step 3). */
+const REGION_TAGS = new Set(['body', 'div', 'section', 'table', 'tbody', 'tr', 'form', 'center', 'blockquote']);
+
+const HEADING_LEVEL: Record<string, number> = { h1: 1, h2: 2, h3: 3, h4: 4, h5: 5, h6: 6 };
+const LINK_REL_SOURCES: ReadonlyArray<[string, LinkSource]> = [['alternate', 'link-alternate'], ['next', 'link-next'], ['prev', 'link-prev'], ['previous', 'link-prev']];
+
+/** Characters other than whitespace/controls in text chunks (whitespace between tags must not dilute link density). */
+function visibleChars(chunks: readonly string[]): number {
+  let n = 0;
+  for (const s of chunks) for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) > 32) n++;
+  return n;
+}
+
+export function getAttr(el: Element, name: string): string | null {
+  const attrs = el.attrs;
+  for (let i = 0; i < attrs.length; i++) if (attrs[i]!.name === name) return attrs[i]!.value;
+  return null;
+}
+
+function isHidden(el: Element): boolean {
+  const attrs = el.attrs;
+  for (let i = 0; i < attrs.length; i++) {
+    const a = attrs[i]!;
+    if (a.name === 'hidden' && a.value.toLowerCase() !== 'until-found') return true;
+    if (a.name === 'style' && a.value.length >= 12 && DISPLAY_NONE.test(a.value)) return true;
+  }
+  return false;
+}
+
+export class Walker {
+  /** Visible text (text-node chunk arrays) in document order; BREAK marks block boundaries. */
+  private readonly pieces: (readonly string[])[] = [];
+  private hidden = 0;
+  private noscript = 0;
+  private anchorDepth = 0;
+  /** open elements hinted as boilerplate */
+  private boilerplate = 0;
+  /** innermost open content container, and how many are open */
+  private container = -1;
+  private containerDepth = 0;
+  readonly containers: ContentContainer[] = [];
+  /** text blocks for main-text selection; the current one starts at pieces[blockStart] */
+  readonly blocks: TextBlock[] = [];
+  private blockStart = 0;
+  private blockRaw = 0;
+  private blockLink = 0;
+  private blockBoilerplate = 0;
+  /** level of the innermost open h1–h6, 0 outside headings */
+  private headingLevel = 0;
+  readonly headings: Heading[] = [];
+  readonly openGraph: Record<string, string> = {};
+  private openGraphKeys = 0;
+  readonly jsonLd: JsonLdState = { blocks: [], invalid: 0 };
+  readonly hreflang: Array<{ lang: string; href: string }> = [];
+  private anchorBudget = ANCHOR_CHUNK_BUDGET;
+  private readonly anchorPieces: (readonly string[])[] = [];
+  readonly rawLinks: RawLink[] = [];
+  title: string | null = null;
+  baseHref: string | null = null;
+  canonicalHref: string | null = null;
+  metaLanguage: string | null = null;
+  description: string | null = null;
+  ogDescription: string | null = null;
+  ogLocale: string | null = null;
+  readonly robots = { noindex: false, nofollow: false };
+
+  text(): string {
+    return collapseChunks(this.pieces, true);
+  }
+
+  /** The text of the blocks main-text.ts selects, one line per block. */
+  mainText(): string {
+    this.endBlock();
+    const texts = this.blocks.map((b) => {
+      const t = collapseChunks(this.pieces, false, b.start, b.end);
+      b.chars = t.length;
+      return t;
+    });
+    const keep = selectMainBlocks(this.blocks, this.containers);
+    return texts.filter((t, i) => keep[i] && t.length > 0).join('\n');
+  }
+
+  /** Closes the current text block (at block-box and table-cell boundaries). */
+  private endBlock(): void {
+    const end = this.pieces.length;
+    if (this.blockRaw > 0) {
+      this.blocks.push({
+        start: this.blockStart,
+        end,
+        chars: 0,
+        rawChars: this.blockRaw,
+        linkChars: this.blockLink,
+        boilerplateChars: this.blockBoilerplate,
+        container: this.container,
+        headingLevel: this.headingLevel,
+      });
+    }
+    this.blockStart = end;
+    this.blockRaw = this.blockLink = this.blockBoilerplate = 0;
+  }
+
+  private addText(chunks: readonly string[]): void {
+    this.pieces.push(chunks);
+    const n = visibleChars(chunks);
+    this.blockRaw += n;
+    if (this.anchorDepth > 0) this.blockLink += n;
+    if (this.boilerplate > 0) this.blockBoilerplate += n;
+  }
+
+  private lineBreak(): void {
+    this.endBlock();
+    const p = this.pieces;
+    if (p.length > 0 && p[p.length - 1] !== BREAK) p.push(BREAK);
+    if (this.anchorDepth > 0) this.anchorPieces.push(SPACE);
+  }
+
+  private separate(): void {
+    this.pieces.push(SPACE);
+    if (this.anchorDepth > 0) this.anchorPieces.push(SPACE);
+  }
+
+  walk(root: Node): void {
+    const stack: Array<Node | Marker> = [root];
+    while (stack.length > 0) {
+      const item = stack.pop()!;
+      if (item instanceof Marker) {
+        this.closeScope(item);
+        continue;
+      }
+      if (item.nodeName === '#text') {
+        const chunks = (item as ChunkedTextNode).chunks;
+        if (this.hidden === 0) this.addText(chunks);
+        if (this.anchorDepth > 0) this.anchorPieces.push(chunks);
+        continue;
+      }
+      if (!('tagName' in item)) {
+        // #document / #document-fragment have children; comments and doctypes do not.
+        if ('childNodes' in item) pushChildren(stack, item.childNodes);
+        continue;
+      }
+      const el = item as Element;
+      if (!this.openElement(el, stack)) continue;
+      if (el.attrs.length > 0 && isHidden(el)) {
+        this.hidden++;
+        stack.push(HIDDEN_END);
+      }
+      // The block break comes first, so that the previous block is not counted in this
+      // element's scopes; BLOCK_END is pushed last, so the last block closes inside them.
+      const block = BLOCKS.has(el.tagName);
+      if (block) this.lineBreak();
+      if (this.hidden === 0) this.openScopes(el, block, stack);
+      if (block) stack.push(BLOCK_END);
+      pushChildren(stack, el.childNodes);
+    }
+  }
+
+  /** Boilerplate / content-container / heading scopes, for main-text selection and headings. */
+  private openScopes(el: Element, block: boolean, stack: Array<Node | Marker>): void {
+    const hint = elementHint(el, this.container >= 0);
+    if (hint === 'boilerplate') {
+      this.boilerplate++;
+      stack.push(BOILERPLATE_END);
+    } else if (
+      block && this.boilerplate === 0 && (hint === 'content' || REGION_TAGS.has(el.tagName)) &&
+      this.containers.length < MAX_CONTAINERS && this.containerDepth < MAX_CONTAINER_DEPTH
+    ) {
+      this.containers.push({ parent: this.container, hinted: hint === 'content' });
+      this.container = this.containers.length - 1;
+      this.containerDepth++;
+      stack.push(CONTAINER_END);
+    }
+    const level = HEADING_LEVEL[el.tagName];
+    if (level !== undefined && el.namespaceURI === p5html.NS.HTML) {
+      // the marker keeps the enclosing level (in `level`) to restore it, and the heading's own
+      stack.push(new Marker('heading', null, this.pieces.length, this.headingLevel * 8 + level));
+      this.headingLevel = level;
+    }
+  }
+
+  private closeScope(m: Marker): void {
+    switch (m.kind) {
+      case 'boilerplate':
+        this.boilerplate--;
+        break;
+      case 'container':
+        this.container = this.containers[this.container]!.parent;
+        this.containerDepth--;
+        break;
+      case 'cell':
+        this.endBlock();
+        break;
+      case 'heading': {
+        this.headingLevel = m.level >> 3;
+        if (this.headings.length < MAX_HEADINGS) {
+          const text = truncate(collapseChunks(this.pieces, false, m.start, this.pieces.length, MAX_HEADING_TEXT), MAX_HEADING_TEXT);
+          if (text.length > 0) this.headings.push({ level: m.level & 7, text });
+        }
+        break;
+      }
+      case 'block':
+        this.lineBreak();
+        break;
+      case 'hidden':
+        this.hidden--;
+        break;
+      case 'noscript':
+        this.hidden--;
+        this.noscript--;
+        break;
+      case 'anchor': {
+        const p = this.anchorPieces;
+        const to = Math.min(p.length, m.start + MAX_ANCHOR_CHUNKS, m.start + this.anchorBudget);
+        this.anchorBudget -= to - m.start;
+        const text = collapseChunks(p, false, m.start, to, MAX_ANCHOR_TEXT);
+        m.link!.anchorText = truncate(text, MAX_ANCHOR_TEXT);
+        if (--this.anchorDepth === 0) this.anchorPieces.length = 0;
+        break;
+      }
+    }
+  }
+
+  /** Handles element-specific semantics; returns false when the subtree must not be descended. */
+  private openElement(el: Element, stack: Array<Node | Marker>): boolean {
+    const tag = el.tagName;
+    switch (tag) {
+      case 'a': {
+        const href = getAttr(el, 'href');
+        if (href === null) return true;
+        const link: RawLink = { href, anchorText: '', rel: relOf(el), source: 'a' };
+        this.rawLinks.push(link);
+        stack.push(new Marker('anchor', link, this.anchorPieces.length));
+        this.anchorDepth++;
+        return true;
+      }
+      case 'area': {
+        const href = getAttr(el, 'href');
+        if (href !== null) {
+          const alt = truncate(collapseWhitespace(getAttr(el, 'alt') ?? ''), MAX_ANCHOR_TEXT);
+          this.rawLinks.push({ href, anchorText: alt, rel: relOf(el), source: 'area' });
+        }
+        return false;
+      }
+      case 'img':
+        if (this.anchorDepth > 0) {
+          const alt = getAttr(el, 'alt');
+          if (alt) this.anchorPieces.push([' ', alt, ' ']);
+        }
+        return false;
+      case 'br':
+        this.lineBreak();
+        return false;
+      case 'td':
+      case 'th':
+        // a cell is its own block for main-text selection (table layouts), but stays on the row's line
+        this.separate();
+        this.endBlock();
+        stack.push(CELL_END);
+        return true;
+      case 'iframe':
+      case 'frame': {
+        const src = getAttr(el, 'src');
+        if (src !== null) this.rawLinks.push({ href: src, anchorText: '', rel: '', source: 'iframe' });
+        return false;
+      }
+      case 'script':
+        if (this.noscript === 0 && getAttr(el, 'type')?.trim().toLowerCase() === 'application/ld+json') {
+          addJsonLd(childText(el), this.jsonLd);
+        }
+        return false;
+      case 'head':
+        this.hidden++;
+        stack.push(HIDDEN_END);
+        return true;
+      case 'title':
+        if (this.title === null && this.noscript === 0 && el.namespaceURI === p5html.NS.HTML) {
+          this.title = collapseWhitespace(childText(el));
+        }
+        return false;
+      case 'meta':
+        if (this.noscript === 0) this.meta(el);
+        return false;
+      case 'link':
+        if (this.noscript === 0) this.linkElement(el);
+        return false;
+      case 'base':
+        if (this.noscript === 0 && this.baseHref === null) this.baseHref = getAttr(el, 'href');
+        return false;
+      case 'noscript':
+        this.noscriptLinks(el, stack);
+        return false;
+      default:
+        return !SKIPPED.has(tag);
+    }
+  }
+
+  private linkElement(el: Element): void {
+    const rel = getAttr(el, 'rel');
+    const href = getAttr(el, 'href');
+    if (rel === null || href === null) return;
+    const rels = rel.toLowerCase().split(/\s+/);
+    if (rels.includes('canonical')) {
+      this.canonicalHref ??= href;
+      return;
+    }
+    const source = LINK_REL_SOURCES.find(([r]) => rels.includes(r))?.[1];
+    if (source === undefined) return;
+    this.rawLinks.push({ href, anchorText: collapseWhitespace(getAttr(el, 'title') ?? '').slice(0, MAX_ANCHOR_TEXT), rel: relOf(el), source });
+    const hreflang = getAttr(el, 'hreflang');
+    if (source === 'link-alternate' && hreflang !== null && hreflang.trim() !== '' && this.hreflang.length < MAX_HREFLANG) {
+      this.hreflang.push({ lang: hreflang.trim().toLowerCase(), href });
+    }
+  }
+
+  private meta(el: Element): void {
+    const content = getAttr(el, 'content');
+    if (content === null) return;
+    const property = getAttr(el, 'property');
+    const rawName = getAttr(el, 'name');
+    const ogKey = openGraphKey(property, rawName);
+    if (ogKey !== null && !(ogKey in this.openGraph) && this.openGraphKeys < MAX_OPENGRAPH_KEYS) {
+      this.openGraph[ogKey] = truncate(collapseWhitespace(content), MAX_OPENGRAPH_VALUE);
+      this.openGraphKeys++;
+      if (ogKey === 'og:locale') this.ogLocale ??= normalizeLanguage(content);
+    }
+    const httpEquiv = getAttr(el, 'http-equiv')?.trim().toLowerCase();
+    if (httpEquiv === 'refresh') {
+      const target = refreshTarget(content);
+      if (target !== null) this.rawLinks.push({ href: target, anchorText: '', rel: '', source: 'meta-refresh' });
+      return;
+    }
+    const name = rawName?.trim().toLowerCase();
+    if (name === 'robots') {
+      applyRobotsContent(content, this.robots);
+    } else if (name === 'description') {
+      this.description ??= collapseWhitespace(content) || null;
+    } else if (httpEquiv === 'content-language') {
+      this.metaLanguage ??= normalizeLanguage(content);
+    } else if (property?.trim().toLowerCase() === 'og:description') {
+      this.ogDescription ??= collapseWhitespace(content) || null;
+    }
+  }
+
+  /**
+   * With scripting enabled (as in browsers) `<noscript>` content is raw text. Crawlers
+   * commonly still follow links there, so the markup is re-parsed as a fragment and walked
+   * for links only (no text, no metadata). Not applied recursively.
+   */
+  private noscriptLinks(el: Element, stack: Array<Node | Marker>): void {
+    if (this.noscript > 0) return;
+    const raw = childText(el);
+    if (!/<a(?:rea)?[\s/>]/i.test(raw)) return;
+    this.noscript++;
+    this.hidden++;
+    stack.push(NOSCRIPT_END, parseFragment(raw, { treeAdapter: chunkedTextAdapter }));
+  }
+}
+
+function pushChildren(stack: Array<Node | Marker>, children: readonly Node[]): void {
+  for (let i = children.length - 1; i >= 0; i--) stack.push(children[i]!);
+}
+
+function childText(el: Element): string {
+  let s = '';
+  for (const c of el.childNodes) if (c.nodeName === '#text') s += textOf(c as DefaultTreeAdapterTypes.TextNode);
+  return s;
+}
+
+function relOf(el: Element): string {
+  const rel = getAttr(el, 'rel');
+  return rel === null ? '' : collapseWhitespace(rel.toLowerCase());
+}
