@@ -8,7 +8,7 @@ import type { KvStore } from '../pipeline/kv-store.js';
 import { applyCrawlTopology, pipelineBacklog, readStoredSettings, startStages, storeSettings } from '../pipeline/crawl-node.js';
 import { createLogger } from '../pipeline/logger.js';
 import { STAGE_NAMES } from '../pipeline/stage.js';
-import { openParquetOutput } from './output.js';
+import { openArchiveOutput, openParquetOutput } from './output.js';
 import { hasEmbeddedStore, natsUrlFromEnv, openCrawlConnection } from './connection.js';
 import { startProgress } from './progress.js';
 import { readSeeds } from './seeds-input.js';
@@ -65,6 +65,7 @@ export async function runCrawl(o: RunOptions): Promise<number> {
     node = await startStages(conn.nc, settings, STAGE_NAMES, {
       log,
       openOutput: () => openParquetOutput(outDir),
+      openArchive: () => openArchiveOutput(outDir, conn.nc, settings, log),
       persist: { maxRows: settings.persistBatchRows, maxDelayMs: settings.persistFlushMs },
     });
     const js = jetstream(conn.nc);

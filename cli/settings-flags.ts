@@ -34,7 +34,8 @@ export function addSettingsOptions(cmd: Command): Command {
     .option('--max-body-bytes <n>', 'bytes of a page kept; a longer one is stored cut, marked truncated (default 5242880)', parseIntOption('--max-body-bytes', 1024))
     .option('--min-transfer-rate <n>', 'after 5 s of body, a transfer slower than this many bytes/s is cut off (default 1024; 0 = off)', parseIntOption('--min-transfer-rate', 0))
     .option('--page-type <mime>', 'also extract and store responses of this content type as pages, e.g. text/plain (repeatable; text/html and application/xhtml+xml always)', collect, [])
-    .option('--max-retries <n>', 'retries of a URL after a retryable failure: 5xx, 429, timeout, network (default 3)', parseIntOption('--max-retries', 0, 20));
+    .option('--max-retries <n>', 'retries of a URL after a retryable failure: 5xx, 429, timeout, network (default 3)', parseIntOption('--max-retries', 0, 20))
+    .option('--warc-max-bytes <n>', 'start a new WARC file before one would pass this size (default 1073741824 = 1 GiB)', parseIntOption('--warc-max-bytes', 65_536));
 }
 
 /** Flags that map one-to-one onto a crawl setting of the same name. */
@@ -60,6 +61,7 @@ const DIRECT_SETTINGS = [
   'dnsMaxTtlMs',
   'maxBodyBytes',
   'minTransferRate',
+  'warcMaxBytes',
 ] as const;
 
 /** Flags whose setting has another name. */

@@ -59,6 +59,8 @@ export const CrawlSettingsSchema = z
     nearDuplicateDistance: z.number().int().min(0).max(16).default(3),
     persistBatchRows: z.number().int().min(1).default(1000),
     persistFlushMs: z.number().int().min(50).default(1000),
+    /** a WARC file is closed and a new one started before it would pass this many bytes */
+    warcMaxBytes: z.number().int().min(64 * 1024).default(1024 ** 3),
   })
   .strict();
 

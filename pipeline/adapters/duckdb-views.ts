@@ -6,6 +6,7 @@
  *   pages      one row per fetch_id, and at most one per (crawl_id, url): the latest fetch_time
  *   links      one row per (fetch_id, dst_url, anchor_text, rel)
  *   fetch_log  one row per event_id
+ *   captures   one row per capture_id (an archived exchange)
  *
  * The pipeline is at-least-once, so a redelivered message can write the same
  * logical row into a second file; the deduplicating views hide that.
@@ -54,6 +55,7 @@ export const DEDUP_KEYS: Readonly<Record<TableName, readonly string[]>> = {
   pages: ['fetch_id'],
   links: ['fetch_id', 'dst_url', 'anchor_text', 'rel'],
   fetch_log: ['event_id'],
+  captures: ['capture_id'],
 };
 
 function hasParquetFiles(dir: string): boolean {

@@ -64,6 +64,11 @@ export class NatsKvStore implements KvStore {
 
 export type KvStores = Record<'hosts' | 'robots' | 'seen' | 'fingerprints' | 'scope' | 'validators' | 'config', KvStore>;
 
+/** Opens (never creates) one bucket by name, e.g. BUCKETS.digests for the archive stage. */
+export async function openKvBucket(nc: NatsConnection, name: string): Promise<KvStore> {
+  return new NatsKvStore(await new Kvm(nc).open(name));
+}
+
 /** Opens (never creates) the crawl's buckets: the topology owns them. */
 export async function openKvStores(nc: NatsConnection): Promise<KvStores> {
   const kvm = new Kvm(nc);
