@@ -5,6 +5,7 @@ import { runCrawl } from './run.js';
 import { seedCrawl } from './seed.js';
 import { runWorker } from './worker.js';
 import { runSql } from './sql.js';
+import { runGet } from './get.js';
 import { applyTopologyCommand } from './topology-command.js';
 import { addSettingsOptions } from './settings-flags.js';
 import { addRobotsCheckCommand } from './robots-check.js';
@@ -41,9 +42,9 @@ function program(): Command {
   cli
     .command('worker')
     .description('run one stage of a running crawl in this process (start as many as you like)')
-    .requiredOption('--stage <name>', 'normalize | seen-filter | politeness-gate | fetch | extract | simhash | persist')
+    .requiredOption('--stage <name>', 'normalize | seen-filter | politeness-gate | fetch | extract | simhash | persist | archive')
     .option('--concurrency <n>', 'messages handled at once by this process', parseIntOption('--concurrency', 1, 100_000))
-    .option('--out <dir>', 'output directory (persist writes here; also where an embedded server is found)', DEFAULT_OUT)
+    .option('--out <dir>', 'output directory (persist and archive write here; also where an embedded server is found)', DEFAULT_OUT)
     .action(async (o) => process.exit(await runWorker(o)));
 
   cli
@@ -53,6 +54,15 @@ function program(): Command {
     .option('--out <dir>', 'output directory', DEFAULT_OUT)
     .addOption(new Option('--format <format>', 'table | csv | json').default('table'))
     .action(async (sql: string | undefined, o) => process.exit(await runSql(sql, o)));
+
+  cli
+    .command('get')
+    .description("print the stored WARC record of a URL's latest capture (or of a fetch), read from its WARC file by offset and length")
+    .argument('[url]')
+    .option('--fetch-id <id>', 'the capture of this fetch (its last attempt) instead of a URL')
+    .option('--payload', 'print the HTTP body only', false)
+    .option('--out <dir>', 'output directory', DEFAULT_OUT)
+    .action(async (url: string | undefined, o) => process.exit(await runGet(url, o)));
 
   cli
     .command('testweb')

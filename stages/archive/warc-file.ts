@@ -31,6 +31,8 @@ export interface Placement {
 /** 20240131235959 */
 const compactTime = (d: Date): string => d.toISOString().replace(/[-:T]/g, '').slice(0, 14);
 
+const byteLength = (members: Buffer[]): number => members.reduce((n, m) => n + m.length, 0);
+
 export class WarcFileWriter {
   private fh: fsp.FileHandle | null = null;
   private name = '';
@@ -59,12 +61,12 @@ export class WarcFileWriter {
     const run = this.chain.then(async () => {
       if (!this.fh) await this.openNext();
       let members = build(this.warcinfoId);
-      const total = members.reduce((n, m) => n + m.length, 0);
-      if (this.size + total > this.opts.maxBytes && this.records > 0) {
+      if (this.size + byteLength(members) > this.opts.maxBytes && this.records > 0) {
         await this.closeCurrent();
         await this.openNext();
-        members = build(this.warcinfoId);
+        members = build(this.warcinfoId); // built again: the records name their file's warcinfo
       }
+      const total = byteLength(members);
       const offsets: number[] = [];
       const lengths: number[] = [];
       let at = this.size;
