@@ -1,9 +1,8 @@
 import { openParquetOutput as openOutput } from '../pipeline/adapters/duckdb-output.js';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { openKvBucket } from '../pipeline/adapters/nats-kv.js';
+import { openKvStores } from '../pipeline/adapters/nats-kv.js';
 import type { Logger } from '../pipeline/logger.js';
 import type { CrawlSettings } from '../pipeline/settings.js';
-import { BUCKETS } from '../ops/nats/edges.js';
 import type { ArchiveOutput } from '../stages/archive/index.js';
 import type { OutputWriter } from '../stages/persist/index.js';
 
@@ -27,7 +26,7 @@ export async function openArchiveOutput(outDir: string, nc: NatsConnection, sett
     crawlId: settings.crawlId,
     maxWarcBytes: settings.warcMaxBytes,
     captures: await openParquetOutput(outDir),
-    digests: await openKvBucket(nc, BUCKETS.digests),
+    digests: (await openKvStores(nc)).digests,
     batch: { maxRows: settings.persistBatchRows, maxDelayMs: settings.persistFlushMs },
     onRepaired: (repaired) => {
       for (const r of repaired) log.warn({ file: r.file, cutBytes: r.cutBytes }, 'WARC file of a dead writer sealed (torn tail cut)');

@@ -62,12 +62,7 @@ export class NatsKvStore implements KvStore {
   }
 }
 
-export type KvStores = Record<'hosts' | 'robots' | 'seen' | 'fingerprints' | 'scope' | 'validators' | 'config', KvStore>;
-
-/** Opens (never creates) one bucket by name, e.g. BUCKETS.digests for the archive stage. */
-export async function openKvBucket(nc: NatsConnection, name: string): Promise<KvStore> {
-  return new NatsKvStore(await new Kvm(nc).open(name));
-}
+export type KvStores = Record<'hosts' | 'robots' | 'seen' | 'fingerprints' | 'scope' | 'validators' | 'config' | 'digests', KvStore>;
 
 /** Opens (never creates) the crawl's buckets: the topology owns them. */
 export async function openKvStores(nc: NatsConnection): Promise<KvStores> {
@@ -81,5 +76,6 @@ export async function openKvStores(nc: NatsConnection): Promise<KvStores> {
     scope: await open(BUCKETS.scope),
     validators: await open(BUCKETS.validators),
     config: await open(BUCKETS.config),
+    digests: await open(BUCKETS.digests),
   };
 }
