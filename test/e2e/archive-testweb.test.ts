@@ -91,6 +91,9 @@ describe('end to end: the WARC archive and the captures index of a crawl of the 
     const none = await runCli(['get', '--out', out, 'http://nowhere.test/']);
     assert.equal(none.code, 1);
     assert.match(none.stderr, /no capture of http:\/\/nowhere\.test\//);
+    const neither = await runCli(['get', '--out', out]);
+    assert.equal(neither.code, 2);
+    assert.match(neither.stderr, /give a URL or --fetch-id ID/);
   });
 });
 

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { existsSync, readdirSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { openOutputDatabase } from '../../pipeline/adapters/duckdb-views.js';
 import { contentDigest } from '../../stages/simhash/simhash.js';
 import { readWarcFile, warcFiles, type ReadRecord } from './warc-reader.js';
@@ -69,5 +69,3 @@ export async function auditArchive(out: string): Promise<ArchiveAudit> {
     await db.close();
   }
 }
-
-export const hasWarcDir = (out: string) => existsSync(path.join(out, 'warc'));
