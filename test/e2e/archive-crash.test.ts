@@ -29,8 +29,8 @@ describe('end to end: persist and archive workers SIGKILLed 20 times at random m
     assert.equal(seeded.code, 0, seeded.stderr);
 
     let duringCrawl = 0;
-    let leftOpen = 0;
-    let torn = 0;
+    const leftOpen = new Set<string>();
+    const torn = new Set<string>();
     const stderrOfKilled: string[] = [];
     const total = expectedUrls(web).length;
     for (let i = 0; i < KILLS; i++) {
@@ -45,8 +45,8 @@ describe('end to end: persist and archive workers SIGKILLed 20 times at random m
         // what the dead writer left: files still marked open, and whether one ends in a torn record
         for (const f of readdirSync(path.join(out, 'warc')).filter((n) => n.endsWith(OPEN_SUFFIX))) {
           const file = path.join(out, 'warc', f.slice(0, -OPEN_SUFFIX.length));
-          leftOpen += 1;
-          if (existsSync(file) && (await completeLength(file)) < statSync(file).size) torn += 1;
+          leftOpen.add(file);
+          if (existsSync(file) && (await completeLength(file)) < statSync(file).size) torn.add(file);
         }
       }
       if (web.requestLog().filter((r) => r.path !== '/robots.txt').length < total) duringCrawl += requestsBefore > 0 ? 1 : 0;
@@ -66,7 +66,7 @@ describe('end to end: persist and archive workers SIGKILLed 20 times at random m
       .split('\n')
       .filter((l) => l.includes('WARC file of a dead writer sealed'))
       .map((l) => (JSON.parse(l) as { cutBytes: number }).cutBytes);
-    console.log(`WARC files left open by a killed archive worker: ${leftOpen} (${torn} ending in a torn record); sealing logged: ${sealed.length} (logs are async, a kill may lose them)`);
+    console.log(`WARC files left open by a killed archive worker: ${leftOpen.size} (${torn.size} ending in a torn record); sealing logged: ${sealed.length} (logs are async, a kill may lose them)`);
 
     // pages: the expected set, each once
     const stored = await storedPages(out);
