@@ -107,8 +107,10 @@ export class WarcFileWriter {
     this.name = `CRAWL-${this.opts.crawlId}-${compactTime(now)}-${String(this.serial).padStart(5, '0')}-${this.unique}.warc.gz`;
     const file = path.join(this.dir, this.name);
     const marker: WriterMarker = { pid: process.pid, hostname: os.hostname(), started: now.getTime() };
-    // the marker first: a file never exists without it until it is sealed
-    await fsp.writeFile(file + OPEN_SUFFIX, JSON.stringify(marker));
+    // the marker first: a file never exists without it until it is sealed. Written whole under a
+    // temporary name and renamed, so a kill never leaves a half-written marker nobody can read
+    await fsp.writeFile(file + OPEN_SUFFIX + '.tmp', JSON.stringify(marker));
+    await fsp.rename(file + OPEN_SUFFIX + '.tmp', file + OPEN_SUFFIX);
     this.fh = await fsp.open(file, 'wx');
     this.warcinfoId = newRecordId();
     const info = warcinfoRecord(this.warcinfoId, this.name, now.getTime(), [

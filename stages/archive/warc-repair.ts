@@ -102,6 +102,13 @@ export async function repairAbandonedWarcs(dir: string): Promise<Repaired[]> {
   }
   const out: Repaired[] = [];
   for (const n of names) {
+    if (n.endsWith(OPEN_SUFFIX + '.tmp')) {
+      // a marker its writer never renamed (killed between the two steps): it never opened the file
+      const p = path.join(dir, n);
+      const age = await fsp.stat(p).then((s) => Date.now() - s.mtimeMs, () => 0);
+      if (age > 60_000) await fsp.rm(p, { force: true });
+      continue;
+    }
     if (!n.endsWith(OPEN_SUFFIX)) continue;
     const markerPath = path.join(dir, n);
     const file = markerPath.slice(0, -OPEN_SUFFIX.length);
@@ -109,7 +116,7 @@ export async function repairAbandonedWarcs(dir: string): Promise<Repaired[]> {
     try {
       marker = JSON.parse(await fsp.readFile(markerPath, 'utf8')) as WriterMarker;
     } catch {
-      continue; // being written this instant, or already gone
+      continue; // already gone (sealed by another process)
     }
     if (writerAlive(marker)) continue;
     const size = await fsp.stat(file).then((s) => s.size, () => null);

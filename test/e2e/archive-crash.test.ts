@@ -21,7 +21,8 @@ describe('end to end: persist and archive workers SIGKILLed 20 times at random m
     const { web, out, nats, env, workers } = crawl;
     const settingsArgs = crawlArgs(web, out).filter((a, i, all) => a !== '--seed' && all[i - 1] !== '--seed' && a !== '--out' && all[i - 1] !== '--out');
     // small WARC files and small batches: more file boundaries and more batches for a kill to fall into
-    const applied = await runCli(['topology', 'apply', ...settingsArgs, '--warc-max-bytes', String(128 * 1024)], env);
+    // a slower crawl (0.8 s between requests to a host, the last --min-delay-ms wins) so that all kills fall inside it
+    const applied = await runCli(['topology', 'apply', ...settingsArgs, '--min-delay-ms', '800', '--warc-max-bytes', String(128 * 1024)], env);
     assert.equal(applied.code, 0, applied.stderr);
     workers.push(...startWorkers(['normalize', 'seen-filter', 'politeness-gate', 'fetch', 'extract', 'simhash'], out, env));
     const victims = { persist: startWorkers(['persist'], out, env)[0]!, archive: startWorkers(['archive'], out, env)[0]! };
@@ -34,7 +35,7 @@ describe('end to end: persist and archive workers SIGKILLed 20 times at random m
     const stderrOfKilled: string[] = [];
     const total = expectedUrls(web).length;
     for (let i = 0; i < KILLS; i++) {
-      await sleep(500 + Math.random() * 2000);
+      await sleep(300 + Math.random() * 1000);
       const which = Math.random() < 0.5 ? 'persist' : 'archive';
       const requestsBefore = web.requestLog().length;
       victims[which].child.kill('SIGKILL');
