@@ -5,7 +5,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startTestWeb } from '../../testweb/index.js';
 import { openOutputDatabase } from '../../pipeline/adapters/duckdb-views.js';
-import { runCli } from '../support/crawl-cli.js';
+import { runCli, type CliRun } from '../support/crawl-cli.js';
 import { startWorkers, useWorkerCrawl, waitUntilIdle } from '../support/worker-crawl.js';
 import { E2E, crawlArgs, expectedUrls, storedPages } from '../support/e2e-web.js';
 import { auditArchive } from '../support/archive-checks.js';
@@ -21,11 +21,13 @@ describe('end to end: persist and archive workers SIGKILLed 20 times at random m
     const { web, out, nats, env, workers } = crawl;
     const settingsArgs = crawlArgs(web, out).filter((a, i, all) => a !== '--seed' && all[i - 1] !== '--seed' && a !== '--out' && all[i - 1] !== '--out');
     // small WARC files and small batches: more file boundaries and more batches for a kill to fall into
-    // a slower crawl (0.8 s between requests to a host, the last --min-delay-ms wins) so that all kills fall inside it
-    const applied = await runCli(['topology', 'apply', ...settingsArgs, '--min-delay-ms', '800', '--warc-max-bytes', String(128 * 1024)], env);
+    // a slower crawl (1.2 s between requests to a host, the last --min-delay-ms wins) so that all kills fall inside it
+    const applied = await runCli(['topology', 'apply', ...settingsArgs, '--min-delay-ms', '1200', '--warc-max-bytes', String(128 * 1024)], env);
     assert.equal(applied.code, 0, applied.stderr);
     workers.push(...startWorkers(['normalize', 'seen-filter', 'politeness-gate', 'fetch', 'extract', 'simhash'], out, env));
-    const victims = { persist: startWorkers(['persist'], out, env)[0]!, archive: startWorkers(['archive'], out, env)[0]! };
+    // the victims log at info level, so the test sees when one has started and is working
+    const victimEnv = { ...env, LOG_LEVEL: 'info' };
+    const victims = { persist: startVictim('persist', out, victimEnv), archive: startVictim('archive', out, victimEnv) };
     const seeded = await runCli(['seed', ...web.model.siteHostNames.map((h) => `http://${h}/`)], env);
     assert.equal(seeded.code, 0, seeded.stderr);
 
@@ -35,8 +37,10 @@ describe('end to end: persist and archive workers SIGKILLed 20 times at random m
     const stderrOfKilled: string[] = [];
     const total = expectedUrls(web).length;
     for (let i = 0; i < KILLS; i++) {
-      await sleep(300 + Math.random() * 1000);
       const which = Math.random() < 0.5 ? 'persist' : 'archive';
+      // a random moment of its work, not of its start-up
+      await victims[which].started;
+      await sleep(50 + Math.random() * 600);
       const requestsBefore = web.requestLog().length;
       victims[which].child.kill('SIGKILL');
       const gone = await victims[which].done;
@@ -51,7 +55,7 @@ describe('end to end: persist and archive workers SIGKILLed 20 times at random m
         }
       }
       if (web.requestLog().filter((r) => r.path !== '/robots.txt').length < total) duringCrawl += requestsBefore > 0 ? 1 : 0;
-      victims[which] = startWorkers([which], out, env)[0]!;
+      victims[which] = startVictim(which, out, victimEnv);
     }
     console.log(`${KILLS} kills, ${duringCrawl} of them while pages were still being fetched`);
     assert.ok(duringCrawl >= KILLS / 2, 'most kills fall during the crawl');
@@ -99,3 +103,17 @@ describe('end to end: persist and archive workers SIGKILLed 20 times at random m
     }
   });
 });
+
+/** Starts a victim worker; `started` resolves once it logged that it started (or it exited). */
+function startVictim(stage: string, out: string, env: NodeJS.ProcessEnv): CliRun & { started: Promise<void> } {
+  const w = startWorkers([stage], out, env)[0]!;
+  const started = new Promise<void>((resolve) => {
+    let seen = '';
+    w.child.stderr!.on('data', (c: Buffer) => {
+      seen = (seen + c.toString()).slice(-4096);
+      if (seen.includes('worker started')) resolve();
+    });
+    w.child.once('exit', () => resolve());
+  });
+  return { ...w, started };
+}
