@@ -8,7 +8,8 @@ const q = (s: string): string => `'${s.replace(/'/g, "''")}'`;
 
 /**
  * `crawl get URL` / `crawl get --fetch-id ID`: the stored WARC record of the URL's latest
- * capture (or of that fetch's last attempt), found in `captures`, read by offset and length.
+ * response (else its latest capture: a revisit, a failure), or of that fetch's last attempt,
+ * found in `captures`, read by offset and length.
  */
 export async function runGet(url: string | undefined, o: { out: string; fetchId?: string; payload: boolean }): Promise<number> {
   if ((url === undefined) === (o.fetchId === undefined)) throw new UsageError('give a URL or --fetch-id ID (one of them)');
@@ -19,7 +20,9 @@ export async function runGet(url: string | undefined, o: { out: string; fetchId?
   try {
     const where = url !== undefined ? `url = ${q(url)}` : `fetch_id = ${q(o.fetchId!)}`;
     const res = await db.run(
-      `SELECT warc_filename, warc_record_offset, warc_record_length FROM captures WHERE ${where} ORDER BY fetch_time DESC, capture_id DESC LIMIT 1`,
+      // the content first: a later 304 or duplicate (revisit) only points back at a response
+      `SELECT warc_filename, warc_record_offset, warc_record_length FROM captures WHERE ${where}
+       ORDER BY warc_type = 'response' DESC, fetch_time DESC, capture_id DESC LIMIT 1`,
     );
     row = res.rows[0];
   } finally {

@@ -57,7 +57,7 @@ function program(): Command {
 
   cli
     .command('get')
-    .description("print the stored WARC record of a URL's latest capture (or of a fetch), read from its WARC file by offset and length")
+    .description("print the stored WARC record of a URL's latest response (else latest capture), or of a fetch, read from its WARC file by offset and length")
     .argument('[url]')
     .option('--fetch-id <id>', 'the capture of this fetch (its last attempt) instead of a URL')
     .option('--payload', 'print the HTTP body only', false)
