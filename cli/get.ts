@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { openOutputDatabase } from '../pipeline/adapters/duckdb-views.js';
-import { readWarcRecord } from '../stages/archive/read-record.js';
+import { readWarcRecord } from '../stages/archive/index.js';
 import { UsageError } from './usage-error.js';
 
 const q = (s: string): string => `'${s.replace(/'/g, "''")}'`;

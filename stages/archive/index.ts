@@ -7,9 +7,7 @@ import { archiveEmits, archiveInput } from './spec.js';
 import { WarcFileWriter } from './warc-file.js';
 import { repairAbandonedWarcs, type Repaired } from './warc-repair.js';
 
-export { repairAbandonedWarcs } from './warc-repair.js';
-export { surtKey } from './surt.js';
-export { gzipMemberLength } from './warc-repair.js';
+export { readWarcRecord, type WarcRecordRead } from './read-record.js';
 
 /** What the archive stage writes to: set up by the CLI for an output directory. */
 export interface ArchiveOutput {
