@@ -8,6 +8,7 @@ import { runSql } from './sql.js';
 import { runCompact } from './compact.js';
 import { runReplayCommand } from './replay.js';
 import { runStreams } from './streams.js';
+import { runGet } from './get.js';
 import { applyTopologyCommand } from './topology-command.js';
 import { addSettingsOptions } from './settings-flags.js';
 import { addRetentionOptions } from './retention-flags.js';
@@ -47,9 +48,9 @@ function program(): Command {
   cli
     .command('worker')
     .description('run one stage of a running crawl in this process (start as many as you like)')
-    .requiredOption('--stage <name>', 'normalize | seen-filter | politeness-gate | fetch | extract | simhash | persist')
+    .requiredOption('--stage <name>', 'normalize | seen-filter | politeness-gate | fetch | extract | simhash | persist | archive')
     .option('--concurrency <n>', 'messages handled at once by this process', parseIntOption('--concurrency', 1, 100_000))
-    .option('--out <dir>', 'output directory (persist writes here; also where an embedded server is found)', DEFAULT_OUT)
+    .option('--out <dir>', 'output directory (persist and archive write here; also where an embedded server is found)', DEFAULT_OUT)
     .action(async (o) => process.exit(await runWorker(o)));
 
   cli
@@ -87,6 +88,15 @@ function program(): Command {
     .option('--out <dir>', 'the crawl’s output directory (when it uses an embedded server)', DEFAULT_OUT)
     .addOption(new Option('--format <format>', 'table | json').default('table'))
     .action(async (o) => process.exit(await runStreams(o)));
+
+  cli
+    .command('get')
+    .description("print the stored WARC record of a URL's latest response (else latest capture), or of a fetch, read from its WARC file by offset and length")
+    .argument('[url]')
+    .option('--fetch-id <id>', 'the capture of this fetch (its last attempt) instead of a URL')
+    .option('--payload', 'print the HTTP body only', false)
+    .option('--out <dir>', 'output directory', DEFAULT_OUT)
+    .action(async (url: string | undefined, o) => process.exit(await runGet(url, o)));
 
   cli
     .command('testweb')

@@ -8,7 +8,7 @@ import type { KvStore } from '../pipeline/kv-store.js';
 import { applyCrawlTopology, pipelineBacklog, readStoredSettings, startStages, storeSettings } from '../pipeline/crawl-node.js';
 import { createLogger } from '../pipeline/logger.js';
 import { STAGE_NAMES } from '../pipeline/stage.js';
-import { openParquetOutput } from './output.js';
+import { openArchiveOutput, openParquetOutput } from './output.js';
 import { compactOutput } from '../pipeline/adapters/duckdb-compact.js';
 import { compactSummaryLine } from './compact.js';
 import { hasEmbeddedStore, natsUrlFromEnv, openCrawlConnection } from './connection.js';
@@ -74,6 +74,7 @@ export async function runCrawl(o: RunOptions): Promise<number> {
       log,
       openOutput: () => openParquetOutput(outDir),
       extract: { titles: o.titles !== false },
+      openArchive: () => openArchiveOutput(outDir, conn.nc, settings, log),
       persist: { maxRows: settings.persistBatchRows, maxDelayMs: settings.persistFlushMs },
     });
     const js = jetstream(conn.nc);

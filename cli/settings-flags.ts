@@ -39,7 +39,8 @@ export function addSettingsOptions(cmd: Command): Command {
     .option('--max-pages-per-host <n>', 'crawl traps: new URLs queued per host; later ones are dropped as trap_host_budget (default 10000; 0 = no limit)', parseIntOption('--max-pages-per-host', 0))
     .option('--max-urls-per-pattern <n>', 'crawl traps: new URLs per URL pattern (numbers, dates, ids collapsed); later ones are dropped as trap_pattern_budget (default 1000; 0 = no limit)', parseIntOption('--max-urls-per-pattern', 0))
     .option('--novelty-min-pages <n>', 'crawl traps: a pattern with this many pages, mostly near-duplicates, is cut off as trap_low_novelty (default 10; 0 = off)', parseIntOption('--novelty-min-pages', 0))
-    .option('--novelty-duplicate-share <x>', 'crawl traps: the share of near-duplicate pages that cuts a pattern off (default 0.8)', parseNumberOption('--novelty-duplicate-share', 0, 1));
+    .option('--novelty-duplicate-share <x>', 'crawl traps: the share of near-duplicate pages that cuts a pattern off (default 0.8)', parseNumberOption('--novelty-duplicate-share', 0, 1))
+    .option('--warc-max-bytes <n>', 'start a new WARC file before one would pass this size (default 1073741824 = 1 GiB)', parseIntOption('--warc-max-bytes', 65_536));
 }
 
 /** Flags that map one-to-one onto a crawl setting of the same name. */
@@ -70,6 +71,7 @@ const DIRECT_SETTINGS = [
   'maxUrlsPerPattern',
   'noveltyMinPages',
   'noveltyDuplicateShare',
+  'warcMaxBytes',
 ] as const;
 
 /** Flags whose setting has another name. */

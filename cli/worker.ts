@@ -5,7 +5,7 @@ import { readStoredSettings, startStages } from '../pipeline/crawl-node.js';
 import { createLogger } from '../pipeline/logger.js';
 import { STAGE_NAMES, type StageName } from '../pipeline/stage.js';
 import { joinCrawl } from './connection.js';
-import { openParquetOutput } from './output.js';
+import { openArchiveOutput, openParquetOutput } from './output.js';
 import { UsageError } from './usage-error.js';
 
 /** `crawl worker --stage NAME`: one stage in this process, joined to a running crawl; start as many as needed. */
@@ -29,6 +29,7 @@ export async function runWorker(o: { stage: string; concurrency?: number; out: s
     const node = await startStages(nc, settings, [stage], {
       log,
       openOutput: () => openParquetOutput(outDir),
+      openArchive: () => openArchiveOutput(outDir, nc, settings, log),
       persist: { maxRows: settings.persistBatchRows, maxDelayMs: settings.persistFlushMs },
       concurrency: o.concurrency ? { [stage]: o.concurrency } : undefined,
     });

@@ -13,6 +13,7 @@ export const STAGE_NAMES = [
   'extract',
   'simhash',
   'persist',
+  'archive',
 ] as const;
 export type StageName = (typeof STAGE_NAMES)[number];
 

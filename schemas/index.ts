@@ -2,3 +2,4 @@ export * from './codec.js';
 export * from './url-messages.js';
 export * from './page-messages.js';
 export * from './outcome-messages.js';
+export * from './exchange-messages.js';

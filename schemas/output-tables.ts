@@ -100,6 +100,49 @@ export const TABLES = {
     col('fetch_redirect', 'VARCHAR', true),
     col('crawl_id', 'VARCHAR'),
   ],
+  /**
+   * One row per archived HTTP exchange (stages/archive): Common Crawl's cc-index columns,
+   * then the crawler's own. warc_filename is relative to the output directory.
+   */
+  captures: [
+    col('url_surtkey', 'VARCHAR'),
+    col('url', 'VARCHAR'),
+    col('url_host_name', 'VARCHAR'),
+    col('url_host_tld', 'VARCHAR', true),
+    col('url_host_registered_domain', 'VARCHAR', true),
+    col('url_protocol', 'VARCHAR'),
+    col('url_port', 'INTEGER', true),
+    col('url_path', 'VARCHAR'),
+    col('url_query', 'VARCHAR', true),
+    col('fetch_time', 'TIMESTAMP'),
+    /** null: no response (network failure) */
+    col('fetch_status', 'SMALLINT', true),
+    col('fetch_redirect', 'VARCHAR', true),
+    /** the WARC-Payload-Digest (sha1:BASE32, = pages.content_digest); null without a payload */
+    col('content_digest', 'VARCHAR', true),
+    col('content_mime_type', 'VARCHAR', true),
+    col('content_mime_detected', 'VARCHAR', true),
+    col('content_charset', 'VARCHAR', true),
+    /** not known when archiving (extract finds the language): always null here, see pages */
+    col('content_languages', 'VARCHAR', true),
+    /** 'length' when the body was cut at the size cap, as in cc-index */
+    col('content_truncated', 'VARCHAR', true),
+    col('warc_filename', 'VARCHAR'),
+    col('warc_record_offset', 'BIGINT'),
+    col('warc_record_length', 'BIGINT'),
+    /** warc (2xx), crawldiagnostics (everything else), robotstxt */
+    col('subset', 'VARCHAR'),
+    /** one per exchange (fetch_id:attempt, or robots:<id>): the views keep one row per capture_id */
+    col('capture_id', 'VARCHAR'),
+    col('fetch_id', 'VARCHAR', true),
+    col('warc_record_id', 'VARCHAR'),
+    /** response | revisit | metadata (a network failure) */
+    col('warc_type', 'VARCHAR'),
+    col('fetch_duration_ms', 'INTEGER'),
+    col('remote_ip', 'VARCHAR', true),
+    col('failure_reason', 'VARCHAR', true),
+    col('crawl_id', 'VARCHAR'),
+  ],
 } as const satisfies Record<string, readonly ColumnDef[]>;
 
 export type TableName = keyof typeof TABLES;
@@ -113,6 +156,7 @@ export const FILE_SORT_KEYS: Readonly<Record<TableName, readonly string[]>> = {
   pages: ['url', 'fetch_time', 'fetch_id'],
   links: ['src_url', 'dst_url', 'anchor_text', 'rel', 'fetch_id'],
   fetch_log: ['url', 'fetch_time', 'event_id'],
+  captures: ['url_surtkey', 'fetch_time', 'capture_id'],
 };
 
 /** One fetched HTML/text page (successful fetch with extracted content). */
@@ -181,10 +225,46 @@ export interface FetchLogRow {
   crawl_id: string;
 }
 
+/** One archived exchange: where its record is in which WARC file. */
+export interface CaptureRow {
+  url_surtkey: string;
+  url: string;
+  url_host_name: string;
+  url_host_tld: string | null;
+  url_host_registered_domain: string | null;
+  url_protocol: string;
+  url_port: number | null;
+  url_path: string;
+  url_query: string | null;
+  /** epoch ms, UTC */
+  fetch_time: number;
+  fetch_status: number | null;
+  fetch_redirect: string | null;
+  content_digest: string | null;
+  content_mime_type: string | null;
+  content_mime_detected: string | null;
+  content_charset: string | null;
+  content_languages: string | null;
+  content_truncated: string | null;
+  warc_filename: string;
+  warc_record_offset: number;
+  warc_record_length: number;
+  subset: string;
+  capture_id: string;
+  fetch_id: string | null;
+  warc_record_id: string;
+  warc_type: string;
+  fetch_duration_ms: number;
+  remote_ip: string | null;
+  failure_reason: string | null;
+  crawl_id: string;
+}
+
 export interface OutputBatch {
   pages: PageRow[];
   links: LinkRow[];
   fetch_log: FetchLogRow[];
+  captures: CaptureRow[];
 }
 
 // ---- compile-time check: the row interfaces match TABLES exactly ----------
@@ -199,4 +279,5 @@ export type _RowTypesMatchTables = [
   Assert<Equals<RowOf<(typeof TABLES)['pages']>, PageRow>>,
   Assert<Equals<RowOf<(typeof TABLES)['links']>, LinkRow>>,
   Assert<Equals<RowOf<(typeof TABLES)['fetch_log']>, FetchLogRow>>,
+  Assert<Equals<RowOf<(typeof TABLES)['captures']>, CaptureRow>>,
 ];

@@ -13,15 +13,19 @@ import { fetchInput } from './fetch/spec.js';
 import { extractInput } from './extract/spec.js';
 import { simhashInput } from './simhash/spec.js';
 import { persistInput } from './persist/spec.js';
+import { createArchiveStage, type ArchiveOutput } from './archive/index.js';
+import { archiveInput } from './archive/spec.js';
 
 /** Every stage's consumer, for the topology: derived from the stage specs, declared once. */
-export const STAGE_INPUTS = [normalizeInput, seenFilterInput, gateInput, fetchInput, extractInput, simhashInput, persistInput];
+export const STAGE_INPUTS = [normalizeInput, seenFilterInput, gateInput, fetchInput, extractInput, simhashInput, persistInput, archiveInput];
 
 export interface StageFactoryOptions {
   /** where persist writes; only the persist stage needs it */
   openOutput?: () => Promise<OutputWriter>;
   persist?: { maxRows: number; maxDelayMs: number };
   extract?: { titles: boolean };
+  /** where archive writes WARC files and `captures`; only the archive stage needs it */
+  openArchive?: () => Promise<ArchiveOutput>;
 }
 
 export async function buildStage(name: StageName, opts: StageFactoryOptions): Promise<StageDefinition<any>> {
@@ -41,6 +45,10 @@ export async function buildStage(name: StageName, opts: StageFactoryOptions): Pr
     case 'persist': {
       if (!opts.openOutput) throw new Error('the persist stage needs an output directory (--out)');
       return createPersistStage(await opts.openOutput(), opts.persist ?? { maxRows: 1000, maxDelayMs: 1000 });
+    }
+    case 'archive': {
+      if (!opts.openArchive) throw new Error('the archive stage needs an output directory (--out)');
+      return createArchiveStage(await opts.openArchive());
     }
   }
 }

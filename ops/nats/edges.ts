@@ -12,7 +12,7 @@ export const EDGES = {
   /** one queue per host, `crawl.hostq.<p>.<hostkey>`: URLs waiting for their host, read by sequence */
   hostq: { stream: 'CRAWL_HOSTQ', subjects: ['crawl.hostq.*.*'] },
   ready: { stream: 'CRAWL_READY', subjects: ['crawl.ready.*'] },
-  fetched: { stream: 'CRAWL_FETCHED', subjects: ['crawl.fetched.*'] },
+  fetched: { stream: 'CRAWL_FETCHED', subjects: ['crawl.fetched.*', 'crawl.exchanges.*'] },
   extracted: { stream: 'CRAWL_EXTRACTED', subjects: ['crawl.extracted.*'] },
   results: { stream: 'CRAWL_RESULTS', subjects: ['crawl.pages.*', 'crawl.outcomes.*'] },
   deadletter: { stream: 'CRAWL_DEADLETTER', subjects: ['crawl.dlq.>'] },
@@ -29,6 +29,8 @@ export const SUBJECTS = {
   hostq: 'crawl.hostq',
   ready: 'crawl.ready',
   fetched: 'crawl.fetched',
+  /** every HTTP exchange that is not an HTML page (errors, redirects, 304s, other types, robots.txt, failures): read by archive only */
+  exchanges: 'crawl.exchanges',
   extracted: 'crawl.extracted',
   pages: 'crawl.pages',
   outcomes: 'crawl.outcomes',
@@ -51,4 +53,6 @@ export const BUCKETS = {
   validators: 'crawl-validators',
   /** the crawl's settings, written by `crawl run`, read by workers */
   config: 'crawl-config',
+  /** WARC-Payload-Digest -> first capture (URL, date, record id): identical-payload revisits */
+  digests: 'crawl-digests',
 } as const;

@@ -9,6 +9,7 @@
  *   links         the links of the newest version of each fetch, one row per (fetch_id, dst_url, anchor_text, rel)
  *   fetch_log     one row per event_id (whatever version wrote it)
  *   hosts         a per-host summary
+ *   captures      one row per capture_id (an archived exchange)
  *
  * The pipeline is at-least-once, so a redelivered message can write the same
  * logical row into a second file (and a compaction interrupted between writing its
@@ -57,6 +58,7 @@ export const DEDUP_KEYS: Readonly<Record<TableName, readonly string[]>> = {
   pages: ['fetch_id'],
   links: ['fetch_id', 'dst_url', 'anchor_text', 'rel'],
   fetch_log: ['event_id'],
+  captures: ['capture_id'],
 };
 
 /**

@@ -104,6 +104,22 @@ const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 /** Caller headers that would break the client's own framing/decoding or virtual hosting. */
 const RESERVED_HEADERS = new Set(['host', 'accept-encoding', 'connection', 'content-length', 'transfer-encoding', 'keep-alive', 'upgrade']);
 
+/**
+ * The header fields the client sends with a request (undici adds Host and its framing fields):
+ * the caller's, lowercased, minus the ones the client owns, plus User-Agent and
+ * Accept-Encoding. Exported so the archive records the request as it was sent.
+ */
+export function requestHeadersSent(given: Record<string, string> | undefined, userAgent: string): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries(given ?? {})) {
+    const name = k.toLowerCase();
+    if (!RESERVED_HEADERS.has(name)) headers[name] = v;
+  }
+  headers['user-agent'] ??= userAgent;
+  headers['accept-encoding'] = ACCEPT_ENCODING;
+  return headers;
+}
+
 // ---------------------------------------------------------------------------------------------
 // remoteAddress: undici does not expose the socket to request handlers. The documented
 // `undici:client:sendHeaders` diagnostics channel carries it, and undici's HTTP/1 writer calls
@@ -416,13 +432,7 @@ export function createHttpClient(opts: HttpClientOptions): HttpClient {
     }
     if (closed) throw new HttpFetchError('other', `fetching ${req.url}: client is closed`);
 
-    const headers: Record<string, string> = {};
-    for (const [k, v] of Object.entries(req.headers ?? {})) {
-      const name = k.toLowerCase();
-      if (!RESERVED_HEADERS.has(name)) headers[name] = v;
-    }
-    headers['user-agent'] ??= opts.userAgent;
-    headers['accept-encoding'] = ACCEPT_ENCODING;
+    const headers = requestHeadersSent(req.headers, opts.userAgent);
 
     // Total timeout: aborting undici destroys the request (before headers) or the body stream.
     const ac = new AbortController();

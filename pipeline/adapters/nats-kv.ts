@@ -62,7 +62,7 @@ export class NatsKvStore implements KvStore {
   }
 }
 
-export type KvStores = Record<'hosts' | 'robots' | 'seen' | 'fingerprints' | 'scope' | 'validators' | 'config', KvStore>;
+export type KvStores = Record<'hosts' | 'robots' | 'seen' | 'fingerprints' | 'scope' | 'validators' | 'config' | 'digests', KvStore>;
 
 /** Opens (never creates) the crawl's buckets: the topology owns them. */
 export async function openKvStores(nc: NatsConnection): Promise<KvStores> {
@@ -76,5 +76,6 @@ export async function openKvStores(nc: NatsConnection): Promise<KvStores> {
     scope: await open(BUCKETS.scope),
     validators: await open(BUCKETS.validators),
     config: await open(BUCKETS.config),
+    digests: await open(BUCKETS.digests),
   };
 }

@@ -1,7 +1,7 @@
 import {
   encodeAdmitted,
   encodeDiscoveredLinks,
-  encodeFetched,
+  encodeExchange,
   type FetchGrant,
   type OutcomeKind,
 } from '../../schemas/index.js';
@@ -20,6 +20,7 @@ import { stableId } from '../stage-ids.js';
 import { outcomeEmit } from '../outcome-emit.js';
 import { classifyResponse } from './classify-response.js';
 import { MESSAGE_OVERHEAD_BYTES } from './spec.js';
+import { exchangeEmit, exchangeInfo, type ExchangeFacts } from '../exchange-emit.js';
 
 /** Redirect hops followed from the URL first linked; one more is refused. */
 export const MAX_REDIRECTS = 5;
@@ -70,7 +71,7 @@ function backToGate(ctx: StageContext, g: FetchGrant): Outcome {
   });
 }
 
-function responseEmits(ctx: StageContext, g: FetchGrant, res: HttpResponse, start: number, durationMs: number, pacingNote: string): Emit[] {
+function responseEmits(ctx: StageContext, g: FetchGrant, res: HttpResponse, start: number, durationMs: number, pacingNote: string, facts: ExchangeFacts): Emit[] {
   const verdict = classifyResponse(res, g.url, ctx.settings.pageTypes);
   switch (verdict.kind) {
     case 'redirect': {
@@ -120,7 +121,8 @@ function responseEmits(ctx: StageContext, g: FetchGrant, res: HttpResponse, star
         {
           subject: subjectFor('fetched', g.host, ctx.settings.partitions),
           msgId: `fetched:${g.fetch_id}`,
-          data: encodeFetched({
+          // the exchange rides along for the archive; extract's decoder drops it
+          data: encodeExchange({
             v: 1,
             fetch_id: g.fetch_id,
             url: g.url,
@@ -136,6 +138,7 @@ function responseEmits(ctx: StageContext, g: FetchGrant, res: HttpResponse, star
             body: res.body,
             truncated: res.truncated,
             ...(g.redirect_chain ? { redirect_chain: g.redirect_chain } : {}),
+            exchange: exchangeInfo({ ...facts, kind: 'page' }),
           }),
         },
       ];
@@ -187,12 +190,13 @@ export async function handleFetch(input: StageInput<FetchGrant>, ctx: StageConte
   if (g.ip) await extendIp(ctx.kv.hosts, g.ip, g.lease_id, ctx.clock.now() + leaseMs);
   const previous = await readValidators(ctx.kv.validators, g.url);
   const start = ctx.clock.now();
+  const requestHeaders = { accept: 'text/html,application/xhtml+xml;q=0.9,*/*;q=0.5', ...conditionalHeaders(previous) };
   let res: HttpResponse | null = null;
   let failure: HttpFetchError | null = null;
   try {
     res = await ctx.http.request({
       url: g.url,
-      headers: { accept: 'text/html,application/xhtml+xml;q=0.9,*/*;q=0.5', ...conditionalHeaders(previous) },
+      headers: requestHeaders,
       connectTimeoutMs: s.connectTimeoutMs,
       headersTimeoutMs: s.headersTimeoutMs,
       totalTimeoutMs: s.totalTimeoutMs,
@@ -215,19 +219,41 @@ export async function handleFetch(input: StageInput<FetchGrant>, ctx: StageConte
   // draw, so the jitter written there is the jitter applied
   const draw = Math.random();
   const pacingNote = feedback.kind === 'ok' ? '' : await pacingPreview(ctx, g.host, feedback, end, draw);
+  const facts: ExchangeFacts = {
+    kind: res ? 'response' : 'failure',
+    captureId: `${g.fetch_id}:${g.attempt ?? 0}`,
+    fetchId: g.fetch_id,
+    url: g.url,
+    host: g.host,
+    domain: g.domain,
+    depth: g.depth,
+    fetchTime: start,
+    durationMs,
+    requestHeaders,
+    userAgent: s.userAgent,
+    res,
+    failure: failure ? `${failure.code}: ${failure.message}` : null,
+    redirect: res && res.status >= 300 && res.status < 400 ? locationOf(res, g.url) : null,
+    robots: 'allowed (granted by the politeness gate)',
+    refersToDate: res?.status === 304 && previous ? previous.fetch_time : null,
+    attempt: g.attempt ?? 0,
+    ...(g.redirect_chain ? { redirectChain: g.redirect_chain } : {}),
+  };
   let out: Emit[];
   if (res?.status === 304 && previous) {
     out = notModifiedEmits(ctx, g, previous, start, durationMs);
   } else if (retryable && (g.attempt ?? 0) < s.maxRetries) {
     out = retryEmits(ctx, g, feedback, res?.status ?? null, start, durationMs, pacingNote);
   } else if (res) {
-    out = responseEmits(ctx, g, res, start, durationMs, pacingNote);
+    out = responseEmits(ctx, g, res, start, durationMs, pacingNote, facts);
   } else if (failure!.code === 'refused') {
     ctx.log.warn({ url: g.url, reason: failure!.message }, 'SSRF guard refused an address');
     out = [fetchOutcome(ctx, g, 'refused', failure!.message || 'refused by the SSRF guard', null, start, durationMs)];
   } else {
     out = [fetchOutcome(ctx, g, 'network_error', withNote(`${failure!.code}: ${failure!.message}`, pacingNote), null, start, durationMs)];
   }
+  // every exchange is archived: an HTML page through its fetched message, anything else here
+  if (!out.some((m) => m.subject.startsWith('crawl.fetched.'))) out.push(exchangeEmit(facts, s.partitions));
   ctx.metrics.count('fetch', 'responses', res ? String(res.status) : `error_${failure!.code}`);
   // the host is released only once the outputs are published: a grant redelivered after that
   // is recognised as done, and one redelivered before it still holds the lease and fetches again
@@ -254,6 +280,17 @@ async function release(ctx: StageContext, g: FetchGrant, end: number, feedback: 
   const slot = await releaseSlot(ctx.kv.hosts, g.host, g.lease_id, end, feedback, pacingOf(ctx), () => draw);
   if (g.ip) await releaseIp(ctx.kv.hosts, g.ip, g.lease_id, end);
   if (slot.last_decision) ctx.log.info({ host: g.host, url: g.url, decision: slot.last_decision }, 'host pacing');
+}
+
+/** a 3xx's Location resolved against the URL, or null when absent or invalid */
+function locationOf(res: HttpResponse, url: string): string | null {
+  const location = res.headers['location'];
+  if (!location) return null;
+  try {
+    return new URL(location, url).toString();
+  } catch {
+    return null;
+  }
 }
 
 const withNote = (reason: string, note: string) => (note ? `${reason}; ${note}` : reason);

@@ -1,14 +1,30 @@
 import type { HttpClient } from '../../pipeline/adapters/http-client.js';
 import type { CrawlSettings } from '../../pipeline/settings.js';
+import type { StreamAccess } from '../../pipeline/stage.js';
+import { exchangeEmit, type ExchangeFacts } from '../exchange-emit.js';
+import { stableId } from '../stage-ids.js';
 import { recordFromResponse } from './robots-fetch-policy.js';
 import type { RobotsRecord } from './robots-rules.js';
 
 const MAX_ROBOTS_REDIRECTS = 5;
 
-/** Fetches http(s)://host/robots.txt, following up to 5 redirects (RFC 9309 §2.3.1.2). */
-export async function fetchRobots(http: HttpClient, origin: string, settings: CrawlSettings, now: () => number): Promise<RobotsRecord> {
+/**
+ * Fetches http(s)://host/robots.txt, following up to 5 redirects (RFC 9309 §2.3.1.2).
+ * With `streams`, every request (each redirect hop, a failure too) is published for the
+ * archive with the verdict. A failed publish loses only that archive copy, never the verdict.
+ */
+export async function fetchRobots(http: HttpClient, origin: string, settings: CrawlSettings, now: () => number, streams?: StreamAccess): Promise<RobotsRecord> {
+  const hops: ExchangeFacts[] = [];
+  const done = async (record: RobotsRecord): Promise<RobotsRecord> => {
+    if (streams) await archiveRobotsExchanges(streams, settings, hops, record);
+    return record;
+  };
   let url = `${origin}/robots.txt`;
+  const host = new URL(origin).hostname;
   for (let hop = 0; hop <= MAX_ROBOTS_REDIRECTS; hop++) {
+    const start = now();
+    const captureId = `robots:${stableId(url, start, Math.random())}`;
+    const facts = { kind: 'robots' as const, captureId, fetchId: captureId, url, host, domain: '', depth: 0, fetchTime: start, requestHeaders: undefined, userAgent: settings.userAgent };
     let res;
     try {
       res = await http.request({
@@ -22,19 +38,34 @@ export async function fetchRobots(http: HttpClient, origin: string, settings: Cr
         minBytesPerSecond: settings.minTransferRate,
       });
     } catch (err) {
-      return recordFromResponse({ error: `fetching ${url}: ${(err as Error).message}` }, now());
+      hops.push({ ...facts, durationMs: now() - start, res: null, failure: (err as Error).message });
+      return done(recordFromResponse({ error: `fetching ${url}: ${(err as Error).message}` }, now()));
     }
+    hops.push({ ...facts, durationMs: now() - start, res });
     const location = res.headers['location'];
     if (res.status >= 300 && res.status < 400 && location) {
       try {
         url = new URL(location, url).toString();
+        hops[hops.length - 1]!.redirect = url;
       } catch {
-        return recordFromResponse({ status: 404, body: '' }, now());
+        return done(recordFromResponse({ status: 404, body: '' }, now()));
       }
       continue;
     }
-    return recordFromResponse({ status: res.status, body: res.body }, now());
+    return done(recordFromResponse({ status: res.status, body: res.body }, now()));
   }
   // too many redirects: RFC 9309 treats robots.txt as unavailable (4xx): no rules
-  return recordFromResponse({ status: 404, body: '' }, now());
+  return done(recordFromResponse({ status: 404, body: '' }, now()));
+}
+
+async function archiveRobotsExchanges(streams: StreamAccess, settings: CrawlSettings, hops: ExchangeFacts[], record: RobotsRecord): Promise<void> {
+  const verdict = `${record.kind}: ${record.reason}`;
+  try {
+    for (const h of hops) {
+      const e = exchangeEmit({ ...h, robots: verdict }, settings.partitions);
+      await streams.publish(e.subject, e.data, e.msgId);
+    }
+  } catch {
+    // the robots verdict stands without its archive copy; the next refresh is archived again
+  }
 }

@@ -51,7 +51,7 @@ export async function refreshRobots(ctx: StageContext, host: string, origin: str
   const { ip } = taken;
   let feedback: FetchFeedback = { kind: 'network_error', code: 'unknown', durationMs: 0, baseDelayMs: ctx.settings.minDelayMs };
   try {
-    const record = await fetchRobots(ctx.http, origin, ctx.settings, () => ctx.clock.now());
+    const record = await fetchRobots(ctx.http, origin, ctx.settings, () => ctx.clock.now(), ctx.streams);
     const durationMs = Math.round(ctx.clock.now() - start);
     const cached = await robotsOf(ctx).put(origin, record);
     const baseDelayMs = hostDelayMs(cached.compiled.crawlDelayMs, ctx, host);

@@ -48,7 +48,7 @@ const MAX_BODY_BYTES = 5 * 1024 * 1024;
 const IDLE_WITHIN_MS = 180_000;
 /** Bound on the fetch process's peak RSS; measured 157 MB (the test prints it). */
 const FETCH_RSS_BOUND_MB = 400;
-const STAGES = ['normalize', 'seen-filter', 'politeness-gate', 'fetch', 'extract', 'simhash', 'persist'] as const;
+const STAGES = ['normalize', 'seen-filter', 'politeness-gate', 'fetch', 'extract', 'simhash', 'persist', 'archive'] as const;
 
 function settingsArgs(web: TestWeb): string[] {
   const args = [

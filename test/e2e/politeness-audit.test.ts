@@ -103,7 +103,7 @@ describe('politeness audit: three gates, three fetchers SIGKILLed in the middle 
     const applied = await runCli(['topology', 'apply', ...settingsArgs(web)], env);
     assert.equal(applied.code, 0, applied.stderr);
     const fetchers = startWorkers(['fetch', 'fetch', 'fetch'], out, env);
-    workers.push(...fetchers, ...startWorkers(['normalize', 'seen-filter', 'politeness-gate', 'politeness-gate', 'politeness-gate', 'extract', 'simhash', 'persist'], out, env));
+    workers.push(...fetchers, ...startWorkers(['normalize', 'seen-filter', 'politeness-gate', 'politeness-gate', 'politeness-gate', 'extract', 'simhash', 'persist', 'archive'], out, env));
     const seeded = await runCli(['seed', ...seeds(web)], env);
     assert.equal(seeded.code, 0, seeded.stderr);
 

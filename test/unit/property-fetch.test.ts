@@ -32,6 +32,7 @@ import { HttpFetchError, type HttpFetchErrorCode, type HttpResponse } from '../.
 import {
   decodeAdmitted,
   decodeDiscoveredLinks,
+  decodeExchange,
   decodeFetched,
   decodeOutcome,
   type AdmittedUrl,
@@ -362,12 +363,18 @@ describe('fetch: properties (hostile responses)', () => {
 
         const P = partitionOf(g.host, s.partitions);
         const d: Decoded = { fetched: [], outcomes: [], links: [], frontier: [] };
+        let exchanges = 0;
         for (const e of outcome.messages) {
           assert.ok(e.msgId, `${e.subject} carries a msgId`);
           if (onSubject(e.subject, 'crawl.fetched')) d.fetched.push(decodeFetched(e.data));
           else if (onSubject(e.subject, 'crawl.outcomes')) d.outcomes.push(decodeOutcome(e.data));
           else if (onSubject(e.subject, 'crawl.links')) d.links.push(decodeDiscoveredLinks(e.data));
           else if (onSubject(e.subject, 'crawl.frontier')) d.frontier.push(decodeAdmitted(e.data));
+          // every exchange that is not an HTML page goes to the archive, whole
+          else if (onSubject(e.subject, 'crawl.exchanges')) {
+            assert.equal(decodeExchange(e.data).url, g.url);
+            exchanges += 1;
+          }
           else assert.fail(`unexpected subject ${e.subject}`);
           assert.equal(e.subject.slice(e.subject.lastIndexOf('.') + 1), String(P), 'the host partition');
         }
@@ -383,7 +390,7 @@ describe('fetch: properties (hostile responses)', () => {
         if (d.fetched.length > 0) {
           // a page
           note('fetched');
-          assert.equal(outcome.messages.length, 1, 'a page comes alone');
+          assert.equal(outcome.messages.length, 1, 'a page comes alone (it carries its exchange for the archive)');
           assert.ok(a.kind === 'response' && status !== null && status >= 200 && status < 300, `a page only for a 2xx (got ${status})`);
           assert.ok(!willRetry);
           const f = d.fetched[0]!;
@@ -402,7 +409,8 @@ describe('fetch: properties (hostile responses)', () => {
           assert.equal(d.outcomes.length, 1);
           assert.equal(d.frontier.length, 1);
           assert.equal(d.links.length, 0);
-          assert.equal(outcome.messages.length, 2);
+          assert.equal(exchanges, 1, 'the failed attempt is archived');
+          assert.equal(outcome.messages.length, 3);
           const o = d.outcomes[0]!;
           assert.equal(o.outcome, 'retry');
           assert.equal(o.fetch_status, status);
@@ -425,7 +433,8 @@ describe('fetch: properties (hostile responses)', () => {
           else assert.ok(o.outcome !== 'network_error' && o.outcome !== 'refused');
           assert.ok(d.links.length <= 1);
           if (notModified) assert.equal(d.links.length, kept!.links!.length > 0 && g.depth + 1 <= s.maxDepth ? 1 : 0, 'a 304 follows the kept links');
-          assert.equal(outcome.messages.length, 1 + d.links.length);
+          assert.equal(exchanges, 1, 'the exchange is archived');
+          assert.equal(outcome.messages.length, 2 + d.links.length);
           if (d.links.length === 1) {
             const l = d.links[0]!;
             note(`${o.outcome}+links`);

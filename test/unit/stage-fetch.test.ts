@@ -163,7 +163,7 @@ describe('fetch', () => {
         links: [{ url: r.target }],
         redirect_chain: [`https://${HOST}/dir/page`],
       });
-      assert.deepEqual(subjectsOf(out), [`crawl.outcomes.${P(ctx)}`, `crawl.links.${P(ctx)}`]);
+      assert.deepEqual(subjectsOf(out), [`crawl.outcomes.${P(ctx)}`, `crawl.links.${P(ctx)}`, `crawl.exchanges.${P(ctx)}`]);
     });
   }
 
@@ -201,7 +201,7 @@ describe('fetch', () => {
       const ctx = await granted(c.respond);
       const start = ctx.clock.now();
       const out = await fetch(ctx, grantFor('/a', retryable.has(c.name) ? { attempt: ctx.settings.maxRetries } : {}));
-      assert.deepEqual(subjectsOf(out), [`crawl.outcomes.${P(ctx)}`]);
+      assert.deepEqual(subjectsOf(out), [`crawl.outcomes.${P(ctx)}`, `crawl.exchanges.${P(ctx)}`]);
       assert.equal(emitted(out)[0]!.msgId, `outcome:fid/a:${c.outcome}`);
       const o = onlyOn(out, 'crawl.outcomes', decodeOutcome);
       assert.equal(o.outcome, c.outcome);
@@ -226,7 +226,7 @@ describe('fetch', () => {
     const ctx = await granted(() => httpResponse(503, { headers: { 'retry-after': '7' } }));
     const out = await fetch(ctx, grantFor('/a', { attempt: 1 }));
     const end = ctx.clock.now();
-    assert.deepEqual(subjectsOf(out), [`crawl.outcomes.${P(ctx)}`, `crawl.frontier.${P(ctx)}`]);
+    assert.deepEqual(subjectsOf(out), [`crawl.outcomes.${P(ctx)}`, `crawl.frontier.${P(ctx)}`, `crawl.exchanges.${P(ctx)}`]);
     const row = onlyOn(out, 'crawl.outcomes', decodeOutcome);
     assert.equal(row.outcome, 'retry');
     assert.equal(row.reason, `http 503: retry 2 of ${ctx.settings.maxRetries}; http 503: Retry-After 7000 ms honoured`);
@@ -335,7 +335,7 @@ describe('fetch: redirects, refusals, PDFs', () => {
   test('a redirect back into its own chain is a loop: recorded, not followed', async () => {
     const ctx = await granted(() => httpResponse(302, { headers: { location: '/a' } }));
     const out = await fetch(ctx, grantFor('/b', { redirect_chain: [`https://${HOST}/a`] }));
-    assert.deepEqual(subjectsOf(out), [`crawl.outcomes.${P(ctx)}`]);
+    assert.deepEqual(subjectsOf(out), [`crawl.outcomes.${P(ctx)}`, `crawl.exchanges.${P(ctx)}`]);
     assert.match(onlyOn(out, 'crawl.outcomes', decodeOutcome).reason, /^redirect loop: https:\/\/www\.example\.com\/a -> https:\/\/www\.example\.com\/b -> https:\/\/www\.example\.com\/a/);
   });
 
@@ -355,7 +355,7 @@ describe('fetch: redirects, refusals, PDFs', () => {
       throw new HttpFetchError('refused', `refused to connect to 10.0.0.5: private address (allow it with --allow-network)`);
     });
     const out = await fetch(ctx, grantFor('/a'));
-    assert.deepEqual(subjectsOf(out), [`crawl.outcomes.${P(ctx)}`]);
+    assert.deepEqual(subjectsOf(out), [`crawl.outcomes.${P(ctx)}`, `crawl.exchanges.${P(ctx)}`]);
     const o = onlyOn(out, 'crawl.outcomes', decodeOutcome);
     assert.equal(o.outcome, 'refused');
     assert.match(o.reason, /private address/);
@@ -387,7 +387,7 @@ describe('fetch: conditional GET', () => {
     const req = again.http.requests[0]!;
     assert.equal(req.headers?.['if-none-match'], '"v1"');
     assert.equal(req.headers?.['if-modified-since'], 'Mon, 01 Jan 2024 00:00:00 GMT');
-    assert.deepEqual(subjectsOf(out), [`crawl.outcomes.${P(again)}`, `crawl.links.${P(again)}`]);
+    assert.deepEqual(subjectsOf(out), [`crawl.outcomes.${P(again)}`, `crawl.links.${P(again)}`, `crawl.exchanges.${P(again)}`]);
     assert.deepEqual(onlyOn(out, 'crawl.links', decodeDiscoveredLinks).links, [{ url: `https://${HOST}/b` }]);
     const o = onlyOn(out, 'crawl.outcomes', decodeOutcome);
     assert.equal(o.outcome, 'not_modified');

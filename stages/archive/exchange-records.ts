@@ -1,0 +1,155 @@
+/**
+ * The WARC records of one exchange, in Common Crawl's order: request, then the response
+ * (or a revisit), then a metadata record. A network failure has no response: its metadata
+ * record is the capture. Which record a `captures` row points to is `main`.
+ */
+import type { ArchivedExchange } from '../../schemas/index.js';
+import { baseHeaders, blockDigestHeader, fieldLines, gzipRecord, newRecordId, warcDate, warcDigest, type WarcHeaders } from './warc-record.js';
+
+/** The first capture of a payload, as the digests bucket keeps it. */
+export interface FirstCapture {
+  url: string;
+  date: number;
+  record_id: string;
+  capture_id: string;
+}
+
+export type CaptureKind = 'response' | 'revisit-not-modified' | 'revisit-identical' | 'metadata';
+
+export interface BuiltRecords {
+  /** gzip members, in file order */
+  members: Buffer[];
+  /** index in `members` of the record the captures row points to */
+  main: number;
+  mainRecordId: string;
+  kind: CaptureKind;
+  payloadDigest: string | null;
+}
+
+export const PROFILE_NOT_MODIFIED = 'http://netpreserve.org/warc/1.1/revisit/server-not-modified';
+export const PROFILE_IDENTICAL = 'http://netpreserve.org/warc/1.1/revisit/identical-payload-digest';
+
+/**
+ * The client hands over the body decoded; so that a WARC reader does not decode it twice, the
+ * transfer headers are kept under Common Crawl's `X-Crawler-` names and Content-Length is the
+ * stored length.
+ */
+export function storedResponseHeaders(headers: Record<string, string>, bodyLength: number): WarcHeaders {
+  const out: WarcHeaders = [];
+  for (const [k, v] of Object.entries(headers)) {
+    if (k === 'content-encoding' || k === 'transfer-encoding' || k === 'content-length') out.push([`x-crawler-${k}`, v]);
+    else out.push([k, v]);
+  }
+  out.push(['content-length', String(bodyLength)]);
+  return out;
+}
+
+function requestBlock(e: ArchivedExchange): Buffer {
+  const u = new URL(e.url);
+  const line = `${e.exchange!.method} ${u.pathname}${u.search} HTTP/1.1\r\n`;
+  return Buffer.from(line + fieldLines(e.exchange!.request_headers) + '\r\n', 'utf8');
+}
+
+function responseHead(e: ArchivedExchange, bodyLength: number): Buffer {
+  const text = e.exchange?.status_text ?? '';
+  return Buffer.from(`HTTP/1.1 ${e.fetch_status}${text ? ' ' + text : ''}\r\n` + fieldLines(storedResponseHeaders(e.headers, bodyLength)) + '\r\n', 'utf8');
+}
+
+/** `name: value` lines of the metadata record: what the crawler knew at fetch time (outlinks come later, from extract). */
+function metadataFields(e: ArchivedExchange): WarcHeaders {
+  const x = e.exchange;
+  const f: WarcHeaders = [
+    ['fetchTimeMs', String(e.duration_ms)],
+    ['fetchAttempt', String(x?.attempt ?? 0)],
+  ];
+  if (x?.robots) f.push(['robots', x.robots]);
+  if (x?.redirect) f.push(['redirect', x.redirect]);
+  if (x?.failure) f.push(['fetchFailure', x.failure]);
+  if (e.redirect_chain?.length) f.push(['redirectedFrom', e.redirect_chain.join(' ')]);
+  if (x?.capture_id) f.push(['captureId', x.capture_id]);
+  f.push(['fetchId', e.fetch_id]);
+  return f;
+}
+
+/**
+ * `firstCapture`: the first capture with this payload digest, when it is another one
+ * (then the response becomes an identical-payload-digest revisit).
+ */
+export function exchangeRecords(e: ArchivedExchange, warcinfoId: string, firstCapture: FirstCapture | null, responseRecordId = newRecordId()): BuiltRecords {
+  const x = e.exchange;
+  const members: Buffer[] = [];
+  const date = e.fetch_time;
+  const concurrent: [string, string] = ['WARC-Concurrent-To', responseRecordId];
+  const failed = x?.kind === 'failure' || e.fetch_status === 0;
+
+  if (x) {
+    const block = requestBlock(e);
+    members.push(
+      gzipRecord(
+        [...baseHeaders('request', newRecordId(), date, e.url, warcinfoId), ...(failed ? [] : [concurrent]), ['Content-Type', 'application/http;msgtype=request'], blockDigestHeader(block)],
+        block,
+      ),
+    );
+  }
+
+  let main = -1;
+  let kind: CaptureKind = 'metadata';
+  let payloadDigest: string | null = null;
+  if (!failed) {
+    const ip: WarcHeaders = x?.remote_ip ? [['WARC-IP-Address', x.remote_ip]] : [];
+    const truncated: WarcHeaders = e.truncated ? [['WARC-Truncated', 'length']] : [];
+    const httpType: [string, string] = ['Content-Type', 'application/http;msgtype=response'];
+    if (e.fetch_status === 304) {
+      // server-not-modified: the headers only; the copy it confirms is the URL's earlier capture
+      const block = responseHead(e, 0);
+      const refers: WarcHeaders = [['WARC-Refers-To-Target-URI', e.url]];
+      if (x?.refers_to_date != null) refers.push(['WARC-Refers-To-Date', warcDate(x.refers_to_date)]);
+      members.push(gzipRecord([...baseHeaders('revisit', responseRecordId, date, e.url, warcinfoId), ...ip, ['WARC-Profile', PROFILE_NOT_MODIFIED], ...refers, httpType, blockDigestHeader(block)], block));
+      kind = 'revisit-not-modified';
+    } else if (firstCapture) {
+      payloadDigest = warcDigest(e.body);
+      const block = responseHead(e, e.body.length);
+      members.push(
+        gzipRecord(
+          [
+            ...baseHeaders('revisit', responseRecordId, date, e.url, warcinfoId),
+            ...ip,
+            ['WARC-Profile', PROFILE_IDENTICAL],
+            ['WARC-Refers-To', firstCapture.record_id],
+            ['WARC-Refers-To-Target-URI', firstCapture.url],
+            ['WARC-Refers-To-Date', warcDate(firstCapture.date)],
+            ['WARC-Payload-Digest', payloadDigest],
+            // the payload is not repeated here: the record is cut to its headers on purpose
+            ['WARC-Truncated', 'length'],
+            httpType,
+            blockDigestHeader(block),
+          ],
+          block,
+        ),
+      );
+      kind = 'revisit-identical';
+    } else {
+      payloadDigest = warcDigest(e.body);
+      const block = Buffer.concat([responseHead(e, e.body.length), e.body]);
+      members.push(
+        gzipRecord(
+          [...baseHeaders('response', responseRecordId, date, e.url, warcinfoId), ...ip, ...truncated, httpType, ['WARC-Payload-Digest', payloadDigest], blockDigestHeader(block)],
+          block,
+        ),
+      );
+      kind = 'response';
+    }
+    main = members.length - 1;
+  }
+
+  const metaBlock = Buffer.from(fieldLines(metadataFields(e)), 'utf8');
+  const metaId = failed ? responseRecordId : newRecordId();
+  members.push(
+    gzipRecord(
+      [...baseHeaders('metadata', metaId, date, e.url, warcinfoId), ...(failed ? [] : [concurrent]), ['Content-Type', 'application/warc-fields'], blockDigestHeader(metaBlock)],
+      metaBlock,
+    ),
+  );
+  if (main < 0) main = members.length - 1;
+  return { members, main, mainRecordId: responseRecordId, kind, payloadDigest };
+}

@@ -1,0 +1,52 @@
+import { KvConflictError, jsonValue, parseJsonValue, type KvStore } from '../../pipeline/kv-store.js';
+import { emit, type Outcome, type StageContext, type StageInput } from '../../pipeline/stage.js';
+import type { ArchivedExchange } from '../../schemas/index.js';
+import { captureRow } from './capture-row.js';
+import { exchangeRecords, type BuiltRecords, type FirstCapture } from './exchange-records.js';
+import type { ArchiveSink } from './sink.js';
+import { newRecordId, warcDigest } from './warc-record.js';
+
+/**
+ * Whether this exchange's payload was captured before (→ an identical-payload-digest revisit
+ * pointing there), and the record id its response gets. The first capture of a payload
+ * claims the digest in the bucket with its record id; when that capture is redelivered it
+ * gets the same id back, so revisits that already point at it stay right.
+ */
+export async function firstCaptureOf(digests: KvStore, e: ArchivedExchange): Promise<{ other: FirstCapture | null; recordId: string }> {
+  const x = e.exchange;
+  const captureId = x?.capture_id ?? `${e.fetch_id}:0`;
+  if (x?.kind === 'failure' || e.fetch_status < 200 || e.fetch_status >= 300 || e.body.length === 0) return { other: null, recordId: newRecordId() };
+  const digest = warcDigest(e.body);
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const entry = await digests.get(digest);
+    if (entry) {
+      const first = parseJsonValue<FirstCapture>(entry.value);
+      return first.capture_id === captureId ? { other: null, recordId: first.record_id } : { other: first, recordId: newRecordId() };
+    }
+    const recordId = newRecordId();
+    try {
+      await digests.create(digest, jsonValue({ url: e.url, date: e.fetch_time, record_id: recordId, capture_id: captureId } satisfies FirstCapture));
+      return { other: null, recordId };
+    } catch (err) {
+      if (!(err instanceof KvConflictError)) throw err; // another process claimed it just now: read it
+    }
+  }
+  throw new Error(`archiving ${e.url}: the digest ${digest} keeps changing in the digests bucket`);
+}
+
+export function createArchiveHandler(sink: ArchiveSink, digests: KvStore) {
+  return async function handleArchive(input: StageInput<ArchivedExchange>, ctx: StageContext): Promise<Outcome> {
+    const e = input.message;
+    const { other, recordId } = await firstCaptureOf(digests, e);
+    let built: BuiltRecords | undefined;
+    await sink.add(
+      (warcinfoId) => {
+        built = exchangeRecords(e, warcinfoId, other, recordId);
+        return built.members;
+      },
+      (placed) => captureRow(e, built!, { filename: placed.filename, offset: placed.offsets[built!.main]!, length: placed.lengths[built!.main]! }, ctx.settings.crawlId),
+    );
+    ctx.metrics.count('archive', 'records', built!.kind);
+    return emit();
+  };
+}

@@ -1,0 +1,44 @@
+import type { KvStore } from '../../pipeline/kv-store.js';
+import type { StageDefinition } from '../../pipeline/stage.js';
+import { decodeExchange, type ArchivedExchange } from '../../schemas/index.js';
+import { createArchiveHandler } from './handle.js';
+import { ArchiveSink, type CapturesWriter } from './sink.js';
+import { archiveEmits, archiveInput } from './spec.js';
+import { WarcFileWriter } from './warc-file.js';
+import { repairAbandonedWarcs, type Repaired } from './warc-repair.js';
+
+export { readWarcRecord, type WarcRecordRead } from './read-record.js';
+
+/** What the archive stage writes to: set up by the CLI for an output directory. */
+export interface ArchiveOutput {
+  outDir: string;
+  crawlId: string;
+  /** a WARC file is closed and the next one started before it would pass this size */
+  maxWarcBytes: number;
+  captures: CapturesWriter;
+  /** the digests bucket: payload digest → first capture */
+  digests: KvStore;
+  batch: { maxRows: number; maxDelayMs: number };
+  /** called with the files left by dead writers and sealed at start */
+  onRepaired?: (r: Repaired[]) => void;
+}
+
+export const ARCHIVE_SOFTWARE = 'jetstream-crawler/0.1 (archive stage)';
+
+export async function createArchiveStage(out: ArchiveOutput): Promise<StageDefinition<ArchivedExchange>> {
+  const warc = new WarcFileWriter(out.outDir, { crawlId: out.crawlId, maxBytes: out.maxWarcBytes, software: ARCHIVE_SOFTWARE });
+  // before this process writes anything: files whose writer died are cut back to whole records
+  out.onRepaired?.(await repairAbandonedWarcs(warc.dir));
+  const sink = new ArchiveSink(warc, out.captures, out.batch);
+  return {
+    name: 'archive',
+    input: archiveInput,
+    emits: archiveEmits,
+    // many exchanges wait together for their batch to be made durable; each holds its body
+    // (up to --max-body-bytes) until then, so this bounds the stage's memory
+    defaultConcurrency: 200,
+    decode: (_subject, data) => decodeExchange(data),
+    handle: createArchiveHandler(sink, out.digests),
+    close: () => sink.close(),
+  };
+}

@@ -1,0 +1,137 @@
+/**
+ * The WARC files of one archive process. One file is open at a time; records are appended
+ * whole (one write per exchange), and a new file is started once the next append would
+ * pass `maxBytes`. While a file is written a marker `<file>.open` beside it names the
+ * writer (host, pid): a file whose marker names a dead writer is repaired on start
+ * (warc-repair.ts). The data file has its final name from the start, so the offsets a
+ * `captures` row holds never point at a file that is renamed later.
+ */
+import { randomBytes } from 'node:crypto';
+import { promises as fsp } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { newRecordId, warcinfoRecord } from './warc-record.js';
+
+export const OPEN_SUFFIX = '.open';
+
+export interface WriterMarker {
+  pid: number;
+  hostname: string;
+  started: number;
+}
+
+export interface Placement {
+  /** file name relative to the output directory: `warc/<name>` */
+  filename: string;
+  /** offset of each appended member */
+  offsets: number[];
+  lengths: number[];
+}
+
+/** 20240131235959 */
+const compactTime = (d: Date): string => d.toISOString().replace(/[-:T]/g, '').slice(0, 14);
+
+const byteLength = (members: Buffer[]): number => members.reduce((n, m) => n + m.length, 0);
+
+export class WarcFileWriter {
+  private fh: fsp.FileHandle | null = null;
+  private name = '';
+  private size = 0;
+  private serial = 0;
+  private warcinfoId = '';
+  /** records in the open file besides its warcinfo */
+  private records = 0;
+  private readonly unique = `${process.pid}-${randomBytes(3).toString('hex')}`;
+  private chain: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    private readonly outDir: string,
+    private readonly opts: { crawlId: string; maxBytes: number; software: string },
+  ) {}
+
+  get dir(): string {
+    return path.join(this.outDir, 'warc');
+  }
+
+  /**
+   * Appends the members `build(warcinfoId)` returns (built for the file they land in) and
+   * resolves with where they went. Appends run one at a time, in call order.
+   */
+  append(build: (warcinfoId: string) => Buffer[]): Promise<Placement> {
+    const run = this.chain.then(async () => {
+      if (!this.fh) await this.openNext();
+      let members = build(this.warcinfoId);
+      if (this.size + byteLength(members) > this.opts.maxBytes && this.records > 0) {
+        await this.closeCurrent();
+        await this.openNext();
+        members = build(this.warcinfoId); // built again: the records name their file's warcinfo
+      }
+      const total = byteLength(members);
+      const offsets: number[] = [];
+      const lengths: number[] = [];
+      let at = this.size;
+      for (const m of members) {
+        offsets.push(at);
+        lengths.push(m.length);
+        at += m.length;
+      }
+      // one write: a kill leaves either the whole exchange or a torn tail that repair cuts off
+      await this.fh!.write(Buffer.concat(members), 0, total, this.size);
+      this.size += total;
+      this.records += members.length;
+      return { filename: `warc/${this.name}`, offsets, lengths };
+    });
+    this.chain = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Makes everything appended so far durable (the runner acks only after this). */
+  sync(): Promise<void> {
+    const run = this.chain.then(async () => {
+      await this.fh?.sync();
+    });
+    this.chain = run.catch(() => undefined);
+    return run;
+  }
+
+  close(): Promise<void> {
+    const run = this.chain.then(() => this.closeCurrent());
+    this.chain = run.catch(() => undefined);
+    return run;
+  }
+
+  private async openNext(): Promise<void> {
+    await fsp.mkdir(this.dir, { recursive: true });
+    this.serial += 1;
+    const now = new Date();
+    this.name = `CRAWL-${this.opts.crawlId}-${compactTime(now)}-${String(this.serial).padStart(5, '0')}-${this.unique}.warc.gz`;
+    const file = path.join(this.dir, this.name);
+    const marker: WriterMarker = { pid: process.pid, hostname: os.hostname(), started: now.getTime() };
+    // the marker first: a file never exists without it until it is sealed. Written whole under a
+    // temporary name and renamed, so a kill never leaves a half-written marker nobody can read
+    await fsp.writeFile(file + OPEN_SUFFIX + '.tmp', JSON.stringify(marker));
+    await fsp.rename(file + OPEN_SUFFIX + '.tmp', file + OPEN_SUFFIX);
+    this.fh = await fsp.open(file, 'wx');
+    this.warcinfoId = newRecordId();
+    const info = warcinfoRecord(this.warcinfoId, this.name, now.getTime(), [
+      ['software', this.opts.software],
+      ['format', 'WARC File Format 1.1'],
+      ['conformsTo', 'https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/'],
+      ['isPartOf', this.opts.crawlId],
+      ['hostname', os.hostname()],
+      ['robots', 'obey'],
+      ['http-body', 'stored decoded (Content-Encoding removed); original transfer headers as X-Crawler-*'],
+    ]);
+    await this.fh.write(info, 0, info.length, 0);
+    this.size = info.length;
+    this.records = 0;
+  }
+
+  private async closeCurrent(): Promise<void> {
+    if (!this.fh) return;
+    await this.fh.sync();
+    await this.fh.close();
+    this.fh = null;
+    await fsp.rm(path.join(this.dir, this.name + OPEN_SUFFIX), { force: true });
+  }
+}

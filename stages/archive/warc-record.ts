@@ -1,0 +1,65 @@
+/**
+ * WARC 1.1 records, written by hand: a record is a few header lines and a block, and doing
+ * it here keeps the digests in the crawl's own format (sha1 in base32, as Common Crawl
+ * writes them and as `pages.content_digest` holds them) and every byte offset under our
+ * control. Each record is its own gzip member, so a reader can start at any record's offset.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import zlib from 'node:zlib';
+import { contentDigest } from '../simhash/simhash.js';
+
+export type WarcHeaders = Array<[string, string]>;
+
+export const newRecordId = (): string => `<urn:uuid:${randomUUID()}>`;
+
+/** sha1:BASE32, the digest format of WARC-Block-Digest and WARC-Payload-Digest (and pages.content_digest). */
+export const warcDigest = (bytes: Uint8Array): string => contentDigest(bytes);
+
+/** ISO 8601 with milliseconds, as WARC 1.1 allows. */
+export const warcDate = (epochMs: number): string => new Date(epochMs).toISOString();
+
+const clean = (v: string): string => v.replace(/[\r\n]+/g, ' ');
+
+/** `name: value` lines, CRLF-terminated (no blank line). */
+export function fieldLines(fields: WarcHeaders): string {
+  return fields.map(([k, v]) => `${clean(k)}: ${clean(v)}\r\n`).join('');
+}
+
+/** One uncompressed record: version line, headers (Content-Length last), blank line, block, two CRLFs. */
+export function warcRecordBytes(headers: WarcHeaders, block: Uint8Array): Buffer {
+  const head = `WARC/1.1\r\n${fieldLines([...headers, ['Content-Length', String(block.length)]])}\r\n`;
+  return Buffer.concat([Buffer.from(head, 'utf8'), block, Buffer.from('\r\n\r\n')]);
+}
+
+/** The record as its own gzip member. */
+export function gzipRecord(headers: WarcHeaders, block: Uint8Array): Buffer {
+  return zlib.gzipSync(warcRecordBytes(headers, block));
+}
+
+/** The base headers every record has. */
+export function baseHeaders(type: string, recordId: string, date: number, targetUri: string | null, warcinfoId: string | null): WarcHeaders {
+  const h: WarcHeaders = [
+    ['WARC-Type', type],
+    ['WARC-Record-ID', recordId],
+    ['WARC-Date', warcDate(date)],
+  ];
+  if (targetUri !== null) h.push(['WARC-Target-URI', targetUri]);
+  if (warcinfoId !== null) h.push(['WARC-Warcinfo-ID', warcinfoId]);
+  return h;
+}
+
+export function blockDigestHeader(block: Uint8Array): [string, string] {
+  return ['WARC-Block-Digest', warcDigest(block)];
+}
+
+/** The `warcinfo` record that opens every file. */
+export function warcinfoRecord(recordId: string, filename: string, date: number, info: WarcHeaders): Buffer {
+  const block = Buffer.from(fieldLines(info), 'utf8');
+  return gzipRecord(
+    [...baseHeaders('warcinfo', recordId, date, null, null), ['WARC-Filename', filename], ['Content-Type', 'application/warc-fields'], blockDigestHeader(block)],
+    block,
+  );
+}
+
+/** sha1 of a string, hex: for ids derived from other ids. */
+export const sha1Hex = (s: string): string => createHash('sha1').update(s).digest('hex');

@@ -1,0 +1,279 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readdirSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { MemoryKvStore } from '../../pipeline/kv-store.js';
+import type { ArchivedExchange } from '../../schemas/index.js';
+import { contentDigest } from '../../stages/simhash/simhash.js';
+import { exchangeRecords, PROFILE_IDENTICAL, PROFILE_NOT_MODIFIED } from '../../stages/archive/exchange-records.js';
+import { firstCaptureOf } from '../../stages/archive/handle.js';
+import { surtKey } from '../../stages/archive/surt.js';
+import { OPEN_SUFFIX, WarcFileWriter } from '../../stages/archive/warc-file.js';
+import { completeLength, gzipMemberLength, repairAbandonedWarcs } from '../../stages/archive/warc-repair.js';
+import { readWarcRecord } from '../../stages/archive/read-record.js';
+import { readWarcBytes, readWarcFile } from '../support/warc-reader.js';
+import { ArchiveSink } from '../../stages/archive/sink.js';
+import { captureRow } from '../../stages/archive/capture-row.js';
+import type { CaptureRow } from '../../schemas/output-tables.js';
+
+const T = Date.UTC(2024, 0, 2, 3, 4, 5);
+
+function exchange(over: Partial<ArchivedExchange> = {}, x: Partial<NonNullable<ArchivedExchange['exchange']>> = {}): ArchivedExchange {
+  return {
+    v: 1,
+    fetch_id: 'f1',
+    url: 'http://h01.site.test/a?b=1',
+    host: 'h01.site.test',
+    domain: 'site.test',
+    depth: 1,
+    fetch_time: T,
+    fetch_status: 200,
+    duration_ms: 12,
+    content_type: 'text/html',
+    charset: 'utf-8',
+    headers: { 'content-type': 'text/html; charset=utf-8', 'content-encoding': 'gzip', 'content-length': '40' },
+    body: Buffer.from('<html><body>hello</body></html>'),
+    truncated: false,
+    ...over,
+    exchange: {
+      kind: 'page',
+      capture_id: 'f1:0',
+      method: 'GET',
+      request_headers: [
+        ['host', 'h01.site.test'],
+        ['user-agent', 'testcrawler/1.0'],
+      ],
+      status_text: 'OK',
+      remote_ip: '127.0.0.1',
+      failure: null,
+      redirect: null,
+      robots: 'allowed',
+      refers_to_date: null,
+      attempt: 0,
+      ...x,
+    },
+  };
+}
+
+describe('archive: SURT keys (cc-index url_surtkey)', () => {
+  const cases: Array<[string, string]> = [
+    ['http://www.example.com/', 'com,example)/'],
+    ['https://Example.COM/A/b.html?z=1&a=2#frag', 'com,example)/a/b.html?a=2&z=1'],
+    ['http://h01.site.test:8080/x', 'test,site,h01:8080)/x'],
+    ['http://www2.example.co.uk/', 'uk,co,example)/'],
+    ['http://127.0.0.1/p', '127.0.0.1)/p'],
+  ];
+  for (const [url, key] of cases) it(`${url} → ${key}`, () => assert.equal(surtKey(url), key));
+});
+
+describe('archive: the records of one exchange, read back with warcio', () => {
+  it('request, response and metadata; digests right; request and metadata point at the response', async () => {
+    const e = exchange();
+    const built = exchangeRecords(e, '<urn:uuid:info>', null);
+    const records = await readWarcBytes(Buffer.concat(built.members));
+    assert.deepEqual(records.map((r) => r.type), ['request', 'response', 'metadata']);
+    const [req, res, meta] = records as [(typeof records)[0], (typeof records)[0], (typeof records)[0]];
+    assert.equal(built.main, 1);
+    assert.equal(res.id, built.mainRecordId);
+    assert.equal(req.headers.get('warc-concurrent-to'), res.id);
+    assert.equal(meta.headers.get('warc-concurrent-to'), res.id);
+    assert.equal(res.uri, e.url);
+    assert.equal(res.headers.get('warc-ip-address'), '127.0.0.1');
+    // the payload digest is the pages table's content_digest of the same bytes
+    assert.equal(res.headers.get('warc-payload-digest'), contentDigest(e.body));
+    assert.equal(built.payloadDigest, contentDigest(e.body));
+    assert.deepEqual(Buffer.from(res.payload), e.body);
+    assert.equal(res.statusCode, 200);
+    // the block digest covers the HTTP head and body as stored
+    const raw = await readWarcRecord(writeTmp(built.members), 'f.warc.gz', built.members[0]!.length, built.members[1]!.length);
+    assert.equal(raw.headers.get('warc-block-digest'), contentDigest(raw.block));
+    // the body is stored decoded: Content-Encoding is kept under another name, Content-Length is the stored length
+    const httpHead = raw.block.subarray(0, raw.block.indexOf('\r\n\r\n')).toString();
+    assert.match(httpHead, /^HTTP\/1\.1 200 OK\r\n/);
+    assert.match(httpHead, /\r\nx-crawler-content-encoding: gzip\r\n/);
+    assert.doesNotMatch(httpHead, /\r\ncontent-encoding:/);
+    assert.match(httpHead, new RegExp(`\\r\\ncontent-length: ${e.body.length}(\\r\\n|$)`));
+    assert.match(Buffer.from(meta.payload).toString(), /fetchTimeMs: 12\r\n/);
+    assert.match(Buffer.from(req.payload).toString() + req.headers.get('content-type'), /msgtype=request/);
+  });
+
+  it('a 304 becomes a server-not-modified revisit referring to the earlier fetch', async () => {
+    const e = exchange({ fetch_status: 304, body: Buffer.alloc(0) }, { kind: 'response', status_text: 'Not Modified', refers_to_date: T - 86_400_000 });
+    const built = exchangeRecords(e, '<urn:uuid:info>', null);
+    const rec = (await readWarcBytes(built.members[built.main]!))[0]!;
+    assert.equal(rec.type, 'revisit');
+    assert.equal(rec.headers.get('warc-profile'), PROFILE_NOT_MODIFIED);
+    assert.equal(rec.headers.get('warc-refers-to-target-uri'), e.url);
+    assert.equal(rec.headers.get('warc-refers-to-date'), new Date(T - 86_400_000).toISOString());
+    assert.equal(built.kind, 'revisit-not-modified');
+  });
+
+  it('an exact duplicate payload becomes an identical-payload-digest revisit of the first capture', async () => {
+    const first = { url: 'http://h02.site.test/same', date: T - 5000, record_id: '<urn:uuid:first>', capture_id: 'f0:0' };
+    const built = exchangeRecords(exchange(), '<urn:uuid:info>', first);
+    const rec = (await readWarcBytes(built.members[built.main]!))[0]!;
+    assert.equal(rec.type, 'revisit');
+    assert.equal(rec.headers.get('warc-profile'), PROFILE_IDENTICAL);
+    assert.equal(rec.headers.get('warc-refers-to'), '<urn:uuid:first>');
+    assert.equal(rec.headers.get('warc-refers-to-target-uri'), first.url);
+    assert.equal(rec.headers.get('warc-payload-digest'), contentDigest(exchange().body));
+    assert.equal(rec.payload.length, 0, 'the payload is not stored twice');
+  });
+
+  it('a network failure is kept as a request and a metadata record with the reason', async () => {
+    const e = exchange({ fetch_status: 0, body: Buffer.alloc(0), headers: {} }, { kind: 'failure', failure: 'connect: connection refused', remote_ip: null });
+    const built = exchangeRecords(e, '<urn:uuid:info>', null);
+    const records = await readWarcBytes(Buffer.concat(built.members));
+    assert.deepEqual(records.map((r) => r.type), ['request', 'metadata']);
+    assert.equal(built.kind, 'metadata');
+    assert.equal(records[built.main]!.id, built.mainRecordId);
+    assert.match(Buffer.from(records[1]!.payload).toString(), /fetchFailure: connect: connection refused/);
+  });
+});
+
+describe('archive: identical-payload digests bucket', () => {
+  it('the first capture claims a digest; another capture refers to it; its own redelivery gets its record id back', async () => {
+    const kv = new MemoryKvStore();
+    const a = await firstCaptureOf(kv, exchange());
+    assert.equal(a.other, null);
+    const b = await firstCaptureOf(kv, exchange({ url: 'http://h02.site.test/copy' }, { capture_id: 'f2:0' }));
+    assert.equal(b.other?.record_id, a.recordId);
+    assert.equal(b.other?.url, 'http://h01.site.test/a?b=1');
+    const again = await firstCaptureOf(kv, exchange());
+    assert.deepEqual(again, { other: null, recordId: a.recordId });
+    const notOk = await firstCaptureOf(kv, exchange({ fetch_status: 404 }, { capture_id: 'f3:0' }));
+    assert.equal(notOk.other, null, 'only 2xx payloads are deduplicated');
+  });
+});
+
+function tmpDir(): string {
+  return mkdtempSync(path.join(os.tmpdir(), 'warc-unit-'));
+}
+
+function writeTmp(members: Buffer[]): string {
+  const dir = tmpDir();
+  writeFileSync(path.join(dir, 'f.warc.gz'), Buffer.concat(members));
+  return dir;
+}
+
+describe('archive: WARC files', () => {
+  it('rotate by size; every file opens with a warcinfo record; placements lead to the records', async () => {
+    const dir = tmpDir();
+    try {
+      const w = new WarcFileWriter(dir, { crawlId: 'c1', maxBytes: 4000, software: 'test' });
+      const placed = [];
+      for (let i = 0; i < 12; i++) {
+        const e = exchange({ url: `http://h01.site.test/p${i}`, body: Buffer.from(`page ${i} `.repeat(40)) }, { capture_id: `f${i}:0` });
+        let main = 0;
+        const p = await w.append((info) => {
+          const b = exchangeRecords(e, info, null);
+          main = b.main;
+          return b.members;
+        });
+        placed.push({ url: e.url, file: p.filename, offset: p.offsets[main]!, length: p.lengths[main]! });
+      }
+      await w.close();
+      const files = readdirSync(path.join(dir, 'warc'));
+      assert.ok(files.every((f) => /^CRAWL-c1-\d{14}-\d{5}-\d+-[0-9a-f]{6}\.warc\.gz$/.test(f)), files.join(' '));
+      assert.ok(files.length >= 3, `expected rotation into several files, got ${files.length}`);
+      for (const f of files) {
+        const size = statSync(path.join(dir, 'warc', f)).size;
+        const records = await readWarcFile(path.join(dir, 'warc', f));
+        assert.equal(records[0]!.type, 'warcinfo');
+        // a file passes the limit only when a single exchange is bigger than it
+        assert.ok(size <= 4000 || records.length === 4, `${f}: ${size} bytes`);
+      }
+      for (const p of placed) {
+        const rec = await readWarcRecord(dir, p.file, p.offset, p.length);
+        assert.equal(rec.headers.get('warc-target-uri'), p.url);
+        assert.equal(rec.headers.get('warc-type'), 'response');
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a file whose writer died is cut back to its last whole record and sealed; a live writer’s file is left alone', async () => {
+    const dir = tmpDir();
+    try {
+      const w = new WarcFileWriter(dir, { crawlId: 'c1', maxBytes: 1 << 20, software: 'test' });
+      for (let i = 0; i < 5; i++) {
+        await w.append((info) => exchangeRecords(exchange({ url: `http://h01.site.test/p${i}` }, { capture_id: `f${i}:0` }), info, null).members);
+      }
+      await w.sync();
+      const name = readdirSync(path.join(dir, 'warc')).find((n) => n.endsWith('.warc.gz'))!;
+      const file = path.join(dir, 'warc', name);
+      const whole = statSync(file).size;
+      // the writer is "killed" in the middle of its last record
+      truncateSync(file, whole - 37);
+      // the marker names a live process (this test's parent): not touched
+      writeFileSync(file + OPEN_SUFFIX, JSON.stringify({ pid: process.ppid, hostname: os.hostname(), started: 0 }));
+      assert.deepEqual(await repairAbandonedWarcs(path.join(dir, 'warc')), []);
+      // now it names a process that does not exist
+      writeFileSync(file + OPEN_SUFFIX, JSON.stringify({ pid: 2 ** 22 + 12345, hostname: os.hostname(), started: 0 }));
+      const repaired = await repairAbandonedWarcs(path.join(dir, 'warc'));
+      assert.equal(repaired.length, 1);
+      assert.ok(repaired[0]!.cutBytes > 0);
+      assert.equal(readdirSync(path.join(dir, 'warc')).some((n) => n.endsWith(OPEN_SUFFIX)), false, 'marker removed');
+      const records = await readWarcFile(file);
+      // warcinfo + 4 whole exchanges (3 records each): the torn fifth exchange lost its metadata record only,
+      // since each record is its own member
+      assert.equal(records[0]!.type, 'warcinfo');
+      assert.equal(records.length, 1 + 4 * 3 + 2);
+      assert.equal(statSync(file).size, await completeLength(file));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('gzipMemberLength finds whole members only', () => {
+    const b = exchangeRecords(exchange(), '<urn:uuid:i>', null).members[1]!;
+    assert.equal(gzipMemberLength(Buffer.concat([b, b])), b.length);
+    assert.equal(gzipMemberLength(b.subarray(0, b.length - 1)), null);
+    const corrupt = Buffer.from(b);
+    corrupt[corrupt.length - 6]! ^= 0xff; // CRC
+    assert.equal(gzipMemberLength(corrupt), null);
+    assert.equal(gzipMemberLength(Buffer.from('not gzip at all, not gzip at all')), null);
+  });
+});
+
+describe('archive: the sink acks an exchange only once its record and its row are durable', () => {
+  it('add resolves after the captures file is written, and the row points at the record', async () => {
+    const dir = tmpDir();
+    try {
+      const warc = new WarcFileWriter(dir, { crawlId: 'c1', maxBytes: 1 << 20, software: 'test' });
+      const written: CaptureRow[][] = [];
+      let release!: () => void;
+      const gate = new Promise<void>((r) => (release = r));
+      const sink = new ArchiveSink(warc, { write: async (b) => { await gate; written.push(b.captures ?? []); }, close: async () => {} }, { maxRows: 2, maxDelayMs: 10_000 });
+      const e1 = exchange();
+      const e2 = exchange({ url: 'http://h01.site.test/b' }, { capture_id: 'f2:0' });
+      let resolved = 0;
+      const adds = [e1, e2].map((e) => {
+        let built!: ReturnType<typeof exchangeRecords>;
+        return sink
+          .add(
+            (info) => (built = exchangeRecords(e, info, null)).members,
+            (p) => captureRow(e, built, { filename: p.filename, offset: p.offsets[built.main]!, length: p.lengths[built.main]! }, 'c1'),
+          )
+          .then(() => resolved++);
+      });
+      await new Promise((r) => setTimeout(r, 50));
+      assert.equal(resolved, 0, 'nothing is acked while the captures file is not written');
+      release();
+      await Promise.all(adds);
+      assert.equal(written.length, 1);
+      for (const row of written[0]!) {
+        const rec = await readWarcRecord(dir, row.warc_filename, row.warc_record_offset, row.warc_record_length);
+        assert.equal(rec.headers.get('warc-target-uri'), row.url);
+        assert.equal(rec.headers.get('warc-payload-digest'), row.content_digest);
+        assert.equal(row.subset, 'warc');
+        assert.equal(row.url_surtkey, surtKey(row.url));
+      }
+      await sink.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
