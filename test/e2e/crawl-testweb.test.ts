@@ -1,6 +1,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { startTestWeb, expectedCrawl, type TestWeb } from '../../testweb/index.js';
@@ -8,8 +8,15 @@ import { openOutputDatabase } from '../../pipeline/adapters/duckdb-views.js';
 import { assertPolite } from '../support/politeness-audit.js';
 import { E2E, crawlArgs, expectedUrls, storedPages } from '../support/e2e-web.js';
 import { runCli } from '../support/crawl-cli.js';
+import { partitionedGlob } from '../../pipeline/adapters/output-layout.js';
+import { contentDigest } from '../../stages/simhash/simhash.js';
+import { auditArchive } from '../support/archive-checks.js';
+import { warcFiles } from '../support/warc-reader.js';
 
-describe('end to end: crawl run --until-idle over the local test web', () => {
+/** small, so that the crawl's WARC files rotate */
+const WARC_MAX = 256 * 1024;
+
+describe('end to end: crawl run --until-idle over the local test web, then its WARC archive and captures index', () => {
   let web: TestWeb;
   let out: string;
 
@@ -33,7 +40,7 @@ describe('end to end: crawl run --until-idle over the local test web', () => {
   });
 
   it('stores every reachable page exactly once, politely, and answers SQL', async () => {
-    const result = await runCli(['run', ...crawlArgs(web, out), '--until-idle']);
+    const result = await runCli(['run', ...crawlArgs(web, out), '--warc-max-bytes', String(WARC_MAX), '--until-idle']);
     assert.equal(result.code, 0, `crawl run failed: ${result.stderr}`);
     assert.match(result.stdout, /crawl output: /);
 
@@ -76,4 +83,84 @@ describe('end to end: crawl run --until-idle over the local test web', () => {
       await db.close();
     }
   });
+
+  it('every WARC file reads to its end with warcio, and every captures row leads to its record', async () => {
+    const audit = await auditArchive(out);
+    console.log(`archive: ${audit.files} WARC files, ${audit.records} records, ${audit.captures} captures ${JSON.stringify(audit.bySubset)}`);
+    assert.ok(audit.files > 1, 'files are rotated at --warc-max-bytes');
+    for (const f of warcFiles(out)) assert.ok(statSync(f).size <= WARC_MAX + 64 * 1024, `${f} is far past the rotation size`);
+    assert.equal(audit.bySubset['robotstxt'], web.model.siteHostNames.length, 'one robots.txt capture per host');
+    assert.ok((audit.bySubset['crawldiagnostics'] ?? 0) > 0, 'redirects and errors are archived');
+  });
+
+  it('each stored page has exactly one capture, with the same payload digest; each response outcome too', async () => {
+    const db = await openOutputDatabase(out);
+    try {
+      const pages = await db.run(
+        `SELECT p.url, p.content_digest, count(c.capture_id), min(c.content_digest), min(c.subset)
+         FROM pages p LEFT JOIN captures c ON c.fetch_id = p.fetch_id GROUP BY ALL`,
+      );
+      assert.equal(pages.rows.length, expectedUrls(web).length);
+      for (const [url, digest, n, captured, subset] of pages.rows) {
+        assert.equal(Number(n), 1, `${url}: captures`);
+        assert.equal(captured, digest, `${url}: captures.content_digest = pages.content_digest`);
+        assert.equal(subset, 'warc');
+      }
+      // every response the crawl log records (redirects, 404s, ...) was archived with its status
+      const missing = await db.run(
+        `SELECT f.url, f.outcome, f.fetch_status FROM fetch_log f
+         WHERE f.fetch_status IS NOT NULL AND f.fetch_id IS NOT NULL
+           AND NOT EXISTS (SELECT 1 FROM captures c WHERE c.fetch_id = f.fetch_id AND c.fetch_status = f.fetch_status)`,
+      );
+      assert.deepEqual(missing.rows, []);
+      const sorted = await db.run(
+        `SELECT _file, url_surtkey FROM (
+           SELECT _file, url_surtkey, lag(url_surtkey) OVER (PARTITION BY _file ORDER BY file_row_number) AS prev
+           FROM read_parquet('${partitionedGlob(out, 'captures')}', filename = '_file', file_row_number = true))
+         WHERE prev > url_surtkey`,
+      );
+      assert.deepEqual(sorted.rows, [], 'rows are sorted by url_surtkey within each file');
+    } finally {
+      await db.close();
+    }
+  });
+
+  it('crawl get prints the stored record; --payload the body; --fetch-id finds the same', async () => {
+    const url = `http://${web.model.siteHostNames[0]}/`;
+    const got = await runCli(['get', '--out', out, url]);
+    assert.equal(got.code, 0, got.stderr);
+    assert.match(got.stdout, /^WARC\/1\.1\r\nWARC-Type: response\r\n/);
+    assert.ok(got.stdout.includes(`\r\nWARC-Target-URI: ${url}\r\n`));
+    const db = await openOutputDatabase(out);
+    let digest: string;
+    let fetchId: string;
+    try {
+      const r = await db.run(`SELECT content_digest, fetch_id FROM pages WHERE url = '${url}'`);
+      [digest, fetchId] = r.rows[0] as [string, string];
+    } finally {
+      await db.close();
+    }
+    const body = await runCliBytes(['get', '--out', out, '--payload', url]);
+    assert.equal(contentDigest(body), digest, 'the payload is the page body, byte for byte');
+    const byId = await runCli(['get', '--out', out, '--fetch-id', fetchId]);
+    assert.equal(byId.stdout, got.stdout);
+    const none = await runCli(['get', '--out', out, 'http://nowhere.test/']);
+    assert.equal(none.code, 1);
+    assert.match(none.stderr, /no capture of http:\/\/nowhere\.test\//);
+    const neither = await runCli(['get', '--out', out]);
+    assert.equal(neither.code, 2);
+    assert.match(neither.stderr, /give a URL or --fetch-id ID/);
+  });
 });
+
+/** stdout as bytes (runCli collects text) */
+async function runCliBytes(args: string[]): Promise<Buffer> {
+  const { spawn } = await import('node:child_process');
+  const { CLI } = await import('../support/crawl-cli.js');
+  const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const chunks: Buffer[] = [];
+  child.stdout.on('data', (c: Buffer) => chunks.push(c));
+  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  assert.equal(code, 0);
+  return Buffer.concat(chunks);
+}

@@ -15,7 +15,7 @@ describe('end to end: every stage in its own process (two fetch and two seen-fil
     const applied = await runCli(['topology', 'apply', ...settingsArgs.filter((a, i, all) => a !== '--out' && all[i - 1] !== '--out')], env);
     assert.equal(applied.code, 0, applied.stderr);
 
-    workers.push(...startWorkers(['normalize', 'seen-filter', 'seen-filter', 'politeness-gate', 'fetch', 'fetch', 'extract', 'simhash', 'persist'], out, env));
+    workers.push(...startWorkers(['normalize', 'seen-filter', 'seen-filter', 'politeness-gate', 'fetch', 'fetch', 'extract', 'simhash', 'persist', 'archive'], out, env));
     const seeded = await runCli(['seed', ...web.model.siteHostNames.map((h) => `http://${h}/`)], env);
     assert.equal(seeded.code, 0, seeded.stderr);
 
