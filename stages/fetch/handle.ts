@@ -25,6 +25,9 @@ import { exchangeEmit, exchangeInfo, type ExchangeFacts } from '../exchange-emit
 /** Redirect hops followed from the URL first linked; one more is refused. */
 export const MAX_REDIRECTS = 5;
 
+/** How long after the end of a response the host's next delay starts (see handleFetch). */
+export const PACING_GUARD_MS = 25;
+
 /** Why a redirect is not followed (a loop, or too many hops), or null to follow it. */
 export function redirectStop(chain: readonly string[], target: string): string | null {
   if (chain.includes(target)) return `redirect loop: ${[...chain, target].join(' -> ')}, not followed`;
@@ -218,7 +221,11 @@ export async function handleFetch(input: StageInput<FetchGrant>, ctx: StageConte
   // the host's pacing decision after a failure goes into the fetch_log row too; one random
   // draw, so the jitter written there is the jitter applied
   const draw = Math.random();
-  const pacingNote = feedback.kind === 'ok' ? '' : await pacingPreview(ctx, g.host, feedback, end, draw);
+  // the host's next delay runs from a little after our end of the response: a server measures
+  // the gap from when it finished sending, which it may record some ms after we finished
+  // reading (a busy event loop, its own clock), and every gap it sees must be the full delay
+  const paceFrom = end + PACING_GUARD_MS;
+  const pacingNote = feedback.kind === 'ok' ? '' : await pacingPreview(ctx, g.host, feedback, paceFrom, draw);
   const facts: ExchangeFacts = {
     kind: res ? 'response' : 'failure',
     captureId: `${g.fetch_id}:${g.attempt ?? 0}`,
@@ -257,7 +264,7 @@ export async function handleFetch(input: StageInput<FetchGrant>, ctx: StageConte
   ctx.metrics.count('fetch', 'responses', res ? String(res.status) : `error_${failure!.code}`);
   // the host is released only once the outputs are published: a grant redelivered after that
   // is recognised as done, and one redelivered before it still holds the lease and fetches again
-  return { kind: 'emit', messages: out, afterPublish: () => release(ctx, g, end, feedback, draw) };
+  return { kind: 'emit', messages: out, afterPublish: () => release(ctx, g, paceFrom, feedback, draw) };
 }
 
 /** A 304 to a conditional GET: the page is unchanged, and so are its links, followed as the first fetch did. */

@@ -19,7 +19,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { deflateSync } from 'node:zlib';
-import { handleFetch, MAX_REDIRECTS } from '../../stages/fetch/handle.js';
+import { handleFetch, MAX_REDIRECTS, PACING_GUARD_MS } from '../../stages/fetch/handle.js';
 import { classifyResponse, parseContentType } from '../../stages/fetch/classify-response.js';
 import { judgeFetch } from '../../stages/fetch/failure-policy.js';
 import { readValidators, storeValidators } from '../../stages/validators.js';
@@ -481,7 +481,7 @@ describe('fetch: properties (hostile responses)', () => {
         assert.equal(slot.lease_until, 0);
         assert.ok(slot.done_leases.includes(g.lease_id));
         assert.ok(Number.isFinite(slot.next_allowed_at) && slot.next_allowed_at >= start + DURATION, `next_allowed_at ${slot.next_allowed_at}`);
-        assert.ok(slot.next_allowed_at <= start + DURATION + Math.max(g.delay_ms, ctx.settings.maxBackoffMs, ctx.settings.pauseMs) + 1, 'the wait is bounded');
+        assert.ok(slot.next_allowed_at <= start + DURATION + PACING_GUARD_MS + Math.max(g.delay_ms, ctx.settings.maxBackoffMs, ctx.settings.pauseMs) + 1, 'the wait is bounded');
         if (g.ip) {
           const next = await acquireIp(ctx.kv.hosts, g.ip, ctx.clock.now(), 'next', ctx.clock.now() + 60_000, 1);
           assert.equal(next.acquired, true, 'the IP place is given back');

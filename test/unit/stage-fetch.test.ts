@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { handleFetch } from '../../stages/fetch/handle.js';
+import { handleFetch, PACING_GUARD_MS } from '../../stages/fetch/handle.js';
 import { MESSAGE_OVERHEAD_BYTES } from '../../stages/fetch/spec.js';
 import { acquireSlot, type HostSlot } from '../../stages/host-slot.js';
 import { acquireIp } from '../../stages/ip-slot.js';
@@ -215,9 +215,9 @@ describe('fetch', () => {
       assert.equal(slot.lease_id, null, 'released after a failure too');
       if (retryable.has(c.name)) {
         assert.equal(slot.failures, 1, 'a failure counts toward the backoff');
-        assert.ok(slot.next_allowed_at >= start + DURATION + 1600, 'backoff: at least 0.8 x 2000 ms');
+        assert.ok(slot.next_allowed_at >= start + DURATION + PACING_GUARD_MS + 1600, 'backoff: at least 0.8 x 2000 ms');
       } else {
-        assert.equal(slot.next_allowed_at, start + DURATION + 1500);
+        assert.equal(slot.next_allowed_at, start + DURATION + PACING_GUARD_MS + 1500);
       }
     });
   }
@@ -235,7 +235,7 @@ describe('fetch', () => {
     assert.equal(again.fetch_id, 'fid/a', 'the same fetch: one page row when it finally succeeds');
     assert.equal(emitted(out)[1]!.msgId, 'retry:fid/a:2');
     const slot = await slotOf(ctx);
-    assert.equal(slot.next_allowed_at, end + 7000);
+    assert.equal(slot.next_allowed_at, end + PACING_GUARD_MS + 7000);
     assert.match(slot.last_decision, /Retry-After 7000 ms honoured/);
   });
 
@@ -246,14 +246,14 @@ describe('fetch', () => {
     assert.equal((await acquireIp(ctx.kv.hosts, '198.51.100.9', ctx.clock.now(), 'next', ctx.clock.now() + 60_000, 1)).acquired, true);
   });
 
-  test('the host slot is released with next_allowed_at = end + delay', async () => {
+  test('the host slot is released with next_allowed_at = end + guard + delay', async () => {
     const ctx = await granted(() => htmlResponse('<p>x</p>'));
     const start = ctx.clock.now();
     await fetch(ctx, grantFor('/a', { delay_ms: 4000 }));
     const slot = await slotOf(ctx);
     assert.equal(slot.lease_id, null);
     assert.equal(slot.lease_until, 0);
-    assert.equal(slot.next_allowed_at, start + DURATION + 4000);
+    assert.equal(slot.next_allowed_at, start + DURATION + PACING_GUARD_MS + 4000);
     assert.equal(slot.delay_ms, 4000);
     assert.equal(slot.last_duration_ms, DURATION);
   });
