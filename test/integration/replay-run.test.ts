@@ -5,11 +5,8 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { jetstream, type JetStreamManager } from '@nats-io/jetstream';
-import type { NatsConnection } from '@nats-io/transport-node';
-import { connectNats } from '../../pipeline/adapters/nats-connection.js';
+import { jetstream } from '@nats-io/jetstream';
 import { openKvStores } from '../../pipeline/adapters/nats-kv.js';
-import { applyCrawlTopology } from '../../pipeline/crawl-node.js';
 import { silentLogger } from '../../pipeline/logger.js';
 import { StageMetrics } from '../../pipeline/metrics.js';
 import { subjectFor } from '../../pipeline/partition.js';
@@ -18,7 +15,7 @@ import { parseSettings } from '../../pipeline/settings.js';
 import { EDGES } from '../../ops/nats/edges.js';
 import { encodeFetched } from '../../schemas/index.js';
 import { emptyBatch, type RowBatch } from '../../stages/persist/index.js';
-import { startTestNats } from '../support/nats-server.js';
+import { useTestNats } from '../support/nats-server.js';
 
 const settings = parseSettings({ crawlId: 'c1', partitions: 4 });
 
@@ -43,32 +40,23 @@ function fetchedPage(i: number): Uint8Array {
 }
 
 describe('runReplay on a real nats-server', () => {
-  let server: Awaited<ReturnType<typeof startTestNats>>;
-  let nc: NatsConnection;
-  let jsm: JetStreamManager;
+  const nats = useTestNats();
 
   before(async () => {
-    server = await startTestNats();
-    nc = await connectNats(server.url, 'test');
-    jsm = await applyCrawlTopology(nc);
-    const js = jetstream(nc);
+    const js = jetstream(nats.nc);
     for (let i = 1; i <= 10; i++) await js.publish(subjectFor('fetched', 'h.example', settings.partitions), fetchedPage(i));
   });
-  after(async () => {
-    await nc?.close();
-    await server?.cleanup();
-  });
 
-  const counts = async () => Object.fromEntries(await Promise.all(Object.values(EDGES).map(async (e) => [e.stream, (await jsm.streams.info(e.stream)).state.messages])));
+  const counts = async () => Object.fromEntries(await Promise.all(Object.values(EDGES).map(async (e) => [e.stream, (await nats.jsm.streams.info(e.stream)).state.messages])));
 
   it('replays a sequence range from extract into rows, publishing nothing', async () => {
     const before = await counts();
     const written: RowBatch[] = [];
-    const summary = await runReplay(nc, {
+    const summary = await runReplay(nats.nc, {
       from: 'extract',
       range: { fromSeq: 3, untilSeq: 7 },
       crawlOf: () => 'c1',
-      ctx: { settings, clock: { now: () => Date.now() }, log: silentLogger(), metrics: new StageMetrics(), kv: await openKvStores(nc), maxPayloadBytes: 1024 * 1024 },
+      ctx: { settings, clock: { now: () => Date.now() }, log: silentLogger(), metrics: new StageMetrics(), kv: await openKvStores(nats.nc), maxPayloadBytes: 1024 * 1024 },
       batchRows: 2,
       write: async (rows) => void written.push(rows),
     });
@@ -79,17 +67,17 @@ describe('runReplay on a real nats-server', () => {
     assert.ok(written.length >= 2, 'written in batches');
     assert.deepEqual(await counts(), before, 'no stream got a message');
     for (const durable of ['extract', 'normalize']) {
-      const info = await jsm.consumers.info(durable === 'extract' ? EDGES.fetched.stream : EDGES.discovered.stream, durable);
+      const info = await nats.jsm.consumers.info(durable === 'extract' ? EDGES.fetched.stream : EDGES.discovered.stream, durable);
       assert.equal(info.delivered.consumer_seq, 0, `the live ${durable} consumer was not touched`);
     }
   });
 
   it('a start after the newest message reads nothing (and does not wait for new ones)', async () => {
-    const summary = await runReplay(nc, {
+    const summary = await runReplay(nats.nc, {
       from: 'extract',
       range: { since: new Date(Date.now() + 60_000) },
       crawlOf: () => 'c1',
-      ctx: { settings, clock: { now: () => Date.now() }, log: silentLogger(), metrics: new StageMetrics(), kv: await openKvStores(nc), maxPayloadBytes: 1024 * 1024 },
+      ctx: { settings, clock: { now: () => Date.now() }, log: silentLogger(), metrics: new StageMetrics(), kv: await openKvStores(nats.nc), maxPayloadBytes: 1024 * 1024 },
       write: async () => assert.fail('nothing to write'),
     });
     assert.equal(summary.messages, 0);

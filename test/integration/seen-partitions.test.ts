@@ -6,12 +6,12 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { jetstream, type JetStreamManager } from '@nats-io/jetstream';
+import { jetstream } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { connectNats } from '../../pipeline/adapters/nats-connection.js';
 import { openKvStores } from '../../pipeline/adapters/nats-kv.js';
 import { streamAccess } from '../../pipeline/adapters/stream-access.js';
-import { applyCrawlTopology, pipelineBacklog } from '../../pipeline/crawl-node.js';
+import { pipelineBacklog } from '../../pipeline/crawl-node.js';
 import { silentLogger } from '../../pipeline/logger.js';
 import { StageMetrics } from '../../pipeline/metrics.js';
 import { PartitionOwner } from '../../pipeline/partition-owner.js';
@@ -22,7 +22,7 @@ import { partitionOf } from '../../pipeline/partition.js';
 import { EDGES } from '../../ops/nats/edges.js';
 import { decodeAdmitted, encodeCandidate } from '../../schemas/index.js';
 import { seenFilterStage } from '../../stages/seen-filter/index.js';
-import { startTestNats } from '../support/nats-server.js';
+import { useTestNats } from '../support/nats-server.js';
 
 const PARTITIONS = 4;
 /** short leases, so a takeover after a "kill" takes about two seconds */
@@ -56,22 +56,10 @@ async function until(what: string, check: () => boolean | Promise<boolean>, ms =
 }
 
 describe('partitioned seen set on a real nats-server', () => {
-  let server: Awaited<ReturnType<typeof startTestNats>>;
-  let nc: NatsConnection;
-  let jsm: JetStreamManager;
-
-  before(async () => {
-    server = await startTestNats();
-    nc = await connectNats(server.url, 'test');
-    jsm = await applyCrawlTopology(nc, { partitions: PARTITIONS });
-  });
-  after(async () => {
-    await nc?.close();
-    await server?.cleanup();
-  });
+  const nats = useTestNats({ partitions: PARTITIONS });
 
   const publish = async (urls: string[]) => {
-    const js = jetstream(nc);
+    const js = jetstream(nats.nc);
     for (const url of urls) {
       const host = new URL(url).hostname;
       await js.publish(
@@ -80,13 +68,13 @@ describe('partitioned seen set on a real nats-server', () => {
       );
     }
   };
-  const drained = () => until('the seen-filter backlog to drain', async () => (await pipelineBacklog(jsm)).perStage['seen-filter'] === 0);
+  const drained = () => until('the seen-filter backlog to drain', async () => (await pipelineBacklog(nats.jsm)).perStage['seen-filter'] === 0);
   /** every admission on the frontier, by URL: the test's view of what would be fetched */
   const frontier = async (): Promise<Map<string, number>> => {
     const counts = new Map<string, number>();
-    const last = (await jsm.streams.info(EDGES.frontier.stream)).state.last_seq;
+    const last = (await nats.jsm.streams.info(EDGES.frontier.stream)).state.last_seq;
     for (let seq = 1; seq <= last; seq++) {
-      const m = await jsm.streams.getMessage(EDGES.frontier.stream, { seq }).catch(() => null);
+      const m = await nats.jsm.streams.getMessage(EDGES.frontier.stream, { seq }).catch(() => null);
       if (!m) continue;
       const url = decodeAdmitted(m.data).url;
       counts.set(url, (counts.get(url) ?? 0) + 1);
@@ -101,14 +89,14 @@ describe('partitioned seen set on a real nats-server', () => {
     const batch2 = urls('two', 60);
     const batch3 = urls('three', 40);
 
-    const a = await owner(server.url, settings);
+    const a = await owner(nats.url, settings);
     await until('A to serve every partition', () => a.owner.serving.length === PARTITIONS);
     await publish(batch1);
     await drained();
     await a.owner.stop(); // graceful: in-flight work done, snapshots saved, leases released
     await a.nc.close();
 
-    const b = await owner(server.url, settings);
+    const b = await owner(nats.url, settings);
     await until('B to serve every partition', () => b.owner.serving.length === PARTITIONS);
     await publish([...batch2, ...batch1]);
     await drained();
@@ -116,7 +104,7 @@ describe('partitioned seen set on a real nats-server', () => {
     await b.owner.abandon();
     await b.nc.close();
 
-    const c = await owner(server.url, settings);
+    const c = await owner(nats.url, settings);
     await until('C to take every partition over once B’s leases lapsed', () => c.owner.serving.length === PARTITIONS, 10_000);
     await publish([...batch3, ...batch2, ...batch1]);
     await drained();
@@ -133,14 +121,14 @@ describe('partitioned seen set on a real nats-server', () => {
 
     // the seen set is a few snapshot chunks, leases and counters: nothing per URL
     const keys: string[] = [];
-    for await (const key of (await openKvStores(nc)).seen.keys()) keys.push(key);
+    for await (const key of (await openKvStores(nats.nc)).seen.keys()) keys.push(key);
     assert.ok(keys.length <= 3 * PARTITIONS + 2, `crawl-seen holds ${keys.length} keys: ${keys.join(' ')}`);
   });
 
   it('two processes split the partitions; when one stops, the other serves them all', async () => {
     const settings = parseSettings({ crawlId: 'split', partitions: PARTITIONS, seenExpectedUrls: 4096 });
-    const first = await owner(server.url, settings);
-    const second = await owner(server.url, settings);
+    const first = await owner(nats.url, settings);
+    const second = await owner(nats.url, settings);
     await until('the partitions to be split two and two', () => first.owner.serving.length === 2 && second.owner.serving.length === 2);
     assert.deepEqual([...first.owner.serving, ...second.owner.serving].sort(), [0, 1, 2, 3]);
 
@@ -166,10 +154,10 @@ describe('partitioned seen set on a real nats-server', () => {
 
   it('a process whose lease was taken stops consuming that partition at its next renewal', async () => {
     const settings = parseSettings({ crawlId: 'stolen', partitions: PARTITIONS, seenExpectedUrls: 4096 });
-    const a = await owner(server.url, settings);
+    const a = await owner(nats.url, settings);
     try {
       await until('A to serve every partition', () => a.owner.serving.length === PARTITIONS);
-      const kv = (await openKvStores(nc)).seen;
+      const kv = (await openKvStores(nats.nc)).seen;
       // another process wrote the lease (as after a lapse A did not notice): A must let go
       await kv.put(leaseKey('seen-filter', 2), new TextEncoder().encode(JSON.stringify({ owner: 'someone-else', expires_at: Date.now() + 60_000 })));
       await until('A to stop serving partition 2', () => !a.owner.serving.includes(2), 5000);

@@ -1,41 +1,28 @@
 /** Stream retention from the flags, applied to a real nats-server; streams no flag names keep their limits. */
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { JetStreamManager } from '@nats-io/jetstream';
-import type { NatsConnection } from '@nats-io/transport-node';
-import { connectNats } from '../../pipeline/adapters/nats-connection.js';
 import { applyCrawlTopology } from '../../pipeline/crawl-node.js';
 import { retentionPolicy } from '../../cli/retention-flags.js';
-import { startTestNats } from '../support/nats-server.js';
+import { useTestNats } from '../support/nats-server.js';
 
 const DAY_NS = 86_400e9;
 
 describe('stream retention on a real nats-server', () => {
-  let server: Awaited<ReturnType<typeof startTestNats>>;
-  let nc: NatsConnection;
-  let jsm: JetStreamManager;
-  before(async () => {
-    server = await startTestNats();
-    nc = await connectNats(server.url, 'test');
-  });
-  after(async () => {
-    await nc?.close();
-    await server?.cleanup();
-  });
+  const nats = useTestNats(null);
   const limits = async (stream: string) => {
-    const c = (await jsm.streams.info(stream)).config;
+    const c = (await nats.jsm.streams.info(stream)).config;
     return { days: c.max_age / DAY_NS, bytes: c.max_bytes };
   };
 
   it('new streams get the defaults, flags change them, and a run without flags keeps them', async () => {
-    jsm = await applyCrawlTopology(nc, { retention: retentionPolicy({}, {}) });
+    await applyCrawlTopology(nats.nc, { retention: retentionPolicy({}, {}) });
     assert.deepEqual(await limits('CRAWL_FETCHED'), { days: 14, bytes: -1 });
 
-    await applyCrawlTopology(nc, { retention: retentionPolicy({ streamMaxAge: '7d', streamRetention: ['fetched=3d,1GB'] }, {}) });
+    await applyCrawlTopology(nats.nc, { retention: retentionPolicy({ streamMaxAge: '7d', streamRetention: ['fetched=3d,1GB'] }, {}) });
     assert.deepEqual(await limits('CRAWL_FETCHED'), { days: 3, bytes: 1e9 });
     assert.deepEqual(await limits('CRAWL_RESULTS'), { days: 7, bytes: -1 });
 
-    await applyCrawlTopology(nc, { retention: retentionPolicy({}, {}) });
+    await applyCrawlTopology(nats.nc, { retention: retentionPolicy({}, {}) });
     assert.deepEqual(await limits('CRAWL_FETCHED'), { days: 3, bytes: 1e9 }, 'kept');
     assert.deepEqual(await limits('CRAWL_RESULTS'), { days: 7, bytes: -1 }, 'kept');
   });

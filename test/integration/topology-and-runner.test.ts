@@ -1,9 +1,7 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { jetstream, type JetStreamManager } from '@nats-io/jetstream';
-import type { NatsConnection } from '@nats-io/transport-node';
-import { connectNats } from '../../pipeline/adapters/nats-connection.js';
+import { jetstream } from '@nats-io/jetstream';
 import { NatsKvStore, openKvStores } from '../../pipeline/adapters/nats-kv.js';
 import { applyCrawlPartitions, applyCrawlTopology, pipelineBacklog, startStages } from '../../pipeline/crawl-node.js';
 import { partitionInput } from '../../pipeline/stage.js';
@@ -14,47 +12,35 @@ import { BUCKETS, EDGES } from '../../ops/nats/edges.js';
 import { STAGE_INPUTS } from '../../stages/index.js';
 import { decodeAdmitted, decodeDeadLetter, encodeCandidate } from '../../schemas/index.js';
 import { partitionOf } from '../../pipeline/partition.js';
-import { startTestNats } from '../support/nats-server.js';
+import { useTestNats } from '../support/nats-server.js';
 
 describe('topology, KV and runner on a real nats-server', () => {
-  let server: Awaited<ReturnType<typeof startTestNats>>;
-  let nc: NatsConnection;
-  let jsm: JetStreamManager;
-
-  before(async () => {
-    server = await startTestNats();
-    nc = await connectNats(server.url, 'test');
-    jsm = await applyCrawlTopology(nc);
-  });
-  after(async () => {
-    await nc?.close();
-    await server?.cleanup();
-  });
+  const nats = useTestNats();
 
   it('creates every stream, consumer and bucket, and applying again changes nothing', async () => {
-    await applyCrawlTopology(nc); // idempotent
+    await applyCrawlTopology(nats.nc); // idempotent
     for (const edge of Object.values(EDGES)) {
-      const info = await jsm.streams.info(edge.stream);
+      const info = await nats.jsm.streams.info(edge.stream);
       assert.deepEqual(info.config.subjects, [...edge.subjects]);
       assert.equal(info.config.retention, 'limits');
     }
-    await applyCrawlPartitions(jsm, 4);
+    await applyCrawlPartitions(nats.jsm, 4);
     for (const spec of STAGE_INPUTS) {
       // a partitioned stage (seen-filter) reads each partition through its own durable
       const durables = spec.partitioned ? [0, 1, 2, 3].map((p) => partitionInput(spec, p)) : [spec];
       for (const d of durables) {
-        const info = await jsm.consumers.info(d.stream, d.durable);
+        const info = await nats.jsm.consumers.info(d.stream, d.durable);
         assert.equal(info.config.durable_name, d.durable);
         assert.equal(info.config.filter_subject ?? '', d.filterSubject);
         assert.equal(info.config.ack_policy, 'explicit');
       }
     }
-    const kv = await openKvStores(nc);
+    const kv = await openKvStores(nats.nc);
     for (const name of Object.keys(BUCKETS)) assert.ok(kv[name as keyof typeof kv], `bucket ${name}`);
   });
 
   it('KV compare-and-set: create on an existing key and update at a stale revision both conflict', async () => {
-    const kv = (await openKvStores(nc)).hosts as NatsKvStore;
+    const kv = (await openKvStores(nats.nc)).hosts as NatsKvStore;
     const rev = await kv.create('cas.example.com', new TextEncoder().encode('a'));
     await assert.rejects(kv.create('cas.example.com', new TextEncoder().encode('b')), KvConflictError);
     const rev2 = await kv.update('cas.example.com', new TextEncoder().encode('c'), rev);
@@ -66,8 +52,8 @@ describe('topology, KV and runner on a real nats-server', () => {
 
   it('runs a stage: a valid message is handled and acked, a malformed one is dead-lettered with its reason', async () => {
     const settings = parseSettings({ crawlId: 'it', partitions: 4 });
-    const node = await startStages(nc, settings, ['seen-filter'], { log: silentLogger() });
-    const js = jetstream(nc);
+    const node = await startStages(nats.nc, settings, ['seen-filter'], { log: silentLogger() });
+    const js = jetstream(nats.nc);
     const host = 'h1.example.com';
     await js.publish(
       `crawl.normalized.${partitionOf(host, 4)}`,
@@ -75,19 +61,19 @@ describe('topology, KV and runner on a real nats-server', () => {
     );
     await js.publish('crawl.normalized.0', new Uint8Array([0xc1, 0xff, 0x00]));
     for (let i = 0; i < 100; i++) {
-      const b = await pipelineBacklog(jsm);
+      const b = await pipelineBacklog(nats.jsm);
       if (b.perStage['seen-filter'] === 0) break;
       await sleep(100);
     }
     await node.stop();
-    assert.equal((await pipelineBacklog(jsm)).perStage['seen-filter'], 0);
+    assert.equal((await pipelineBacklog(nats.jsm)).perStage['seen-filter'], 0);
 
-    const frontier = await jsm.streams.getMessage(EDGES.frontier.stream, { last_by_subj: `crawl.frontier.${partitionOf(host, 4)}` });
+    const frontier = await nats.jsm.streams.getMessage(EDGES.frontier.stream, { last_by_subj: `crawl.frontier.${partitionOf(host, 4)}` });
     const admitted = decodeAdmitted(frontier!.data);
     assert.equal(admitted.url, `http://${host}/a`);
     assert.match(admitted.fetch_id, /^[0-9a-f]{32}$/);
 
-    const dl = await jsm.streams.getMessage(EDGES.deadletter.stream, { last_by_subj: 'crawl.dlq.seen-filter' });
+    const dl = await nats.jsm.streams.getMessage(EDGES.deadletter.stream, { last_by_subj: 'crawl.dlq.seen-filter' });
     const letter = decodeDeadLetter(dl!.data);
     assert.equal(letter.stage, 'seen-filter');
     assert.match(letter.reason, /decoding candidate url/);
