@@ -12,8 +12,9 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { EDGES } from '../ops/nats/edges.js';
 import { buildStage, type StageFactoryOptions } from '../stages/index.js';
 import { decodePersistInput, emptyBatch, outcomeRows, pageRows, type RowBatch } from '../stages/persist/index.js';
+import { persistInput } from '../stages/persist/spec.js';
 import { readStreamRange, type StreamRange, type StreamWindow } from './adapters/stream-range.js';
-import type { StageContext, StageDefinition, StageName } from './stage.js';
+import type { StageContext, StageDefinition, StageInputSpec, StageName } from './stage.js';
 
 /** Stages a replay can start from, in dataflow order; persist is the last. */
 export const REPLAY_STAGES = ['extract', 'simhash', 'persist'] as const satisfies readonly StageName[];
@@ -88,8 +89,13 @@ export async function runReplay(nc: NatsConnection, o: ReplayOptions): Promise<R
   const chain = REPLAY_STAGES.slice(REPLAY_STAGES.indexOf(o.from));
   const defs = new Map<StageName, StageDefinition<unknown>>();
   for (const name of chain) if (name !== 'persist') defs.set(name, (await buildStage(name, { extract: o.extract })) as StageDefinition<unknown>);
-  const inputStream = (name: ReplayStage): string =>
-    name === 'persist' ? EDGES.results.stream : defs.get(name)!.input.stream;
+  const inputOf = (name: ReplayStage): StageInputSpec => (name === 'persist' ? persistInput : defs.get(name)!.input);
+  // what the stage's consumer would be given: its stream, and of that only its filter subject
+  // (extract reads crawl.fetched.*, not the archive's crawl.exchanges.* beside it)
+  const reads = (name: ReplayStage, subject: string): boolean => {
+    const input = inputOf(name);
+    return streamHolds(input.stream, subject) && (input.filterSubject === '' || subjectMatches(input.filterSubject, subject));
+  };
 
   const summary: ReplaySummary = { messages: 0, firstSeq: null, lastSeq: null, rows: { pages: 0, links: 0, fetch_log: 0 }, failed: 0, failures: [], window: null };
   let batch = emptyBatch();
@@ -141,13 +147,13 @@ export async function runReplay(nc: NatsConnection, o: ReplayOptions): Promise<R
       return failed(seq, name, (err as Error).message);
     }
     if (outcome.kind !== 'emit') return failed(seq, name, outcome.reason);
-    const next = inputStream(chain[i + 1]!);
     // only what the next stage reads goes on; discovered links and the like stay unpublished
-    for (const m of outcome.messages) if (streamHolds(next, m.subject)) await runFrom(i + 1, m.subject, m.data, seq);
+    for (const m of outcome.messages) if (reads(chain[i + 1]!, m.subject)) await runFrom(i + 1, m.subject, m.data, seq);
   };
 
   let lastProgress = Date.now();
-  for await (const m of readStreamRange(nc, inputStream(o.from), o.range, (w) => (summary.window = w))) {
+  for await (const m of readStreamRange(nc, inputOf(o.from).stream, o.range, (w) => (summary.window = w))) {
+    if (!reads(o.from, m.subject)) continue;
     summary.messages += 1;
     summary.firstSeq ??= m.seq;
     summary.lastSeq = m.seq;

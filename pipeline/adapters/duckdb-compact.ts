@@ -20,7 +20,7 @@ import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { FILE_SORT_KEYS, TABLE_NAMES, TABLES, type ColumnDef, type TableName } from '../../schemas/output-tables.js';
-import { fsyncPath, sqlIdent, sqlString } from './duckdb-output.js';
+import { copyToParquetAtomically, fsyncPath, sqlIdent, sqlString } from './duckdb-output.js';
 import { DEDUP_KEYS } from './duckdb-views.js';
 import { listPartitions } from './output-layout.js';
 
@@ -90,20 +90,12 @@ async function mergeFiles(conn: DuckDBConnection, table: TableName, inputs: Cand
   // named after its first input, so "earliest file first" (the views' tie-break) still holds
   const first = path.basename(inputs[0]!.path).replace(/-[0-9a-f]+\.parquet$/, '');
   const finalPath = path.join(dir, `${first}-${randomBytes(6).toString('hex')}.parquet`);
-  const tmpPath = `${finalPath}.tmp`;
   const rowsIn = await count(conn, src);
-  try {
-    await conn.run(
-      `COPY (SELECT ${select.join(', ')} FROM ${src} QUALIFY row_number() OVER (PARTITION BY ${keys} ORDER BY _file) = 1 ORDER BY ${order}) ` +
-        `TO ${sqlString(tmpPath)} (FORMAT PARQUET, COMPRESSION ZSTD)`,
-    );
-    await fsyncPath(tmpPath, false);
-    await fsp.rename(tmpPath, finalPath);
-    await fsyncPath(dir, true);
-  } catch (err) {
-    await fsp.rm(tmpPath, { force: true }).catch(() => undefined);
-    throw err;
-  }
+  await copyToParquetAtomically(
+    conn,
+    `(SELECT ${select.join(', ')} FROM ${src} QUALIFY row_number() OVER (PARTITION BY ${keys} ORDER BY _file) = 1 ORDER BY ${order})`,
+    finalPath,
+  );
   const rows = await count(conn, `read_parquet(${sqlString(finalPath)})`);
   return { path: finalPath, rows, rowsIn, bytes: (await fsp.stat(finalPath)).size };
 }

@@ -199,6 +199,24 @@ function sortForFile(table: TableName, values: Appendable[][]): void {
   });
 }
 
+/**
+ * `COPY source TO finalPath` so that the file appears whole or not at all: written as
+ * `<finalPath>.tmp`, fsynced, renamed, and its directory fsynced. A failure removes the tmp file.
+ * `source` is a table name or a parenthesised query.
+ */
+export async function copyToParquetAtomically(conn: DuckDBConnection, source: string, finalPath: string): Promise<void> {
+  const tmpPath = `${finalPath}.tmp`;
+  try {
+    await conn.run(`COPY ${source} TO ${sqlString(tmpPath)} (FORMAT PARQUET, COMPRESSION ZSTD)`);
+    await fsyncPath(tmpPath, false);
+    await fsp.rename(tmpPath, finalPath);
+    await fsyncPath(path.dirname(finalPath), true);
+  } catch (err) {
+    await fsp.rm(tmpPath, { force: true }).catch(() => undefined);
+    throw err;
+  }
+}
+
 export async function fsyncPath(p: string, isDir: boolean): Promise<void> {
   let fh: fsp.FileHandle | undefined;
   try {
@@ -323,7 +341,6 @@ class ParquetOutputImpl implements ParquetOutput {
     const stage = stagingTable(table);
     await fsp.mkdir(dir, { recursive: true });
     const finalPath = path.join(dir, `part-${fileTimestamp()}-${randomBytes(6).toString('hex')}.parquet`);
-    const tmpPath = `${finalPath}.tmp`;
 
     // A fresh staging table per file: dropping it returns its memory (DELETE
     // would leave deleted row groups around in an in-memory database).
@@ -347,13 +364,7 @@ class ParquetOutputImpl implements ParquetOutput {
 
     try {
       // Rows were appended already sorted (sortForFile); insertion order is preserved.
-      await this.conn.run(`COPY ${sqlIdent(stage)} TO ${sqlString(tmpPath)} (FORMAT PARQUET, COMPRESSION ZSTD)`);
-      await fsyncPath(tmpPath, false);
-      await fsp.rename(tmpPath, finalPath);
-      await fsyncPath(dir, true);
-    } catch (err) {
-      await fsp.rm(tmpPath, { force: true }).catch(() => undefined);
-      throw err;
+      await copyToParquetAtomically(this.conn, sqlIdent(stage), finalPath);
     } finally {
       await this.conn.run(`DROP TABLE IF EXISTS ${sqlIdent(stage)}`).catch(() => undefined);
     }

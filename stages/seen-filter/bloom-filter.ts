@@ -9,6 +9,7 @@
  *
  * Pure: no I/O. The hash must never change: snapshots hold bit positions derived from it.
  */
+import { fmix32 } from '../hash32.js';
 
 /** Bits per element and hash count of the first slice: 16 bits (2 bytes) at its capacity. */
 export const FIRST_SLICE_BITS_PER_ELEMENT = 16;
@@ -49,17 +50,9 @@ export function hashKey(key: string): KeyHash {
     a = Math.imul(a ^ c, 0xcc9e2d51);
     b = Math.imul(b ^ c, 0x85ebca6b);
   }
-  return { h1: fmix(a ^ n), h2: fmix(b ^ n ^ 0x5f3759df) };
+  return { h1: fmix32(a ^ n), h2: fmix32(b ^ n ^ 0x5f3759df) };
 }
 
-function fmix(h: number): number {
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h >>> 0;
-}
 
 /** The theoretical false-positive rate of a Bloom filter at `bitsPerElement` with `k` hashes, when full. */
 export function falsePositiveRate(bitsPerElement: number, k: number): number {

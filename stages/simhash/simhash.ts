@@ -8,6 +8,7 @@
  * per add, SWAR style). BigInt is only used to assemble the final fingerprint.
  */
 import { createHash } from 'node:crypto';
+import { fmix32 } from '../hash32.js';
 
 export const DEFAULT_SHINGLE_SIZE = 3;
 export const DEFAULT_BLOCK_K = 3;
@@ -55,14 +56,6 @@ const LANE_SEED = 0x5bd1e995;
 const SHINGLE_SEED_LO = 0x85ebca6b;
 const SHINGLE_SEED_HI = 0xc2b2ae35;
 
-function fmix32(h: number): number {
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h >>> 0;
-}
 
 /** Murmur3-style mixing step: absorb a 32-bit value `k` into state `h`. */
 function absorb(h: number, k: number): number {

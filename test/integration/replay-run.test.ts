@@ -45,6 +45,8 @@ describe('runReplay on a real nats-server', () => {
   before(async () => {
     const js = jetstream(nats.nc);
     for (let i = 1; i <= 10; i++) await js.publish(subjectFor('fetched', 'h.example', settings.partitions), fetchedPage(i));
+    // seq 11: an exchange for the archive, in the same stream as extract's pages but not for extract
+    await js.publish(subjectFor('exchanges', 'h.example', settings.partitions), fetchedPage(11));
   });
 
   const counts = async () => Object.fromEntries(await Promise.all(Object.values(EDGES).map(async (e) => [e.stream, (await nats.jsm.streams.info(e.stream)).state.messages])));
@@ -70,6 +72,19 @@ describe('runReplay on a real nats-server', () => {
       const info = await nats.jsm.consumers.info(durable === 'extract' ? EDGES.fetched.stream : EDGES.discovered.stream, durable);
       assert.equal(info.delivered.consumer_seq, 0, `the live ${durable} consumer was not touched`);
     }
+  });
+
+  it("reads only the stage's own subject: the archive's exchanges beside extract's pages are skipped", async () => {
+    const written: RowBatch[] = [];
+    const summary = await runReplay(nats.nc, {
+      from: 'extract',
+      range: { fromSeq: 9 },
+      crawlOf: () => 'c1',
+      ctx: { settings, clock: { now: () => Date.now() }, log: silentLogger(), metrics: new StageMetrics(), kv: await openKvStores(nats.nc), maxPayloadBytes: 1024 * 1024 },
+      write: async (rows) => void written.push(rows),
+    });
+    assert.deepEqual({ messages: summary.messages, last: summary.lastSeq }, { messages: 2, last: 10 });
+    assert.deepEqual(written.flatMap((b) => b.pages.map((p) => p.fetch_id)), ['f9', 'f10']);
   });
 
   it('a start after the newest message reads nothing (and does not wait for new ones)', async () => {
