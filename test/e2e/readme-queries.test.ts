@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { startTestWeb, type TestWeb } from '../../testweb/index.js';
 import { openOutputDatabase } from '../../pipeline/adapters/duckdb-views.js';
 import { runCli } from '../support/crawl-cli.js';
-import { E2E } from '../support/e2e-web.js';
+import { E2E, runShortCrawl } from '../support/e2e-web.js';
 
 const README = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../README.md');
 
@@ -39,13 +39,7 @@ describe('README example queries', () => {
     rmSync(out, { recursive: true, force: true });
   });
 
-  const crawl = async (crawlId: string) => {
-    const args = ['run', '--out', out, '--until-idle', '--crawl-id', crawlId, '--min-delay-ms', '50', '--max-depth', '4', '--user-agent', E2E.userAgent];
-    for (const rule of web.resolveRules) args.push('--resolve', rule);
-    for (const host of web.model.siteHostNames) args.push('--seed', `http://${host}/`);
-    const run = await runCli(args, {}, 180_000);
-    assert.equal(run.code, 0, run.stderr.slice(-2000));
-  };
+  const crawl = (crawlId: string) => runShortCrawl(web, out, crawlId);
 
   it('each returns rows from a real crawl, recrawl and replay', async () => {
     const queries = readmeQueries(readFileSync(README, 'utf8'));

@@ -10,8 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { startTestWeb, type TestWeb } from '../../testweb/index.js';
 import { openOutputDatabase } from '../../pipeline/adapters/duckdb-views.js';
-import { runCli } from '../support/crawl-cli.js';
-import { E2E } from '../support/e2e-web.js';
+import { E2E, runShortCrawl } from '../support/e2e-web.js';
 
 describe('recrawl with conditional GET', () => {
   let web: TestWeb;
@@ -25,13 +24,7 @@ describe('recrawl with conditional GET', () => {
     rmSync(out, { recursive: true, force: true });
   });
 
-  const crawl = async (crawlId: string) => {
-    const args = ['run', '--out', out, '--until-idle', '--crawl-id', crawlId, '--min-delay-ms', '50', '--max-depth', '4', '--user-agent', E2E.userAgent];
-    for (const rule of web.resolveRules) args.push('--resolve', rule);
-    for (const host of web.model.siteHostNames) args.push('--seed', `http://${host}/`);
-    const run = await runCli(args, {}, 180_000);
-    assert.equal(run.code, 0, run.stderr.slice(-2000));
-  };
+  const crawl = (crawlId: string) => runShortCrawl(web, out, crawlId);
 
   async function query(sql: string): Promise<unknown[][]> {
     const db = await openOutputDatabase(out);

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { startTestWeb, type TestWeb } from '../../testweb/index.js';
 import { openOutputDatabase } from '../../pipeline/adapters/duckdb-views.js';
 import { runCli } from '../support/crawl-cli.js';
-import { E2E } from '../support/e2e-web.js';
+import { E2E, runShortCrawl } from '../support/e2e-web.js';
 
 describe('crawl replay --from extract', () => {
   let web: TestWeb;
@@ -37,11 +37,7 @@ describe('crawl replay --from extract', () => {
   const one = async (sql: string, version?: number) => Number((await query(sql, version))[0]![0]);
 
   it('rewrites the pages into version 1 with titles, keeps version 0, and fetches nothing', async () => {
-    const args = ['run', '--out', out, '--until-idle', '--no-titles', '--crawl-id', 'c1', '--min-delay-ms', '50', '--max-depth', '4', '--user-agent', E2E.userAgent];
-    for (const rule of web.resolveRules) args.push('--resolve', rule);
-    for (const host of web.model.siteHostNames) args.push('--seed', `http://${host}/`);
-    const crawl = await runCli(args, {}, 180_000);
-    assert.equal(crawl.code, 0, crawl.stderr.slice(-2000));
+    await runShortCrawl(web, out, 'c1', ['--no-titles']);
 
     const pages = await one('SELECT count(*) FROM pages');
     assert.ok(pages >= 15, `the crawl stored pages (${pages})`);

@@ -1,5 +1,7 @@
 import { expectedCrawl, type TestWeb } from '../../testweb/index.js';
+import assert from 'node:assert/strict';
 import { openOutputDatabase } from '../../pipeline/adapters/duckdb-views.js';
+import { runCli } from './crawl-cli.js';
 
 /** The test web and crawl settings the end-to-end tests share. */
 export const E2E = {
@@ -17,6 +19,18 @@ export function crawlArgs(web: TestWeb, out: string): string[] {
   for (const rule of web.resolveRules) args.push('--resolve', rule);
   for (const host of web.model.siteHostNames) args.push('--seed', `http://${host}/`);
   return args;
+}
+
+/**
+ * A short `crawl run --until-idle` of every site host (depth 4, 50 ms between requests), as
+ * the recrawl, replay and README-query tests need it: under one crawl id, with extra flags.
+ */
+export async function runShortCrawl(web: TestWeb, out: string, crawlId: string, extra: string[] = []): Promise<void> {
+  const args = ['run', '--out', out, '--until-idle', ...extra, '--crawl-id', crawlId, '--min-delay-ms', '50', '--max-depth', '4', '--user-agent', E2E.userAgent];
+  for (const rule of web.resolveRules) args.push('--resolve', rule);
+  for (const host of web.model.siteHostNames) args.push('--seed', `http://${host}/`);
+  const run = await runCli(args, {}, 180_000);
+  assert.equal(run.code, 0, run.stderr.slice(-2000));
 }
 
 export function expectedUrls(web: TestWeb): string[] {
