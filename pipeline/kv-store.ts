@@ -105,11 +105,10 @@ export const parseJsonValue = <T>(bytes: Uint8Array): T => JSON.parse(decoder.de
 /**
  * Per-process state of casUpdate: a queue per key, so that the many handlers of one process
  * never race each other on a key (the server's compare-and-set still arbitrates between
- * processes), and the last entry written or read, so an uncontended update skips its read.
+ * processes). Forgotten when idle, so memory stays bounded by the keys in use right now.
  */
 interface KeyState {
   tail: Promise<unknown>;
-  entry: KvEntry | null | undefined;
   users: number;
 }
 const keyStates = new WeakMap<KvStore, Map<string, KeyState>>();
@@ -122,7 +121,7 @@ function keyState(store: KvStore, key: string): KeyState {
   }
   let state = states.get(key);
   if (!state) {
-    state = { tail: Promise.resolve(), entry: undefined, users: 0 };
+    state = { tail: Promise.resolve(), users: 0 };
     states.set(key, state);
   }
   return state;
@@ -130,8 +129,60 @@ function keyState(store: KvStore, key: string): KeyState {
 
 function releaseKeyState(store: KvStore, key: string, state: KeyState): void {
   state.users -= 1;
-  // forget idle keys: memory stays bounded by the keys in use right now
   if (state.users === 0) keyStates.get(store)?.delete(key);
+}
+
+/** Bytes of entry values casUpdate remembers per store (least recently used dropped first). */
+export const CAS_CACHE_BYTES = 8 * 1024 * 1024;
+
+/**
+ * The last entry casUpdate read or wrote per key, so the next update of a key this process
+ * owns in practice (a host's slot, queue tail and trap tally are updated several times per
+ * URL) skips its read: the compare-and-set is tried on the remembered revision, and a key
+ * another process changed meanwhile just fails it once and is read afresh.
+ */
+class EntryCache {
+  private readonly entries = new Map<string, KvEntry | null>();
+  private bytes = 0;
+
+  get(key: string): KvEntry | null | undefined {
+    const entry = this.entries.get(key);
+    if (entry === undefined) return undefined;
+    // re-insert: Map order is the recency order
+    this.entries.delete(key);
+    this.entries.set(key, entry);
+    return entry;
+  }
+
+  set(key: string, entry: KvEntry | null): void {
+    this.forget(key);
+    this.entries.set(key, entry);
+    this.bytes += sizeOf(key, entry);
+    for (const [oldest, e] of this.entries) {
+      if (this.bytes <= CAS_CACHE_BYTES) break;
+      this.entries.delete(oldest);
+      this.bytes -= sizeOf(oldest, e);
+    }
+  }
+
+  forget(key: string): void {
+    const old = this.entries.get(key);
+    if (old === undefined) return;
+    this.entries.delete(key);
+    this.bytes -= sizeOf(key, old);
+  }
+}
+
+const sizeOf = (key: string, entry: KvEntry | null) => key.length + (entry?.value.length ?? 0) + 64;
+const entryCaches = new WeakMap<KvStore, EntryCache>();
+
+function entryCache(store: KvStore): EntryCache {
+  let cache = entryCaches.get(store);
+  if (!cache) {
+    cache = new EntryCache();
+    entryCaches.set(store, cache);
+  }
+  return cache;
 }
 
 /**
@@ -146,28 +197,27 @@ export async function casUpdate<T, R>(
   attempts = 20,
 ): Promise<R> {
   const state = keyState(store, key);
+  const cache = entryCache(store);
   state.users += 1;
   const run = state.tail.then(async () => {
     for (let attempt = 0; attempt < attempts; attempt++) {
-      const cached = state.entry !== undefined && attempt === 0;
-      const entry = cached ? state.entry! : await store.get(key);
-      state.entry = entry;
+      const remembered = attempt === 0 ? cache.get(key) : undefined;
+      const cached = remembered !== undefined;
+      const entry = cached ? remembered : await store.get(key);
+      cache.set(key, entry);
       const current = entry ? parseJsonValue<T>(entry.value) : null;
       const { value, result } = change(current);
       if (value === undefined) {
-        if (cached) {
-          state.entry = undefined;
-          continue;
-        }
+        if (cached) continue; // decided on a fresh read only
         return result;
       }
       try {
         const bytes = jsonValue(value);
         const revision = entry ? await store.update(key, bytes, entry.revision) : await store.create(key, bytes);
-        state.entry = { value: bytes, revision };
+        cache.set(key, { value: bytes, revision });
         return result;
       } catch (err) {
-        state.entry = undefined;
+        cache.forget(key);
         if (!(err instanceof KvConflictError)) throw err;
       }
     }

@@ -104,7 +104,7 @@ export async function applyTopology(
   for (const spec of consumers) if (!spec.partitioned) await ensureConsumer(jsm, spec);
   const kvm = new Kvm(nc);
   for (const bucket of Object.values(BUCKETS)) {
-    await kvm.create(bucket, { history: 1, storage: StorageType.File });
+    await kvm.create(bucket, { history: 1, storage: StorageType.File, allow_direct: true });
   }
 }
 

@@ -17,18 +17,19 @@ export async function firstCaptureOf(digests: KvStore, e: ArchivedExchange): Pro
   const captureId = x?.capture_id ?? `${e.fetch_id}:0`;
   if (x?.kind === 'failure' || e.fetch_status < 200 || e.fetch_status >= 300 || e.body.length === 0) return { other: null, recordId: newRecordId() };
   const digest = warcDigest(e.body);
+  // create first: most payloads are new, so one round trip usually settles it
   for (let attempt = 0; attempt < 3; attempt++) {
-    const entry = await digests.get(digest);
-    if (entry) {
-      const first = parseJsonValue<FirstCapture>(entry.value);
-      return first.capture_id === captureId ? { other: null, recordId: first.record_id } : { other: first, recordId: newRecordId() };
-    }
     const recordId = newRecordId();
     try {
       await digests.create(digest, jsonValue({ url: e.url, date: e.fetch_time, record_id: recordId, capture_id: captureId } satisfies FirstCapture));
       return { other: null, recordId };
     } catch (err) {
-      if (!(err instanceof KvConflictError)) throw err; // another process claimed it just now: read it
+      if (!(err instanceof KvConflictError)) throw err; // claimed before (by this capture or another): read it
+    }
+    const entry = await digests.get(digest);
+    if (entry) {
+      const first = parseJsonValue<FirstCapture>(entry.value);
+      return first.capture_id === captureId ? { other: null, recordId: first.record_id } : { other: first, recordId: newRecordId() };
     }
   }
   throw new Error(`archiving ${e.url}: the digest ${digest} keeps changing in the digests bucket`);
