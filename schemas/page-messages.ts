@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { decodeMessage, encodeMessage } from './codec.js';
+import { decodeMessage, encodeMessage, SchemaError } from './codec.js';
+import { linesOf, textFromLines } from './text-lines.js';
 
 /** raw bytes (msgpack bin) */
 const bytes = z.custom<Uint8Array>((v) => v instanceof Uint8Array, 'expected bytes');
@@ -63,9 +64,32 @@ export const FinalPage = ExtractedPage.extend({
 });
 export type FinalPage = z.infer<typeof FinalPage>;
 
+/**
+ * On the wire, `text` may be '' with `text_lines` naming the lines of `text_full` it is made
+ * of (schemas/text-lines.ts); decoding puts the text back, so stages never see the difference.
+ */
+const textLines = { text_lines: z.array(z.number().int().nonnegative()).optional() };
+const ExtractedWire = ExtractedPage.extend(textLines);
+const FinalWire = FinalPage.extend(textLines);
+
+function packText<T extends ExtractedPage>(m: T): T | (T & { text_lines: number[] }) {
+  const runs = linesOf(m.text, m.text_full ?? '');
+  return runs ? { ...m, text: '', text_lines: runs } : m;
+}
+
+function unpackText<T extends ExtractedPage>(wire: T & { text_lines?: number[] | undefined }, what: string): T {
+  const { text_lines, ...m } = wire;
+  if (text_lines === undefined) return m as T;
+  try {
+    return { ...m, text: textFromLines(m.text_full ?? '', text_lines) } as T;
+  } catch (err) {
+    throw new SchemaError(`decoding ${what}: ${(err as Error).message}`);
+  }
+}
+
 export const encodeFetched = (m: FetchedPage) => encodeMessage(m);
-export const encodeExtracted = (m: ExtractedPage) => encodeMessage(m);
-export const encodeFinal = (m: FinalPage) => encodeMessage(m);
+export const encodeExtracted = (m: ExtractedPage) => encodeMessage(packText(m));
+export const encodeFinal = (m: FinalPage) => encodeMessage(packText(m));
 export const decodeFetched = (b: Uint8Array) => decodeMessage(FetchedPage, b, 'fetched page');
-export const decodeExtracted = (b: Uint8Array) => decodeMessage(ExtractedPage, b, 'extracted page');
-export const decodeFinal = (b: Uint8Array) => decodeMessage(FinalPage, b, 'final page');
+export const decodeExtracted = (b: Uint8Array): ExtractedPage => unpackText(decodeMessage(ExtractedWire, b, 'extracted page'), 'extracted page');
+export const decodeFinal = (b: Uint8Array): FinalPage => unpackText(decodeMessage(FinalWire, b, 'final page'), 'final page');
