@@ -2,7 +2,7 @@ import { encodeFinal, type ExtractedPage } from '../../schemas/index.js';
 import { subjectFor } from '../../pipeline/partition.js';
 import { emit, type Outcome, type StageContext, type StageInput } from '../../pipeline/stage.js';
 import { findOriginal } from './find-original.js';
-import { simhash64, simhashToHex, tokenizeWords } from './simhash.js';
+import { simhashAndWords, simhashToHex } from './simhash.js';
 import { notePage } from '../trap-tally.js';
 import { urlPattern } from '../url-pattern.js';
 
@@ -11,10 +11,9 @@ const MIN_WORDS_FOR_NEAR_DUP = 20;
 
 export async function handleSimhash(input: StageInput<ExtractedPage>, ctx: StageContext): Promise<Outcome> {
   const p = input.message;
-  const h = simhash64(p.text);
-  const hex = simhashToHex(h);
-  // counted as the fingerprint counts them, so texts without spaces (CJK) are compared too
-  const words = tokenizeWords(p.text).length;
+  // words counted as the fingerprint counts them, so texts without spaces (CJK) are compared too
+  const { hash, words } = simhashAndWords(p.text);
+  const hex = simhashToHex(hash);
   const nearDuplicateOf =
     words > MIN_WORDS_FOR_NEAR_DUP
       ? await findOriginal(ctx.kv.fingerprints, { h: hex, url: p.url, t: p.fetch_time }, p.content_digest, ctx.settings.nearDuplicateDistance)

@@ -164,11 +164,16 @@ export function tokenizeWords(text: string): string[] {
  * Returns 0n when the text has no words.
  */
 export function simhash64(text: string, shingleSize: number = DEFAULT_SHINGLE_SIZE): bigint {
+  return simhashAndWords(text, shingleSize).hash;
+}
+
+/** simhash64 and the number of words it was made of (tokenizeWords(text).length, without a second pass). */
+export function simhashAndWords(text: string, shingleSize: number = DEFAULT_SHINGLE_SIZE): { hash: bigint; words: number } {
   if (!Number.isInteger(shingleSize) || shingleSize < 1) {
     throw new RangeError(`shingleSize must be a positive integer, got ${shingleSize}`);
   }
   const { lo, hi, count: nWords } = wordHashes(text);
-  if (nWords === 0) return 0n;
+  if (nWords === 0) return { hash: 0n, words: 0 };
 
   const size = Math.min(shingleSize, nWords);
   const nShingles = nWords - size + 1;
@@ -205,7 +210,7 @@ export function simhash64(text: string, shingleSize: number = DEFAULT_SHINGLE_SI
     if (2 * counts[bit]! > nShingles) outLo |= 1 << bit;
     if (2 * counts[bit + 32]! > nShingles) outHi |= 1 << bit;
   }
-  return (BigInt(outHi >>> 0) << 32n) | BigInt(outLo >>> 0);
+  return { hash: (BigInt(outHi >>> 0) << 32n) | BigInt(outLo >>> 0), words: nWords };
 }
 
 /** Set bits of a 32-bit value. */

@@ -10,6 +10,7 @@ import {
   simhashFromHex,
   simhashToHex,
   tokenizeWords,
+  simhashAndWords,
   wordHashes,
 } from '../../stages/simhash/simhash.js';
 import { mulberry32 } from '../../testweb/prng.js';
@@ -185,6 +186,9 @@ describe('wordHashes (fast scanner) matches tokenizeWords + hashWord', () => {
       const { lo, hi, count } = wordHashes(text);
       const actual = Array.from({ length: count }, (_, i) => [lo[i], hi[i]]);
       assert.deepEqual(actual, expected, JSON.stringify(text));
+      const { hash, words } = simhashAndWords(text);
+      assert.equal(words, expected.length, 'simhashAndWords counts the words tokenizeWords finds');
+      assert.equal(hash, simhash64(text));
     }
   });
 });
