@@ -1,4 +1,5 @@
 import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { batchSocketWrites } from './nats-write-batching.js';
 
 /**
  * Connects with unlimited reconnects: a stage outlives a server restart and resumes.
@@ -7,7 +8,9 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
  */
 export async function connectNats(url: string, name: string): Promise<NatsConnection> {
   try {
-    return await connect({ servers: url, name, maxReconnectAttempts: -1, reconnectTimeWait: 500, noAsyncTraces: true });
+    const nc = await connect({ servers: url, name, maxReconnectAttempts: -1, reconnectTimeWait: 500, noAsyncTraces: true });
+    batchSocketWrites(nc);
+    return nc;
   } catch (err) {
     throw new Error(`connecting to NATS at ${url}: ${(err as Error).message}`, { cause: err });
   }

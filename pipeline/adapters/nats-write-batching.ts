@@ -1,0 +1,33 @@
+import type { NatsConnection } from '@nats-io/transport-node';
+
+interface ProtocolInternals {
+  flushPending(): void;
+}
+
+/**
+ * Makes the client write to its socket once per event-loop turn instead of once per
+ * microtask checkpoint. The client (nats-core 3.x) flushes its outbound buffer in a
+ * microtask, and our stages' publishes, acks and KV requests each run in their own promise
+ * continuation, so nearly every command went out in a write of its own: about 8% of the
+ * crawl process's CPU in `writeBuffer`, and as many reads for nats-server. Deferring the
+ * flush to `setImmediate` gathers everything the turn produced into one write; a command
+ * waits at most until the current I/O callbacks finish.
+ *
+ * This reaches into the client's protocol handler (`nc.protocol.flushPending`), which is not
+ * public API: if a client version changes it, this does nothing and says so.
+ */
+export function batchSocketWrites(nc: NatsConnection): boolean {
+  const protocol = (nc as unknown as { protocol?: ProtocolInternals }).protocol;
+  if (!protocol || typeof protocol.flushPending !== 'function') return false;
+  const flushNow = protocol.flushPending.bind(protocol);
+  let scheduled = false;
+  protocol.flushPending = () => {
+    if (scheduled) return;
+    scheduled = true;
+    setImmediate(() => {
+      scheduled = false;
+      flushNow();
+    });
+  };
+  return true;
+}
