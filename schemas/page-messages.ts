@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { decodeMessage, encodeMessage, SchemaError } from './codec.js';
-import { linesOf, textFromLines } from './text-lines.js';
+import { spansOf, textFromSpans } from './text-lines.js';
 
 /** raw bytes (msgpack bin) */
 const bytes = z.custom<Uint8Array>((v) => v instanceof Uint8Array, 'expected bytes');
@@ -65,23 +65,23 @@ export const FinalPage = ExtractedPage.extend({
 export type FinalPage = z.infer<typeof FinalPage>;
 
 /**
- * On the wire, `text` may be '' with `text_lines` naming the lines of `text_full` it is made
+ * On the wire, `text` may be '' with `text_spans` naming the spans of `text_full` it is made
  * of (schemas/text-lines.ts); decoding puts the text back, so stages never see the difference.
  */
-const textLines = { text_lines: z.array(z.number().int().nonnegative()).optional() };
+const textLines = { text_spans: z.array(z.number().int().nonnegative()).optional() };
 const ExtractedWire = ExtractedPage.extend(textLines);
 const FinalWire = FinalPage.extend(textLines);
 
-function packText<T extends ExtractedPage>(m: T): T | (T & { text_lines: number[] }) {
-  const runs = linesOf(m.text, m.text_full ?? '');
-  return runs ? { ...m, text: '', text_lines: runs } : m;
+function packText<T extends ExtractedPage>(m: T): T | (T & { text_spans: number[] }) {
+  const runs = spansOf(m.text, m.text_full ?? '');
+  return runs ? { ...m, text: '', text_spans: runs } : m;
 }
 
-function unpackText<T extends ExtractedPage>(wire: T & { text_lines?: number[] | undefined }, what: string): T {
-  const { text_lines, ...m } = wire;
-  if (text_lines === undefined) return m as T;
+function unpackText<T extends ExtractedPage>(wire: T & { text_spans?: number[] | undefined }, what: string): T {
+  const { text_spans, ...m } = wire;
+  if (text_spans === undefined) return m as T;
   try {
-    return { ...m, text: textFromLines(m.text_full ?? '', text_lines) } as T;
+    return { ...m, text: textFromSpans(m.text_full ?? '', text_spans) } as T;
   } catch (err) {
     throw new SchemaError(`decoding ${what}: ${(err as Error).message}`);
   }

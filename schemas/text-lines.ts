@@ -2,46 +2,60 @@
  * The main text of a page is, line for line, a selection of the lines of its full visible
  * text (both have one line per block; main-text.ts keeps some blocks and drops the rest). The
  * extracted and final page messages carry both, so on the wire the main text is sent as the
- * runs of full-text lines it is made of: about half the bytes of a text-heavy page on two
+ * spans of the full text it is made of: about half the bytes of a text-heavy page on two
  * streams, and less for nats-server to store and for every stage to encode and decode.
  */
 
+/** Whether `full` has a whole line equal to `line` starting at `at`. */
+function wholeLineAt(full: string, line: string, at: number): boolean {
+  const end = at + line.length;
+  return (at === 0 || full.charCodeAt(at - 1) === 10) && (end === full.length || full.charCodeAt(end) === 10);
+}
+
+/** The first whole line of `full` equal to `line` that starts at or after `from`, or -1. */
+function findLine(full: string, line: string, from: number): number {
+  for (let at = full.indexOf(line, from); at >= from && at <= full.length; at = full.indexOf(line, at + 1)) {
+    if (wholeLineAt(full, line, at)) return at;
+    if (at === full.length) break; // indexOf of '' past the end keeps answering the end
+  }
+  return -1;
+}
+
 /**
- * The lines of `full` that make up `main`, as flat [start, count, start, count, …] runs, or
- * null when `main` is not such a selection (cut to a byte budget mid-line, say): then it is
- * sent as it is.
+ * The spans of `full` whose lines make up `main`, as flat [start, length, start, length, …]
+ * in UTF-16 code units (each span whole lines; adjacent lines share a span), or null when
+ * `main` is not such a selection (cut to a byte budget mid-line, say): then it is sent as it is.
  */
-export function linesOf(main: string, full: string): number[] | null {
+export function spansOf(main: string, full: string): number[] | null {
   if (main === '' || full === '') return null;
-  const fullLines = full.split('\n');
-  const runs: number[] = [];
-  let at = 0; // next full line to compare
+  const spans: number[] = [];
+  let from = 0; // where the next line of main may start in full
   let start = 0;
   while (start <= main.length) {
     let end = main.indexOf('\n', start);
     if (end < 0) end = main.length;
     const line = main.slice(start, end);
-    while (at < fullLines.length && fullLines[at] !== line) at++;
-    if (at === fullLines.length) return null;
-    const last = runs.length - 2;
-    if (last >= 0 && runs[last]! + runs[last + 1]! === at) runs[last + 1]! += 1;
-    else runs.push(at, 1);
-    at++;
+    const at = findLine(full, line, from);
+    if (at < 0) return null;
+    const last = spans.length - 2;
+    // the line right after the previous span's last line: extend the span over the '\n'
+    if (last >= 0 && spans[last]! + spans[last + 1]! + 1 === at) spans[last + 1]! += line.length + 1;
+    else spans.push(at, line.length);
+    from = at + line.length + 1;
     start = end + 1;
   }
-  return runs;
+  return spans;
 }
 
-/** The text `linesOf` described; throws if the runs do not fit `full` (a corrupt message). */
-export function textFromLines(full: string, runs: readonly number[]): string {
-  const fullLines = full.split('\n');
-  const out: string[] = [];
-  if (runs.length % 2 !== 0) throw new Error('text_lines: odd number of entries');
-  for (let i = 0; i < runs.length; i += 2) {
-    const start = runs[i]!;
-    const count = runs[i + 1]!;
-    if (start + count > fullLines.length) throw new Error(`text_lines: lines ${start}..${start + count} of ${fullLines.length}`);
-    for (let j = start; j < start + count; j++) out.push(fullLines[j]!);
+/** The text `spansOf` described; throws if the spans do not fit `full` (a corrupt message). */
+export function textFromSpans(full: string, spans: readonly number[]): string {
+  if (spans.length % 2 !== 0) throw new Error('text_spans: odd number of entries');
+  const parts: string[] = [];
+  for (let i = 0; i < spans.length; i += 2) {
+    const start = spans[i]!;
+    const length = spans[i + 1]!;
+    if (start + length > full.length) throw new Error(`text_spans: ${start}+${length} is past the end of the full text (${full.length})`);
+    parts.push(full.slice(start, start + length));
   }
-  return out.join('\n');
+  return parts.join('\n');
 }

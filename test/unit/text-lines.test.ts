@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { linesOf, textFromLines } from '../../schemas/text-lines.js';
+import { spansOf, textFromSpans } from '../../schemas/text-lines.js';
 import { decodeExtracted, decodeFinal, encodeExtracted, encodeFinal, type ExtractedPage } from '../../schemas/index.js';
 import { encodeMessage, SchemaError } from '../../schemas/codec.js';
 
@@ -24,21 +24,24 @@ describe('main text as lines of the full text', () => {
   test('any selection of lines round-trips', () => {
     fc.assert(
       fc.property(fullAndMain, ({ full, main }) => {
-        const runs = linesOf(main, full);
+        const runs = spansOf(main, full);
         if (main === '') return assert.equal(runs, null);
         assert.ok(runs, 'a selection of lines is always found');
-        assert.equal(textFromLines(full, runs), main);
+        assert.equal(textFromSpans(full, runs), main);
       }),
     );
   });
 
   test('adjacent lines make one run', () => {
-    assert.deepEqual(linesOf('b\nc\ne', 'a\nb\nc\nd\ne'), [1, 2, 4, 1]);
+    assert.deepEqual(spansOf('b\nc\ne', 'a\nb\nc\nd\ne'), [2, 3, 8, 1]);
+    assert.deepEqual(spansOf('ab', 'xab\nab'), [4, 2], 'a line found inside a longer one is not that line');
+    assert.deepEqual(spansOf('a\n\nb', 'a\n\nb'), [0, 4], 'empty lines');
+    assert.equal(spansOf('a\n\n', 'a\n'), null, 'more empty lines than the full text has');
   });
 
   test('a main text that is not a selection of lines is sent as it is', () => {
-    assert.equal(linesOf('b\na', 'a\nb'), null, 'order differs');
-    assert.equal(linesOf('a cut mid-li', 'a cut mid-line'), null, 'cut to a byte budget');
+    assert.equal(spansOf('b\na', 'a\nb'), null, 'order differs');
+    assert.equal(spansOf('a cut mid-li', 'a cut mid-line'), null, 'cut to a byte budget');
     const p = page('not in the full text', 'something else');
     assert.deepEqual(decodeExtracted(encodeExtracted(p)), p);
   });
@@ -60,7 +63,7 @@ describe('main text as lines of the full text', () => {
   });
 
   test('runs that do not fit the full text are a schema error (dead-lettered, not guessed)', () => {
-    const bad = encodeMessage({ ...page('', 'a\nb'), text_lines: [1, 5] });
+    const bad = encodeMessage({ ...page('', 'a\nb'), text_spans: [1, 5] });
     assert.throws(() => decodeExtracted(bad), SchemaError);
   });
 });
