@@ -33,7 +33,12 @@ export function serveJobs<In, Out>(run: (input: In) => JobResult<Out> | Promise<
       const e = err instanceof Error ? err : new Error(String(err));
       reply = { id, ok: false, error: { message: e.message, stack: e.stack } };
     }
-    port.postMessage(reply, transfer);
+    try {
+      port.postMessage(reply, transfer);
+    } catch (err) {
+      // an output that cannot be sent (not cloneable) fails its job, not the worker
+      port.postMessage({ id, ok: false, error: { message: `the job's output cannot be sent: ${(err as Error).message}` } } satisfies JobReply<Out>);
+    }
   });
 }
 

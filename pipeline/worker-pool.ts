@@ -64,10 +64,6 @@ export class WorkerPool<In, Out> {
     for (let i = 0; i < opts.size; i++) this.spawn();
   }
 
-  get size(): number {
-    return this.opts.size;
-  }
-
   /** Runs one job. `transfer` lists buffers of `input` to move to the worker instead of copying (they become unusable here). */
   run(input: In, transfer: readonly TransferListItem[] = []): Promise<Out> {
     if (this.closed) return Promise.reject(new WorkerPoolClosedError(`${this.label()} is closed`));

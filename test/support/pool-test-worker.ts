@@ -7,6 +7,7 @@ export type TestJob =
   | { op: 'was-last-output-moved' }
   | { op: 'sleep'; ms: number }
   | { op: 'throw'; message: string }
+  | { op: 'answer-a-function' }
   | { op: 'crash' }
   | { op: 'exit' };
 
@@ -35,6 +36,9 @@ serveJobs<TestJob, TestReply>(async (job) => {
       return { output: { threadId } };
     case 'throw':
       throw new Error(job.message);
+    case 'answer-a-function':
+      // a function cannot be cloned: the answer cannot be sent
+      return { output: { threadId, bytes: (() => undefined) as unknown as Uint8Array } };
     case 'crash':
       // an exception nothing catches: the worker thread dies
       setImmediate(() => {

@@ -42,10 +42,11 @@ describe('worker pool', () => {
     });
   });
 
-  test('a job that throws rejects with its message; the worker keeps serving', async () => {
+  test('a job that throws, or whose output cannot be sent, rejects with its message; the worker keeps serving', async () => {
     await withPool(1, async (pool) => {
       const before = (await pool.run({ op: 'sleep', ms: 0 })).threadId;
       await assert.rejects(pool.run({ op: 'throw', message: 'bad input 42' }), (err: Error) => err instanceof WorkerJobError && err.message === 'bad input 42');
+      await assert.rejects(pool.run({ op: 'answer-a-function' }), (err: Error) => err instanceof WorkerJobError && /output cannot be sent/.test(err.message));
       assert.equal((await pool.run({ op: 'sleep', ms: 0 })).threadId, before, 'same worker');
     });
   });
