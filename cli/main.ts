@@ -16,6 +16,8 @@ import { addRobotsCheckCommand } from './robots-check.js';
 import { addDeadLettersCommand } from './dead-letters.js';
 
 const DEFAULT_OUT = 'crawl-output';
+const MAX_EXTRACT_THREADS = 256;
+const EXTRACT_THREADS_HELP = 'worker threads that parse pages for the extract stage (default: CPU cores - 1, at least 1; 0 = on the main thread)';
 
 function program(): Command {
   const cli = new Command('crawl')
@@ -35,6 +37,7 @@ function program(): Command {
     .option('--out <dir>', 'output directory (Parquet tables, and the JetStream store when embedded)', DEFAULT_OUT)
     .option('--until-idle', 'exit 0 once every accepted URL has a terminal outcome and the output is flushed', false)
     .option('--no-compact', 'with --until-idle: do not merge the small output files at the end')
+    .option('--extract-threads <n>', EXTRACT_THREADS_HELP, parseIntOption('--extract-threads', 0, MAX_EXTRACT_THREADS))
     .addOption(new Option('--no-titles', 'test aid: extract keeps no page titles (a deliberate bug for the replay test)').hideHelp())
     .action(async (o) => process.exit(await runCrawl(o)));
 
@@ -50,6 +53,7 @@ function program(): Command {
     .description('run one stage of a running crawl in this process (start as many as you like)')
     .requiredOption('--stage <name>', 'normalize | seen-filter | politeness-gate | fetch | extract | simhash | persist | archive')
     .option('--concurrency <n>', 'messages handled at once by this process', parseIntOption('--concurrency', 1, 100_000))
+    .option('--extract-threads <n>', EXTRACT_THREADS_HELP, parseIntOption('--extract-threads', 0, MAX_EXTRACT_THREADS))
     .option('--out <dir>', 'output directory (persist and archive write here; also where an embedded server is found)', DEFAULT_OUT)
     .action(async (o) => process.exit(await runWorker(o)));
 

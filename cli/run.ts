@@ -27,6 +27,8 @@ export interface RunOptions extends SettingsFlags, RetentionFlags {
   compact?: boolean;
   /** test aid (hidden --no-titles): extract drops titles, so a replay can fix it */
   titles?: boolean;
+  /** worker threads for extract; default: cores - 1 */
+  extractThreads?: number;
 }
 
 /**
@@ -73,7 +75,7 @@ export async function runCrawl(o: RunOptions): Promise<number> {
     node = await startStages(conn.nc, settings, STAGE_NAMES, {
       log,
       openOutput: () => openParquetOutput(outDir),
-      extract: { titles: o.titles !== false },
+      extract: { titles: o.titles !== false, threads: o.extractThreads },
       openArchive: () => openArchiveOutput(outDir, conn.nc, settings, log),
       persist: { maxRows: settings.persistBatchRows, maxDelayMs: settings.persistFlushMs },
     });

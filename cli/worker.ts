@@ -9,7 +9,7 @@ import { openArchiveOutput, openParquetOutput } from './output.js';
 import { UsageError } from './usage-error.js';
 
 /** `crawl worker --stage NAME`: one stage in this process, joined to a running crawl; start as many as needed. */
-export async function runWorker(o: { stage: string; concurrency?: number; out: string }): Promise<number> {
+export async function runWorker(o: { stage: string; concurrency?: number; extractThreads?: number; out: string }): Promise<number> {
   if (!(STAGE_NAMES as readonly string[]).includes(o.stage)) {
     throw new UsageError(`unknown stage "${o.stage}": one of ${STAGE_NAMES.join(', ')}`);
   }
@@ -32,6 +32,7 @@ export async function runWorker(o: { stage: string; concurrency?: number; out: s
       openArchive: () => openArchiveOutput(outDir, nc, settings, log),
       persist: { maxRows: settings.persistBatchRows, maxDelayMs: settings.persistFlushMs },
       concurrency: o.concurrency ? { [stage]: o.concurrency } : undefined,
+      extract: { threads: o.extractThreads },
     });
     log.info({ stage, concurrency: o.concurrency ?? 'default' }, 'worker started');
     while (!stop) await sleep(200);

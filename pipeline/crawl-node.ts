@@ -16,6 +16,7 @@ import type { StageContext, StageInputSpec, StageName } from './stage.js';
 import { applyPartitionConsumers, applyTopology, type RetentionPolicyFor } from '../ops/nats/topology.js';
 import { PartitionOwner } from './partition-owner.js';
 import { buildStage, STAGE_INPUTS, type StageFactoryOptions } from '../stages/index.js';
+import { defaultExtractThreads } from '../stages/extract/index.js';
 
 const SETTINGS_KEY = 'settings';
 
@@ -86,8 +87,10 @@ export async function startStages(
     resolveHost: hostAddressResolver(resolveRules, dns),
   };
   const runners: Array<{ stop(): Promise<void> }> = [];
+  // a running node parses pages in worker threads unless told otherwise (a replay does not)
+  const factory: StageFactoryOptions = { ...opts, extract: { ...opts.extract, threads: opts.extract?.threads ?? defaultExtractThreads() } };
   for (const name of stages) {
-    const def = await buildStage(name, opts);
+    const def = await buildStage(name, factory);
     const concurrency = opts.concurrency?.[name] ?? def.defaultConcurrency;
     if (def.openPartition) {
       // a partitioned stage (seen-filter): one consumer per partition held, under a lease

@@ -3,7 +3,7 @@ import { normalizeStage } from './normalize/index.js';
 import { seenFilterStage } from './seen-filter/index.js';
 import { politenessGateStage } from './politeness-gate/index.js';
 import { fetchStage } from './fetch/index.js';
-import { createExtractStage } from './extract/index.js';
+import { createExtractStage, type ExtractStageOptions } from './extract/index.js';
 import { simhashStage } from './simhash/index.js';
 import { createPersistStage, type OutputWriter } from './persist/index.js';
 import { normalizeInput } from './normalize/spec.js';
@@ -23,7 +23,8 @@ export interface StageFactoryOptions {
   /** where persist writes; only the persist stage needs it */
   openOutput?: () => Promise<OutputWriter>;
   persist?: { maxRows: number; maxDelayMs: number };
-  extract?: { titles: boolean };
+  /** extract's options; without `threads` it parses on the calling thread */
+  extract?: ExtractStageOptions;
   /** where archive writes WARC files and `captures`; only the archive stage needs it */
   openArchive?: () => Promise<ArchiveOutput>;
 }

@@ -48,7 +48,9 @@ describe('end to end: persist and archive workers SIGKILLed 20 times at random m
       stderrOfKilled.push(gone.stderr);
       if (which === 'archive') {
         // what the dead writer left: files still marked open, and whether one ends in a torn record
-        for (const f of readdirSync(path.join(out, 'warc')).filter((n) => n.endsWith(OPEN_SUFFIX))) {
+        // no warc directory yet: killed before the first exchange reached it (the crawl had barely begun)
+        const warcDir = path.join(out, 'warc');
+        for (const f of (existsSync(warcDir) ? readdirSync(warcDir) : []).filter((n) => n.endsWith(OPEN_SUFFIX))) {
           const file = path.join(out, 'warc', f.slice(0, -OPEN_SUFFIX.length));
           leftOpen.add(file);
           if (existsSync(file) && (await completeLength(file)) < statSync(file).size) torn.add(file);

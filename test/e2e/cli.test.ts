@@ -21,6 +21,7 @@ describe('crawl CLI: bad input gets one line naming the problem and exit code 2'
     ['an unreadable seeds file', ['run', '--seeds-file', '/nonexistent/seeds.txt'], /cannot read seeds file \/nonexistent\/seeds.txt: ENOENT/],
     ['a bad number', ['run', '--seed', 'http://a.test/', '--max-depth', 'deep'], /--max-depth must be a whole number, got "deep"/],
     ['a number out of range', ['run', '--seed', 'http://a.test/', '--partitions', '0'], /--partitions must be between 1 and 1024/],
+    ['a bad thread count', ['run', '--seed', 'http://a.test/', '--extract-threads', 'all'], /--extract-threads must be a whole number, got "all"/],
     ['a bad --resolve', ['run', '--seed', 'http://a.test/', '--resolve', 'nonsense'], /--resolve/],
     ['an unknown option', ['run', '--sed', 'http://a.test/'], /unknown option '--sed'/],
     ['an unknown stage', ['worker', '--stage', 'fetcher'], /unknown stage "fetcher": one of normalize, /],
@@ -54,7 +55,8 @@ describe('crawl CLI: a seeds file with invalid lines, then crawl sql in every fo
     const seeds = path.join(dir, 'seeds.txt');
     writeFileSync(seeds, ['# demo seeds', 'http://h00.site.test/', 'mailto:someone@example.com', '', 'http://h01.site.test/', 'http://bad host/'].join('\n'));
     const out = path.join(dir, 'out');
-    const args = ['run', '--seeds-file', seeds, '--out', out, '--max-depth', '0', '--min-delay-ms', '0'];
+    // extract on the main thread here (every other crawl uses the default worker threads)
+    const args = ['run', '--seeds-file', seeds, '--out', out, '--max-depth', '0', '--min-delay-ms', '0', '--extract-threads', '0'];
     for (const rule of web.resolveRules) args.push('--resolve', rule);
     const r = await runCli([...args, '--until-idle'], { NATS_URL: '' });
     assert.equal(r.code, 0, r.stderr);

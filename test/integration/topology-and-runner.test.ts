@@ -10,7 +10,7 @@ import { silentLogger } from '../../pipeline/logger.js';
 import { parseSettings } from '../../pipeline/settings.js';
 import { BUCKETS, EDGES } from '../../ops/nats/edges.js';
 import { STAGE_INPUTS } from '../../stages/index.js';
-import { decodeAdmitted, decodeDeadLetter, encodeCandidate } from '../../schemas/index.js';
+import { decodeAdmitted, decodeDeadLetter, decodeDiscoveredLinks, decodeExtracted, encodeCandidate, encodeFetched } from '../../schemas/index.js';
 import { partitionOf } from '../../pipeline/partition.js';
 import { useTestNats } from '../support/nats-server.js';
 
@@ -78,6 +78,38 @@ describe('topology, KV and runner on a real nats-server', () => {
     assert.equal(letter.stage, 'seen-filter');
     assert.match(letter.reason, /decoding candidate url/);
     assert.deepEqual([...letter.data], [0xc1, 0xff, 0x00]);
+  });
+
+  it('runs extract in worker threads: a page comes out extracted, an undecodable message is dead-lettered with the bytes it had', async () => {
+    const settings = parseSettings({ crawlId: 'it', partitions: 4 });
+    const node = await startStages(nats.nc, settings, ['extract'], { log: silentLogger(), extract: { threads: 1 } });
+    const js = jetstream(nats.nc);
+    const host = 'h2.example.com';
+    const P = partitionOf(host, 4);
+    const html = '<html><head><title>Pooled</title></head><body><p>Hello.</p><a href="/next">next</a></body></html>';
+    await js.publish(
+      `crawl.fetched.${P}`,
+      encodeFetched({
+        v: 1, fetch_id: 'pool-1', url: `http://${host}/`, host, domain: 'example.com', depth: 0, fetch_time: 1, fetch_status: 200, duration_ms: 1,
+        content_type: 'text/html', charset: 'utf-8', headers: {}, body: new TextEncoder().encode(html), truncated: false,
+      }),
+    );
+    const garbage = new Uint8Array([0x82, 0xa1, 0x76, 0x01, 0xa3, 0x75, 0x72, 0x6c, 0xa1, 0x78]);
+    await js.publish('crawl.fetched.1', garbage);
+    for (let i = 0; i < 100; i++) {
+      if ((await pipelineBacklog(nats.jsm)).perStage['extract'] === 0) break;
+      await sleep(100);
+    }
+    await node.stop();
+    assert.equal((await pipelineBacklog(nats.jsm)).perStage['extract'], 0);
+    const extracted = decodeExtracted((await nats.jsm.streams.getMessage(EDGES.extracted.stream, { last_by_subj: `crawl.extracted.${P}` }))!.data);
+    assert.equal(extracted.title, 'Pooled');
+    assert.equal(extracted.fetch_id, 'pool-1');
+    const links = decodeDiscoveredLinks((await nats.jsm.streams.getMessage(EDGES.discovered.stream, { last_by_subj: `crawl.links.${P}` }))!.data);
+    assert.deepEqual(links.links.map((l) => l.url), [`http://${host}/next`]);
+    const letter = decodeDeadLetter((await nats.jsm.streams.getMessage(EDGES.deadletter.stream, { last_by_subj: 'crawl.dlq.extract' }))!.data);
+    assert.match(letter.reason, /decoding fetched page/);
+    assert.deepEqual([...letter.data], [...garbage]);
   });
 
   it('every edge a stage emits to is read by some stage (except dead letters and results read by persist)', async () => {

@@ -1,0 +1,127 @@
+import { decodeFetched, encodeDiscoveredLinks, encodeExtracted, type FetchedPage } from '../../schemas/index.js';
+import { subjectFor } from '../../pipeline/partition.js';
+import type { Emit } from '../../pipeline/stage.js';
+import { contentDigest } from '../simhash/simhash.js';
+import { decodeBody } from './decode-body.js';
+import { extractHtml, type ExtractedHtml } from './extract-html.js';
+import { cutToBytes, MESSAGE_SLACK_BYTES, utf8Length, withinBudget } from '../message-budget.js';
+
+/**
+ * Everything extracting a page depends on besides the page: plain data, so that the work
+ * can run in a worker thread (stages/extract/extract-worker.ts) as well as inline.
+ */
+export interface ExtractSettings {
+  /** false drops titles (the replay test's deliberate bug) */
+  titles: boolean;
+  /** the largest message the server accepts */
+  maxPayloadBytes: number;
+  partitions: number;
+  maxDepth: number;
+}
+
+/** A metric count to add on the main thread: `extract/<what>{outcome}` by `by`. */
+export interface ExtractCount {
+  what: string;
+  outcome: string;
+  by: number;
+}
+
+/** What extracting one fetched page gives: messages to publish, counts, and the validators to keep once they are out. */
+export interface PageExtraction {
+  messages: Emit[];
+  counts: ExtractCount[];
+  validators: { url: string; headers: Record<string, string>; fetchTime: number; links: string[] };
+}
+
+const jsonBytes = (v: unknown) => utf8Length(JSON.stringify(v) ?? '') + 1;
+
+/**
+ * Headings, OpenGraph, JSON-LD and hreflang cut to `maxBytes` in all: JSON-LD (the one that
+ * can be large) gets half, the others an eighth each; items past a budget are left out whole.
+ */
+function structuredWithinBudget(doc: ExtractedHtml, maxBytes: number) {
+  const eighth = Math.floor(maxBytes / 8);
+  const opengraph = jsonBytes(doc.openGraph) <= eighth ? doc.openGraph : {};
+  return {
+    headings: withinBudget(doc.headings, jsonBytes, eighth),
+    opengraph,
+    json_ld: withinBudget(doc.jsonLd, jsonBytes, 4 * eighth),
+    hreflang: withinBudget(doc.hreflang, jsonBytes, eighth),
+  };
+}
+
+/** Decodes a fetched-page message and extracts it; an undecodable message throws a SchemaError. */
+export function extractFetchedMessage(data: Uint8Array, s: ExtractSettings): PageExtraction {
+  return extractPage(decodeFetched(data), s);
+}
+
+export function extractPage(p: FetchedPage, s: ExtractSettings): PageExtraction {
+  const { text: html, charset } = decodeBody(p.body, p.charset, { truncated: p.truncated });
+  const doc = extractHtml(html, p.url);
+  const { body: _body, headers: _headers, ...meta } = p;
+  // The extracted page carries its texts, links and structured data; together they must fit
+  // one message: a quarter each for links, main text and structured data, and the full text
+  // gets what the main text left of half the room (it is a superset, usually the larger).
+  const room = Math.max(0, s.maxPayloadBytes - MESSAGE_SLACK_BYTES);
+  const quarter = Math.floor(room / 4);
+  const links = withinBudget(
+    doc.links.map((l) => ({ url: l.url, anchor: cutToBytes(l.anchorText, 1000), rel: l.rel, source: l.source })),
+    (l) => utf8Length(l.url) + utf8Length(l.anchor) + l.rel.length + l.source.length + 24,
+    quarter,
+  );
+  // noindex: the page is recorded, but its text is not kept, nor what repeats it (headings,
+  // OpenGraph, JSON-LD, like the description); its links and hreflang alternates are
+  const noindex = doc.metaRobots.noindex;
+  const text = noindex ? '' : cutToBytes(doc.mainText, quarter);
+  const textFull = noindex ? '' : cutToBytes(doc.text, 2 * quarter - utf8Length(text));
+  const structured = structuredWithinBudget(noindex ? { ...doc, headings: [], openGraph: {}, jsonLd: [] } : doc, quarter);
+  const counts: ExtractCount[] = [];
+  if (doc.jsonLd.length > 0) counts.push({ what: 'json_ld', outcome: 'ok', by: doc.jsonLd.length });
+  if (doc.jsonLdInvalid > 0) counts.push({ what: 'json_ld', outcome: 'invalid', by: doc.jsonLdInvalid });
+  const messages: Emit[] = [
+    {
+      subject: subjectFor('extracted', p.host, s.partitions),
+      msgId: `extracted:${p.fetch_id}`,
+      data: encodeExtracted({
+        ...meta,
+        charset,
+        content_length: p.body.length,
+        content_digest: contentDigest(p.body),
+        title: s.titles ? doc.title : '',
+        text,
+        text_full: textFull,
+        ...structured,
+        description: doc.metaRobots.noindex ? null : doc.description,
+        language: doc.language,
+        canonical_url: doc.canonicalUrl,
+        noindex: doc.metaRobots.noindex,
+        nofollow: doc.metaRobots.nofollow,
+        links,
+      }),
+    },
+  ];
+  // nofollow: links are recorded in the output but not followed. Links from a page at the
+  // maximum depth are not sent on either: normalize would only reject them all for depth.
+  const follow = !doc.metaRobots.nofollow;
+  if (follow && links.length > 0 && p.depth + 1 <= s.maxDepth) {
+    messages.push({
+      subject: subjectFor('links', p.host, s.partitions),
+      msgId: `links:${p.fetch_id}`,
+      data: encodeDiscoveredLinks({
+        v: 1,
+        source_url: p.url,
+        depth: p.depth + 1,
+        via: 'link',
+        // normalize needs no link source; the output's links table has it
+        links: links.map(({ url, anchor, rel }) => ({ url, anchor, rel })),
+      }),
+    });
+  }
+  counts.push({ what: 'pages', outcome: doc.metaRobots.noindex ? 'noindex' : 'ok', by: 1 });
+  return {
+    messages,
+    counts,
+    // for a later crawl's conditional GET (and the links to follow if the answer is 304)
+    validators: { url: p.url, headers: p.headers, fetchTime: p.fetch_time, links: follow ? links.map((l) => l.url) : [] },
+  };
+}
