@@ -2,7 +2,7 @@ import { KvConflictError, jsonValue, parseJsonValue, type KvStore } from '../../
 import { emit, type Outcome, type StageContext, type StageInput } from '../../pipeline/stage.js';
 import type { ArchivedExchange } from '../../schemas/index.js';
 import { captureRow } from './capture-row.js';
-import { exchangeRecords, type BuiltRecords, type FirstCapture } from './exchange-records.js';
+import { exchangeRecords, type FirstCapture } from './exchange-records.js';
 import type { ArchiveSink } from './sink.js';
 import { newRecordId, warcDigest } from './warc-record.js';
 
@@ -38,15 +38,11 @@ export function createArchiveHandler(sink: ArchiveSink, digests: KvStore) {
   return async function handleArchive(input: StageInput<ArchivedExchange>, ctx: StageContext): Promise<Outcome> {
     const e = input.message;
     const { other, recordId } = await firstCaptureOf(digests, e);
-    let built: BuiltRecords | undefined;
-    await sink.add(
-      (warcinfoId) => {
-        built = exchangeRecords(e, warcinfoId, other, recordId);
-        return built.members;
-      },
-      (placed) => captureRow(e, built!, { filename: placed.filename, offset: placed.offsets[built!.main]!, length: placed.lengths[built!.main]! }, ctx.settings.crawlId),
+    const built = await sink.add(
+      (warcinfoId) => exchangeRecords(e, warcinfoId, other, recordId),
+      (placed, b) => captureRow(e, b, { filename: placed.filename, offset: placed.offsets[b.main]!, length: placed.lengths[b.main]! }, ctx.settings.crawlId),
     );
-    ctx.metrics.count('archive', 'records', built!.kind);
+    ctx.metrics.count('archive', 'records', built.kind);
     return emit();
   };
 }

@@ -5,8 +5,8 @@
  * control. Each record is its own gzip member, so a reader can start at any record's offset.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import zlib from 'node:zlib';
 import { contentDigest } from '../simhash/simhash.js';
+import { gzipMember } from './gzip-member.js';
 
 export type WarcHeaders = Array<[string, string]>;
 
@@ -32,8 +32,8 @@ export function warcRecordBytes(headers: WarcHeaders, block: Uint8Array): Buffer
 }
 
 /** The record as its own gzip member. */
-export function gzipRecord(headers: WarcHeaders, block: Uint8Array): Buffer {
-  return zlib.gzipSync(warcRecordBytes(headers, block));
+export function gzipRecord(headers: WarcHeaders, block: Uint8Array): Promise<Buffer> {
+  return gzipMember(warcRecordBytes(headers, block));
 }
 
 /** The base headers every record has. */
@@ -53,7 +53,7 @@ export function blockDigestHeader(block: Uint8Array): [string, string] {
 }
 
 /** The `warcinfo` record that opens every file. */
-export function warcinfoRecord(recordId: string, filename: string, date: number, info: WarcHeaders): Buffer {
+export function warcinfoRecord(recordId: string, filename: string, date: number, info: WarcHeaders): Promise<Buffer> {
   const block = Buffer.from(fieldLines(info), 'utf8');
   return gzipRecord(
     [...baseHeaders('warcinfo', recordId, date, null, null), ['WARC-Filename', filename], ['Content-Type', 'application/warc-fields'], blockDigestHeader(block)],
