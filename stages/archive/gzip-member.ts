@@ -3,18 +3,19 @@
  *
  * `crawl run` runs every stage in one process, and its main thread is what limits it:
  * gzipSync of a 25 KB response took ~0.6 ms of it. node:zlib's async gzip runs the deflate
- * on libuv's thread pool (the other core) and costs the main thread ~60 µs of stream
- * bookkeeping whatever the size, more than gzipSync of a record of a few hundred bytes
- * (~25 µs). So request and metadata records, revisits and the warcinfo are compressed
- * inline, and responses on the pool. Both give the same bytes (same zlib, same settings).
+ * on libuv's thread pool (the other core) and costs the main thread 60-90 µs of stream
+ * bookkeeping whatever the size: more than gzipSync below ~4 KB (25 µs at 0.5 KB, 55 µs at
+ * 2 KB, 75 µs at 4 KB; /proc thread CPU, 2 in flight). So request and metadata records,
+ * revisits and the warcinfo are compressed inline, and responses on the pool. Both give
+ * the same bytes (same zlib, same settings).
  */
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 
 const gzipOnPool = promisify(zlib.gzip);
 
-/** Records up to this size are compressed on the main thread (measured crossover: ~1.5 KB). */
-export const INLINE_MAX_BYTES = 2048;
+/** Records up to this size are compressed on the main thread. */
+export const INLINE_MAX_BYTES = 4096;
 
 /**
  * Records compressed on the pool at once, in this process. The pool has 4 threads by
