@@ -74,10 +74,17 @@ function metadataFields(e: ArchivedExchange): WarcHeaders {
 
 /**
  * `firstCapture`: the first capture with this payload digest, when it is another one
- * (then the response becomes an identical-payload-digest revisit). The records are built
+ * (then the response becomes an identical-payload-digest revisit). `bodyDigest`: the
+ * body's digest when the caller has it already (a sha1 pass less). The records are built
  * here and compressed together (the response on libuv's pool, see gzip-member.ts).
  */
-export async function exchangeRecords(e: ArchivedExchange, warcinfoId: string, firstCapture: FirstCapture | null, responseRecordId = newRecordId()): Promise<BuiltRecords> {
+export async function exchangeRecords(
+  e: ArchivedExchange,
+  warcinfoId: string,
+  firstCapture: FirstCapture | null,
+  responseRecordId = newRecordId(),
+  bodyDigest?: string,
+): Promise<BuiltRecords> {
   const x = e.exchange;
   /** uncompressed records, in file order */
   const records: Buffer[] = [];
@@ -110,7 +117,7 @@ export async function exchangeRecords(e: ArchivedExchange, warcinfoId: string, f
       records.push(warcRecordBytes([...baseHeaders('revisit', responseRecordId, date, e.url, warcinfoId), ...ip, ['WARC-Profile', PROFILE_NOT_MODIFIED], ...refers, httpType, blockDigestHeader(block)], block));
       kind = 'revisit-not-modified';
     } else if (firstCapture) {
-      payloadDigest = warcDigest(e.body);
+      payloadDigest = bodyDigest ?? warcDigest(e.body);
       const block = responseHead(e, e.body.length);
       records.push(
         warcRecordBytes(
@@ -132,8 +139,8 @@ export async function exchangeRecords(e: ArchivedExchange, warcinfoId: string, f
       );
       kind = 'revisit-identical';
     } else {
-      payloadDigest = warcDigest(e.body);
-      const block = Buffer.concat([responseHead(e, e.body.length), e.body]);
+      payloadDigest = bodyDigest ?? warcDigest(e.body);
+      const block = [responseHead(e, e.body.length), e.body]; // in parts: the body is copied once, into the record
       records.push(
         warcRecordBytes(
           [...baseHeaders('response', responseRecordId, date, e.url, warcinfoId), ...ip, ...truncated, httpType, ['WARC-Payload-Digest', payloadDigest], blockDigestHeader(block)],

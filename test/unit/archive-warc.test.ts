@@ -143,7 +143,7 @@ describe('archive: identical-payload digests bucket', () => {
     assert.equal(b.other?.record_id, a.recordId);
     assert.equal(b.other?.url, 'http://h01.site.test/a?b=1');
     const again = await firstCaptureOf(kv, exchange());
-    assert.deepEqual(again, { other: null, recordId: a.recordId });
+    assert.deepEqual(again, { other: null, recordId: a.recordId, payloadDigest: contentDigest(exchange().body) });
     const notOk = await firstCaptureOf(kv, exchange({ fetch_status: 404 }, { capture_id: 'f3:0' }));
     assert.equal(notOk.other, null, 'only 2xx payloads are deduplicated');
   });
