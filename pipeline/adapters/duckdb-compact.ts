@@ -13,6 +13,13 @@
  *   file a persist process writes meanwhile is never touched;
  * - files younger than `minAgeMs` are left alone, so a partition being written to is not
  *   rewritten every few seconds (they are merged by a later run).
+ *
+ * In bounded memory, for any crawl size: a merge sorts its whole input, and DuckDB's sort of
+ * rows carrying large strings (pages.text and text_full, ~45 KB a page) does not spill to
+ * disk reliably (measured with DuckDB 1.5, 512 MB limit: 200 MB of pages sort, 270 MB fail
+ * with "Out of Memory Error"). So a merge's input is capped by its uncompressed size (read
+ * from the Parquet footers) at a share of the memory limit, not only by file size: zstd
+ * shrinks text ~3x, so 128 MiB of files were ~400 MB to sort. See compact-budget.ts.
  */
 import { randomBytes } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
@@ -20,6 +27,7 @@ import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { FILE_SORT_KEYS, TABLE_NAMES, TABLES, type ColumnDef, type TableName } from '../../schemas/output-tables.js';
+import { compactSettings, DEFAULT_COMPACT_MEMORY_BYTES, makeSpillDir, mergeBudget, uncompressedSizes, type MergeBudget } from './compact-budget.js';
 import { copyToParquetAtomically, fsyncPath, sqlIdent, sqlString } from './duckdb-output.js';
 import { DEDUP_KEYS } from './duckdb-views.js';
 import { listPartitions } from './output-layout.js';
@@ -29,8 +37,8 @@ export interface CompactOptions {
   targetBytes?: number;
   /** files modified less than this long ago are left for a later run (default 60 s) */
   minAgeMs?: number;
-  /** DuckDB memory limit; sorting spills to a temp directory beyond it */
-  memoryLimit?: string;
+  /** DuckDB memory limit in bytes (default 512 MB); each merge's input is bounded by a share of it */
+  memoryLimitBytes?: number;
   /** test hook: runs after the merged file is in place and before its inputs are deleted */
   beforeRemove?: (merged: string, inputs: string[]) => Promise<void>;
 }
@@ -51,22 +59,31 @@ export const DEFAULT_MIN_AGE_MS = 60_000;
 
 interface Candidate {
   path: string;
+  /** file size */
   bytes: number;
+  /** uncompressed size of its rows (Parquet footer): what a merge holds in memory */
+  rawBytes: number;
 }
 
-/** Groups small files, in name (= write time) order, into runs of at most `target` bytes. */
-export function groupForMerge(files: readonly Candidate[], target: number): Candidate[][] {
+/**
+ * Groups small files, in name (= write time) order, into runs of at most `limits.bytes` on
+ * disk and `limits.rawBytes` uncompressed; a run of one file is no merge and is left out.
+ */
+export function groupForMerge(files: readonly Candidate[], limits: { bytes: number; rawBytes: number }): Candidate[][] {
   const groups: Candidate[][] = [];
   let current: Candidate[] = [];
   let size = 0;
+  let raw = 0;
   for (const f of files) {
-    if (current.length > 0 && size + f.bytes > target) {
+    if (current.length > 0 && (size + f.bytes > limits.bytes || raw + f.rawBytes > limits.rawBytes)) {
       groups.push(current);
       current = [];
       size = 0;
+      raw = 0;
     }
     current.push(f);
     size += f.bytes;
+    raw += f.rawBytes;
   }
   if (current.length > 0) groups.push(current);
   return groups.filter((g) => g.length > 1);
@@ -77,9 +94,15 @@ async function count(conn: DuckDBConnection, from: string): Promise<number> {
   return Number(r.getRows()[0]![0]);
 }
 
-async function mergeFiles(conn: DuckDBConnection, table: TableName, inputs: Candidate[], dir: string): Promise<{ path: string; rows: number; rowsIn: number; bytes: number }> {
+async function mergeFiles(
+  conn: DuckDBConnection,
+  table: TableName,
+  inputs: Candidate[],
+  dir: string,
+  budget: MergeBudget,
+): Promise<{ path: string; rows: number; rowsIn: number; bytes: number }> {
   const list = `[${inputs.map((f) => sqlString(f.path)).join(', ')}]`;
-  const src = `read_parquet(${list}, union_by_name = true, hive_partitioning = false, filename = '_file')`;
+  const src = `read_parquet(${list}, union_by_name = true, hive_partitioning = false, filename = '_file', file_row_number = true)`;
   const desc = await conn.runAndReadAll(`DESCRIBE SELECT * FROM ${src}`);
   const present = new Set(desc.getRows().map((r) => String(r[0])));
   const cols: readonly ColumnDef[] = TABLES[table];
@@ -91,10 +114,15 @@ async function mergeFiles(conn: DuckDBConnection, table: TableName, inputs: Cand
   const first = path.basename(inputs[0]!.path).replace(/-[0-9a-f]+\.parquet$/, '');
   const finalPath = path.join(dir, `${first}-${randomBytes(6).toString('hex')}.parquet`);
   const rowsIn = await count(conn, src);
+  // Which copy of each key stays (the earliest file's) is decided on the keys and the rows'
+  // places alone; the rows themselves are read again and semi-joined to that list, so the
+  // sort is the one operator that holds whole rows (a window over them held them twice).
+  const kept = `SELECT _file, file_row_number FROM ${src} QUALIFY row_number() OVER (PARTITION BY ${keys} ORDER BY _file, file_row_number) = 1`;
   await copyToParquetAtomically(
     conn,
-    `(SELECT ${select.join(', ')} FROM ${src} QUALIFY row_number() OVER (PARTITION BY ${keys} ORDER BY _file) = 1 ORDER BY ${order})`,
+    `(SELECT ${select.join(', ')} FROM ${src} SEMI JOIN (${kept}) AS kept USING (_file, file_row_number) ORDER BY ${order})`,
     finalPath,
+    { rowGroupBytes: budget.rowGroupBytes },
   );
   const rows = await count(conn, `read_parquet(${sqlString(finalPath)})`);
   return { path: finalPath, rows, rowsIn, bytes: (await fsp.stat(finalPath)).size };
@@ -105,27 +133,32 @@ export async function compactOutput(outDir: string, options: CompactOptions = {}
   const target = options.targetBytes ?? DEFAULT_TARGET_BYTES;
   const minAge = options.minAgeMs ?? DEFAULT_MIN_AGE_MS;
   const summary: CompactSummary = { partitions: 0, filesBefore: 0, filesAfter: 0, rowsBefore: 0, rowsAfter: 0, bytesBefore: 0, bytesAfter: 0 };
-  const instance = await DuckDBInstance.create(':memory:', {
-    threads: '1',
-    memory_limit: options.memoryLimit ?? '512MB',
-    preserve_insertion_order: 'true',
-  });
+  const memoryLimit = options.memoryLimitBytes ?? DEFAULT_COMPACT_MEMORY_BYTES;
+  const budget = mergeBudget(memoryLimit);
+  const spillDir = await makeSpillDir(outDir);
+  const instance = await DuckDBInstance.create(':memory:', compactSettings(memoryLimit, spillDir));
   const conn = await instance.connect();
   try {
     const now = Date.now();
     for (const table of TABLE_NAMES) {
       for (const part of await listPartitions(outDir, table)) {
-        const candidates: Candidate[] = [];
+        const eligible: string[] = [];
+        const onDisk = new Map<string, number>();
         for (const name of part.files) {
           const p = path.join(part.dir, name);
           const st = await fsp.stat(p).catch(() => null);
           if (!st || now - st.mtimeMs < minAge || st.size >= target) continue;
-          candidates.push({ path: p, bytes: st.size });
+          eligible.push(p);
+          onDisk.set(p, st.size);
         }
-        const groups = groupForMerge(candidates, target);
+        const raw = await uncompressedSizes(conn, eligible);
+        const candidates: Candidate[] = eligible
+          .map((p) => ({ path: p, bytes: onDisk.get(p)!, rawBytes: raw.get(p) ?? Number.POSITIVE_INFINITY }))
+          .filter((c) => c.rawBytes < budget.inputBytes);
+        const groups = groupForMerge(candidates, { bytes: target, rawBytes: budget.inputBytes });
         if (groups.length > 0) summary.partitions += 1;
         for (const group of groups) {
-          const merged = await mergeFiles(conn, table, group, part.dir);
+          const merged = await mergeFiles(conn, table, group, part.dir, budget);
           await options.beforeRemove?.(merged.path, group.map((f) => f.path));
           for (const f of group) await fsp.rm(f.path, { force: true });
           await fsyncPath(part.dir, true);
@@ -141,6 +174,7 @@ export async function compactOutput(outDir: string, options: CompactOptions = {}
   } finally {
     conn.closeSync();
     instance.closeSync();
+    await fsp.rm(spillDir, { recursive: true, force: true });
   }
   return summary;
 }

@@ -202,12 +202,15 @@ function sortForFile(table: TableName, values: Appendable[][]): void {
 /**
  * `COPY source TO finalPath` so that the file appears whole or not at all: written as
  * `<finalPath>.tmp`, fsynced, renamed, and its directory fsynced. A failure removes the tmp file.
- * `source` is a table name or a parenthesised query.
+ * `source` is a table name or a parenthesised query. `rowGroupBytes` caps the uncompressed
+ * size of a row group, which DuckDB buffers whole (it applies only with
+ * preserve_insertion_order off, and a row group still holds at least 2,048 rows).
  */
-export async function copyToParquetAtomically(conn: DuckDBConnection, source: string, finalPath: string): Promise<void> {
+export async function copyToParquetAtomically(conn: DuckDBConnection, source: string, finalPath: string, opts: { rowGroupBytes?: number } = {}): Promise<void> {
   const tmpPath = `${finalPath}.tmp`;
+  const rowGroup = opts.rowGroupBytes !== undefined ? `, ROW_GROUP_SIZE_BYTES ${Math.floor(opts.rowGroupBytes)}` : '';
   try {
-    await conn.run(`COPY ${source} TO ${sqlString(tmpPath)} (FORMAT PARQUET, COMPRESSION ZSTD)`);
+    await conn.run(`COPY ${source} TO ${sqlString(tmpPath)} (FORMAT PARQUET, COMPRESSION ZSTD${rowGroup})`);
     await fsyncPath(tmpPath, false);
     await fsp.rename(tmpPath, finalPath);
     await fsyncPath(path.dirname(finalPath), true);

@@ -4,7 +4,8 @@
  * record is the capture. Which record a `captures` row points to is `main`.
  */
 import type { ArchivedExchange } from '../../schemas/index.js';
-import { baseHeaders, blockDigestHeader, fieldLines, gzipRecord, newRecordId, warcDate, warcDigest, type WarcHeaders } from './warc-record.js';
+import { gzipMember } from './gzip-member.js';
+import { baseHeaders, blockDigestHeader, fieldLines, newRecordId, warcDate, warcDigest, warcRecordBytes, type WarcHeaders } from './warc-record.js';
 
 /** The first capture of a payload, as the digests bucket keeps it. */
 export interface FirstCapture {
@@ -73,19 +74,28 @@ function metadataFields(e: ArchivedExchange): WarcHeaders {
 
 /**
  * `firstCapture`: the first capture with this payload digest, when it is another one
- * (then the response becomes an identical-payload-digest revisit).
+ * (then the response becomes an identical-payload-digest revisit). `bodyDigest`: the
+ * body's digest when the caller has it already (a sha1 pass less). The records are built
+ * here and compressed together (the response on libuv's pool, see gzip-member.ts).
  */
-export function exchangeRecords(e: ArchivedExchange, warcinfoId: string, firstCapture: FirstCapture | null, responseRecordId = newRecordId()): BuiltRecords {
+export async function exchangeRecords(
+  e: ArchivedExchange,
+  warcinfoId: string,
+  firstCapture: FirstCapture | null,
+  responseRecordId = newRecordId(),
+  bodyDigest?: string,
+): Promise<BuiltRecords> {
   const x = e.exchange;
-  const members: Buffer[] = [];
+  /** uncompressed records, in file order */
+  const records: Buffer[] = [];
   const date = e.fetch_time;
   const concurrent: [string, string] = ['WARC-Concurrent-To', responseRecordId];
   const failed = x?.kind === 'failure' || e.fetch_status === 0;
 
   if (x) {
     const block = requestBlock(e);
-    members.push(
-      gzipRecord(
+    records.push(
+      warcRecordBytes(
         [...baseHeaders('request', newRecordId(), date, e.url, warcinfoId), ...(failed ? [] : [concurrent]), ['Content-Type', 'application/http;msgtype=request'], blockDigestHeader(block)],
         block,
       ),
@@ -104,13 +114,13 @@ export function exchangeRecords(e: ArchivedExchange, warcinfoId: string, firstCa
       const block = responseHead(e, 0);
       const refers: WarcHeaders = [['WARC-Refers-To-Target-URI', e.url]];
       if (x?.refers_to_date != null) refers.push(['WARC-Refers-To-Date', warcDate(x.refers_to_date)]);
-      members.push(gzipRecord([...baseHeaders('revisit', responseRecordId, date, e.url, warcinfoId), ...ip, ['WARC-Profile', PROFILE_NOT_MODIFIED], ...refers, httpType, blockDigestHeader(block)], block));
+      records.push(warcRecordBytes([...baseHeaders('revisit', responseRecordId, date, e.url, warcinfoId), ...ip, ['WARC-Profile', PROFILE_NOT_MODIFIED], ...refers, httpType, blockDigestHeader(block)], block));
       kind = 'revisit-not-modified';
     } else if (firstCapture) {
-      payloadDigest = warcDigest(e.body);
+      payloadDigest = bodyDigest ?? warcDigest(e.body);
       const block = responseHead(e, e.body.length);
-      members.push(
-        gzipRecord(
+      records.push(
+        warcRecordBytes(
           [
             ...baseHeaders('revisit', responseRecordId, date, e.url, warcinfoId),
             ...ip,
@@ -129,27 +139,28 @@ export function exchangeRecords(e: ArchivedExchange, warcinfoId: string, firstCa
       );
       kind = 'revisit-identical';
     } else {
-      payloadDigest = warcDigest(e.body);
-      const block = Buffer.concat([responseHead(e, e.body.length), e.body]);
-      members.push(
-        gzipRecord(
+      payloadDigest = bodyDigest ?? warcDigest(e.body);
+      const block = [responseHead(e, e.body.length), e.body]; // in parts: the body is copied once, into the record
+      records.push(
+        warcRecordBytes(
           [...baseHeaders('response', responseRecordId, date, e.url, warcinfoId), ...ip, ...truncated, httpType, ['WARC-Payload-Digest', payloadDigest], blockDigestHeader(block)],
           block,
         ),
       );
       kind = 'response';
     }
-    main = members.length - 1;
+    main = records.length - 1;
   }
 
   const metaBlock = Buffer.from(fieldLines(metadataFields(e)), 'utf8');
   const metaId = failed ? responseRecordId : newRecordId();
-  members.push(
-    gzipRecord(
+  records.push(
+    warcRecordBytes(
       [...baseHeaders('metadata', metaId, date, e.url, warcinfoId), ...(failed ? [] : [concurrent]), ['Content-Type', 'application/warc-fields'], blockDigestHeader(metaBlock)],
       metaBlock,
     ),
   );
-  if (main < 0) main = members.length - 1;
+  if (main < 0) main = records.length - 1;
+  const members = await Promise.all(records.map(gzipMember));
   return { members, main, mainRecordId: responseRecordId, kind, payloadDigest };
 }

@@ -2,7 +2,7 @@ import { KvConflictError, jsonValue, parseJsonValue, type KvStore } from '../../
 import { emit, type Outcome, type StageContext, type StageInput } from '../../pipeline/stage.js';
 import type { ArchivedExchange } from '../../schemas/index.js';
 import { captureRow } from './capture-row.js';
-import { exchangeRecords, type BuiltRecords, type FirstCapture } from './exchange-records.js';
+import { exchangeRecords, type FirstCapture } from './exchange-records.js';
 import type { ArchiveSink } from './sink.js';
 import { newRecordId, warcDigest } from './warc-record.js';
 
@@ -10,9 +10,10 @@ import { newRecordId, warcDigest } from './warc-record.js';
  * Whether this exchange's payload was captured before (→ an identical-payload-digest revisit
  * pointing there), and the record id its response gets. The first capture of a payload
  * claims the digest in the bucket with its record id; when that capture is redelivered it
- * gets the same id back, so revisits that already point at it stay right.
+ * gets the same id back, so revisits that already point at it stay right. `payloadDigest`
+ * is the body's digest when it was computed here (for the records, which need it too).
  */
-export async function firstCaptureOf(digests: KvStore, e: ArchivedExchange): Promise<{ other: FirstCapture | null; recordId: string }> {
+export async function firstCaptureOf(digests: KvStore, e: ArchivedExchange): Promise<{ other: FirstCapture | null; recordId: string; payloadDigest?: string }> {
   const x = e.exchange;
   const captureId = x?.capture_id ?? `${e.fetch_id}:0`;
   if (x?.kind === 'failure' || e.fetch_status < 200 || e.fetch_status >= 300 || e.body.length === 0) return { other: null, recordId: newRecordId() };
@@ -22,14 +23,14 @@ export async function firstCaptureOf(digests: KvStore, e: ArchivedExchange): Pro
     const recordId = newRecordId();
     try {
       await digests.create(digest, jsonValue({ url: e.url, date: e.fetch_time, record_id: recordId, capture_id: captureId } satisfies FirstCapture));
-      return { other: null, recordId };
+      return { other: null, recordId, payloadDigest: digest };
     } catch (err) {
       if (!(err instanceof KvConflictError)) throw err; // claimed before (by this capture or another): read it
     }
     const entry = await digests.get(digest);
     if (entry) {
       const first = parseJsonValue<FirstCapture>(entry.value);
-      return first.capture_id === captureId ? { other: null, recordId: first.record_id } : { other: first, recordId: newRecordId() };
+      return first.capture_id === captureId ? { other: null, recordId: first.record_id, payloadDigest: digest } : { other: first, recordId: newRecordId(), payloadDigest: digest };
     }
   }
   throw new Error(`archiving ${e.url}: the digest ${digest} keeps changing in the digests bucket`);
@@ -38,16 +39,12 @@ export async function firstCaptureOf(digests: KvStore, e: ArchivedExchange): Pro
 export function createArchiveHandler(sink: ArchiveSink, digests: KvStore) {
   return async function handleArchive(input: StageInput<ArchivedExchange>, ctx: StageContext): Promise<Outcome> {
     const e = input.message;
-    const { other, recordId } = await firstCaptureOf(digests, e);
-    let built: BuiltRecords | undefined;
-    await sink.add(
-      (warcinfoId) => {
-        built = exchangeRecords(e, warcinfoId, other, recordId);
-        return built.members;
-      },
-      (placed) => captureRow(e, built!, { filename: placed.filename, offset: placed.offsets[built!.main]!, length: placed.lengths[built!.main]! }, ctx.settings.crawlId),
+    const { other, recordId, payloadDigest } = await firstCaptureOf(digests, e);
+    const built = await sink.add(
+      (warcinfoId) => exchangeRecords(e, warcinfoId, other, recordId, payloadDigest),
+      (placed, b) => captureRow(e, b, { filename: placed.filename, offset: placed.offsets[b.main]!, length: placed.lengths[b.main]! }, ctx.settings.crawlId),
     );
-    ctx.metrics.count('archive', 'records', built!.kind);
+    ctx.metrics.count('archive', 'records', built.kind);
     return emit();
   };
 }

@@ -1,5 +1,5 @@
 import type { CaptureRow, OutputBatch } from '../../schemas/output-tables.js';
-import type { Placement, WarcFileWriter } from './warc-file.js';
+import type { Built, Placement, WarcFileWriter } from './warc-file.js';
 
 export interface CapturesWriter {
   write(batch: Partial<OutputBatch>): Promise<unknown>;
@@ -31,14 +31,15 @@ export class ArchiveSink {
     private readonly opts: { maxRows: number; maxDelayMs: number },
   ) {}
 
-  add(build: (warcinfoId: string) => Buffer[], rowOf: (placed: Placement) => CaptureRow): Promise<void> {
+  /** Resolves with what `build` made once the exchange is durable (see above). */
+  add<T extends Built>(build: (warcinfoId: string) => Promise<T>, rowOf: (placed: Placement, built: T) => CaptureRow): Promise<T> {
     const appended = this.warc.append(build);
     this.appends.add(appended);
-    return new Promise<void>((resolve, reject) => {
+    return new Promise<T>((resolve, reject) => {
       appended.then(
         (placed) => {
           this.appends.delete(appended);
-          this.waiting.push({ row: rowOf(placed), resolve, reject });
+          this.waiting.push({ row: rowOf(placed, placed.built), resolve: () => resolve(placed.built), reject });
           if (this.waiting.length >= this.opts.maxRows) void this.flush();
           else this.timer ??= setTimeout(() => void this.flush(), this.opts.maxDelayMs);
         },

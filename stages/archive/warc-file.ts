@@ -33,6 +33,20 @@ const compactTime = (d: Date): string => d.toISOString().replace(/[-:T]/g, '').s
 
 const byteLength = (members: Buffer[]): number => members.reduce((n, m) => n + m.length, 0);
 
+/** What a build returns: the gzip members, in file order, and whatever else the caller needs. */
+export interface Built {
+  members: Buffer[];
+}
+
+export type Appended<T> = Placement & { built: T };
+
+/** Starts a build; one that is never awaited (its file changed meanwhile) does not reject unhandled. */
+function buildNow<T>(build: (warcinfoId: string) => Promise<T>, warcinfoId: string): Promise<T> {
+  const p = (async () => build(warcinfoId))();
+  p.catch(() => undefined);
+  return p;
+}
+
 export class WarcFileWriter {
   private fh: fsp.FileHandle | null = null;
   private name = '';
@@ -55,17 +69,23 @@ export class WarcFileWriter {
 
   /**
    * Appends the members `build(warcinfoId)` returns (built for the file they land in) and
-   * resolves with where they went. Appends run one at a time, in call order.
+   * resolves with where they went. Appends are written one at a time, in call order; the
+   * build starts at once, for the file open now, so that an exchange is compressed (on
+   * libuv's pool) while those ahead of it are written. In the rare case it lands in
+   * another file (the first one, or after a rotation) it is built again for that one.
    */
-  append(build: (warcinfoId: string) => Buffer[]): Promise<Placement> {
+  append<T extends Built>(build: (warcinfoId: string) => Promise<T>): Promise<Appended<T>> {
+    const builtFor = this.warcinfoId;
+    const early = builtFor ? buildNow(build, builtFor) : null;
     const run = this.chain.then(async () => {
       if (!this.fh) await this.openNext();
-      let members = build(this.warcinfoId);
-      if (this.size + byteLength(members) > this.opts.maxBytes && this.records > 0) {
+      let built = early && builtFor === this.warcinfoId ? await early : await build(this.warcinfoId);
+      if (this.size + byteLength(built.members) > this.opts.maxBytes && this.records > 0) {
         await this.closeCurrent();
         await this.openNext();
-        members = build(this.warcinfoId); // built again: the records name their file's warcinfo
+        built = await build(this.warcinfoId); // built again: the records name their file's warcinfo
       }
+      const { members } = built;
       const total = byteLength(members);
       const offsets: number[] = [];
       const lengths: number[] = [];
@@ -76,10 +96,10 @@ export class WarcFileWriter {
         at += m.length;
       }
       // one write: a kill leaves either the whole exchange or a torn tail that repair cuts off
-      await this.fh!.write(Buffer.concat(members), 0, total, this.size);
+      await this.fh!.write(Buffer.concat(members, total), 0, total, this.size);
       this.size += total;
       this.records += members.length;
-      return { filename: `warc/${this.name}`, offsets, lengths };
+      return { filename: `warc/${this.name}`, offsets, lengths, built };
     });
     this.chain = run.catch(() => undefined);
     return run;
@@ -113,7 +133,7 @@ export class WarcFileWriter {
     await fsp.rename(file + OPEN_SUFFIX + '.tmp', file + OPEN_SUFFIX);
     this.fh = await fsp.open(file, 'wx');
     this.warcinfoId = newRecordId();
-    const info = warcinfoRecord(this.warcinfoId, this.name, now.getTime(), [
+    const info = await warcinfoRecord(this.warcinfoId, this.name, now.getTime(), [
       ['software', this.opts.software],
       ['format', 'WARC File Format 1.1'],
       ['conformsTo', 'https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/'],

@@ -3,12 +3,22 @@
  * it here keeps the digests in the crawl's own format (sha1 in base32, as Common Crawl
  * writes them and as `pages.content_digest` holds them) and every byte offset under our
  * control. Each record is its own gzip member, so a reader can start at any record's offset.
+ *
+ * A block may be given in parts (a response is its HTTP head and the body): it is digested
+ * part by part and copied once, into the record, instead of being concatenated first.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import zlib from 'node:zlib';
-import { contentDigest } from '../simhash/simhash.js';
+import { base32Encode, contentDigest } from '../simhash/simhash.js';
+import { gzipMember } from './gzip-member.js';
 
 export type WarcHeaders = Array<[string, string]>;
+
+/** A record's block: its bytes, or its parts in order. */
+export type Block = Uint8Array | readonly Uint8Array[];
+
+const partsOf = (block: Block): readonly Uint8Array[] => (block instanceof Uint8Array ? [block] : block);
+
+const CRLF2 = Buffer.from('\r\n\r\n');
 
 export const newRecordId = (): string => `<urn:uuid:${randomUUID()}>`;
 
@@ -26,14 +36,16 @@ export function fieldLines(fields: WarcHeaders): string {
 }
 
 /** One uncompressed record: version line, headers (Content-Length last), blank line, block, two CRLFs. */
-export function warcRecordBytes(headers: WarcHeaders, block: Uint8Array): Buffer {
-  const head = `WARC/1.1\r\n${fieldLines([...headers, ['Content-Length', String(block.length)]])}\r\n`;
-  return Buffer.concat([Buffer.from(head, 'utf8'), block, Buffer.from('\r\n\r\n')]);
+export function warcRecordBytes(headers: WarcHeaders, block: Block): Buffer {
+  const parts = partsOf(block);
+  const length = parts.reduce((n, p) => n + p.length, 0);
+  const head = `WARC/1.1\r\n${fieldLines([...headers, ['Content-Length', String(length)]])}\r\n`;
+  return Buffer.concat([Buffer.from(head, 'utf8'), ...parts, CRLF2]);
 }
 
 /** The record as its own gzip member. */
-export function gzipRecord(headers: WarcHeaders, block: Uint8Array): Buffer {
-  return zlib.gzipSync(warcRecordBytes(headers, block));
+export function gzipRecord(headers: WarcHeaders, block: Block): Promise<Buffer> {
+  return gzipMember(warcRecordBytes(headers, block));
 }
 
 /** The base headers every record has. */
@@ -48,12 +60,14 @@ export function baseHeaders(type: string, recordId: string, date: number, target
   return h;
 }
 
-export function blockDigestHeader(block: Uint8Array): [string, string] {
-  return ['WARC-Block-Digest', warcDigest(block)];
+export function blockDigestHeader(block: Block): [string, string] {
+  const hash = createHash('sha1');
+  for (const p of partsOf(block)) hash.update(p);
+  return ['WARC-Block-Digest', 'sha1:' + base32Encode(hash.digest())];
 }
 
 /** The `warcinfo` record that opens every file. */
-export function warcinfoRecord(recordId: string, filename: string, date: number, info: WarcHeaders): Buffer {
+export function warcinfoRecord(recordId: string, filename: string, date: number, info: WarcHeaders): Promise<Buffer> {
   const block = Buffer.from(fieldLines(info), 'utf8');
   return gzipRecord(
     [...baseHeaders('warcinfo', recordId, date, null, null), ['WARC-Filename', filename], ['Content-Type', 'application/warc-fields'], blockDigestHeader(block)],

@@ -17,7 +17,7 @@ const KILLS = 20;
 describe('end to end: persist and archive workers SIGKILLed 20 times at random moments during a crawl', () => {
   const crawl = useWorkerCrawl(() => startTestWeb({ hosts: E2E.hosts, pagesPerHost: E2E.pagesPerHost, seed: E2E.seed }), 'crawl-archive-crash-');
 
-  it('ends with each fetch exactly once in captures, pages and fetch_log, every Parquet file readable and every WARC file whole', async () => {
+  it('ends with each fetch exactly once in captures, pages and fetch_log, every Parquet file readable and every WARC file whole', async (t) => {
     const { web, out, nats, env, workers } = crawl;
     const settingsArgs = crawlArgs(web, out).filter((a, i, all) => a !== '--seed' && all[i - 1] !== '--seed' && a !== '--out' && all[i - 1] !== '--out');
     // small WARC files and small batches: more file boundaries and more batches for a kill to fall into
@@ -28,6 +28,11 @@ describe('end to end: persist and archive workers SIGKILLed 20 times at random m
     // the victims log at info level, so the test sees when one has started and is working
     const victimEnv = { ...env, LOG_LEVEL: 'info' };
     const victims = { persist: startVictim('persist', out, victimEnv), archive: startVictim('archive', out, victimEnv) };
+    // the fixture kills `workers` when the test ends; the victims join them only after the kills, so a
+    // failure before that would leave them running and the test process waiting for them
+    t.after(() => {
+      for (const v of Object.values(victims)) v.child.kill('SIGKILL');
+    });
     const seeded = await runCli(['seed', ...web.model.siteHostNames.map((h) => `http://${h}/`)], env);
     assert.equal(seeded.code, 0, seeded.stderr);
 

@@ -201,14 +201,20 @@ describe('compaction', () => {
   });
 
   test('groups small files into runs up to the target size', () => {
-    const f = (p: string, bytes: number) => ({ path: p, bytes });
+    const f = (p: string, bytes: number) => ({ path: p, bytes, rawBytes: bytes });
     assert.deepEqual(
-      groupForMerge([f('a', 40), f('b', 40), f('c', 40), f('d', 10), f('e', 200)], 100).map((g) => g.map((x) => x.path)),
+      groupForMerge([f('a', 40), f('b', 40), f('c', 40), f('d', 10), f('e', 200)], { bytes: 100, rawBytes: 1000 }).map((g) => g.map((x) => x.path)),
       [
         ['a', 'b'],
         ['c', 'd'],
       ],
     );
-    assert.deepEqual(groupForMerge([f('a', 1), f('b', 1), f('c', 1)], 100).map((g) => g.length), [3]);
+    assert.deepEqual(groupForMerge([f('a', 1), f('b', 1), f('c', 1)], { bytes: 100, rawBytes: 100 }).map((g) => g.length), [3]);
+    // small on disk but large in memory (text compresses well): the uncompressed size bounds the run
+    const g = (p: string, rawBytes: number) => ({ path: p, bytes: 1, rawBytes });
+    assert.deepEqual(
+      groupForMerge([g('a', 60), g('b', 30), g('c', 30), g('d', 30), g('e', 80)], { bytes: 100, rawBytes: 100 }).map((x) => x.map((y) => y.path)),
+      [['a', 'b'], ['c', 'd']],
+    );
   });
 });

@@ -14,6 +14,8 @@ import { completeLength, gzipMemberLength, repairAbandonedWarcs } from '../../st
 import { readWarcRecord } from '../../stages/archive/read-record.js';
 import { readWarcBytes, readWarcFile } from '../support/warc-reader.js';
 import { ArchiveSink } from '../../stages/archive/sink.js';
+import { gzipMember, INLINE_MAX_BYTES } from '../../stages/archive/gzip-member.js';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import { captureRow } from '../../stages/archive/capture-row.js';
 import type { CaptureRow } from '../../schemas/output-tables.js';
 
@@ -70,7 +72,7 @@ describe('archive: SURT keys (cc-index url_surtkey)', () => {
 describe('archive: the records of one exchange, read back with warcio', () => {
   it('request, response and metadata; digests right; request and metadata point at the response', async () => {
     const e = exchange();
-    const built = exchangeRecords(e, '<urn:uuid:info>', null);
+    const built = await exchangeRecords(e, '<urn:uuid:info>', null);
     const records = await readWarcBytes(Buffer.concat(built.members));
     assert.deepEqual(records.map((r) => r.type), ['request', 'response', 'metadata']);
     const [req, res, meta] = records as [(typeof records)[0], (typeof records)[0], (typeof records)[0]];
@@ -100,7 +102,7 @@ describe('archive: the records of one exchange, read back with warcio', () => {
 
   it('a 304 becomes a server-not-modified revisit referring to the earlier fetch', async () => {
     const e = exchange({ fetch_status: 304, body: Buffer.alloc(0) }, { kind: 'response', status_text: 'Not Modified', refers_to_date: T - 86_400_000 });
-    const built = exchangeRecords(e, '<urn:uuid:info>', null);
+    const built = await exchangeRecords(e, '<urn:uuid:info>', null);
     const rec = (await readWarcBytes(built.members[built.main]!))[0]!;
     assert.equal(rec.type, 'revisit');
     assert.equal(rec.headers.get('warc-profile'), PROFILE_NOT_MODIFIED);
@@ -111,7 +113,7 @@ describe('archive: the records of one exchange, read back with warcio', () => {
 
   it('an exact duplicate payload becomes an identical-payload-digest revisit of the first capture', async () => {
     const first = { url: 'http://h02.site.test/same', date: T - 5000, record_id: '<urn:uuid:first>', capture_id: 'f0:0' };
-    const built = exchangeRecords(exchange(), '<urn:uuid:info>', first);
+    const built = await exchangeRecords(exchange(), '<urn:uuid:info>', first);
     const rec = (await readWarcBytes(built.members[built.main]!))[0]!;
     assert.equal(rec.type, 'revisit');
     assert.equal(rec.headers.get('warc-profile'), PROFILE_IDENTICAL);
@@ -123,7 +125,7 @@ describe('archive: the records of one exchange, read back with warcio', () => {
 
   it('a network failure is kept as a request and a metadata record with the reason', async () => {
     const e = exchange({ fetch_status: 0, body: Buffer.alloc(0), headers: {} }, { kind: 'failure', failure: 'connect: connection refused', remote_ip: null });
-    const built = exchangeRecords(e, '<urn:uuid:info>', null);
+    const built = await exchangeRecords(e, '<urn:uuid:info>', null);
     const records = await readWarcBytes(Buffer.concat(built.members));
     assert.deepEqual(records.map((r) => r.type), ['request', 'metadata']);
     assert.equal(built.kind, 'metadata');
@@ -141,7 +143,7 @@ describe('archive: identical-payload digests bucket', () => {
     assert.equal(b.other?.record_id, a.recordId);
     assert.equal(b.other?.url, 'http://h01.site.test/a?b=1');
     const again = await firstCaptureOf(kv, exchange());
-    assert.deepEqual(again, { other: null, recordId: a.recordId });
+    assert.deepEqual(again, { other: null, recordId: a.recordId, payloadDigest: contentDigest(exchange().body) });
     const notOk = await firstCaptureOf(kv, exchange({ fetch_status: 404 }, { capture_id: 'f3:0' }));
     assert.equal(notOk.other, null, 'only 2xx payloads are deduplicated');
   });
@@ -165,12 +167,8 @@ describe('archive: WARC files', () => {
       const placed = [];
       for (let i = 0; i < 12; i++) {
         const e = exchange({ url: `http://h01.site.test/p${i}`, body: Buffer.from(`page ${i} `.repeat(40)) }, { capture_id: `f${i}:0` });
-        let main = 0;
-        const p = await w.append((info) => {
-          const b = exchangeRecords(e, info, null);
-          main = b.main;
-          return b.members;
-        });
+        const p = await w.append((info) => exchangeRecords(e, info, null));
+        const main = p.built.main;
         placed.push({ url: e.url, file: p.filename, offset: p.offsets[main]!, length: p.lengths[main]! });
       }
       await w.close();
@@ -199,7 +197,7 @@ describe('archive: WARC files', () => {
     try {
       const w = new WarcFileWriter(dir, { crawlId: 'c1', maxBytes: 1 << 20, software: 'test' });
       for (let i = 0; i < 5; i++) {
-        await w.append((info) => exchangeRecords(exchange({ url: `http://h01.site.test/p${i}` }, { capture_id: `f${i}:0` }), info, null).members);
+        await w.append((info) => exchangeRecords(exchange({ url: `http://h01.site.test/p${i}` }, { capture_id: `f${i}:0` }), info, null));
       }
       await w.sync();
       const name = readdirSync(path.join(dir, 'warc')).find((n) => n.endsWith('.warc.gz'))!;
@@ -227,14 +225,64 @@ describe('archive: WARC files', () => {
     }
   });
 
-  it('gzipMemberLength finds whole members only', () => {
-    const b = exchangeRecords(exchange(), '<urn:uuid:i>', null).members[1]!;
+  it('gzipMemberLength finds whole members only', async () => {
+    const b = (await exchangeRecords(exchange(), '<urn:uuid:i>', null)).members[1]!;
     assert.equal(gzipMemberLength(Buffer.concat([b, b])), b.length);
     assert.equal(gzipMemberLength(b.subarray(0, b.length - 1)), null);
     const corrupt = Buffer.from(b);
     corrupt[corrupt.length - 6]! ^= 0xff; // CRC
     assert.equal(gzipMemberLength(corrupt), null);
     assert.equal(gzipMemberLength(Buffer.from('not gzip at all, not gzip at all')), null);
+  });
+});
+
+describe('archive: compression off the main thread', () => {
+  it('a record over the inline limit is compressed on the pool to the same bytes as gzipSync, one member each', async () => {
+    const records = [10, INLINE_MAX_BYTES, INLINE_MAX_BYTES + 1, 300_000].map((n, i) => Buffer.from(`record ${i} `.repeat(n).slice(0, n)));
+    const members = await Promise.all(records.map(gzipMember));
+    members.forEach((m, i) => {
+      assert.deepEqual(m, gzipSync(records[i]!));
+      assert.equal(gzipMemberLength(m), m.length);
+      assert.deepEqual(gunzipSync(m), records[i]);
+    });
+  });
+
+  it('exchanges appended all at once land in call order, each record naming its own file’s warcinfo across rotations', async () => {
+    const dir = tmpDir();
+    try {
+      const w = new WarcFileWriter(dir, { crawlId: 'c1', maxBytes: 20_000, software: 'test' });
+      // bodies of random text (they barely compress), some far over the inline limit, some under
+      let seed = 7;
+      const rand = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0);
+      const body = (n: number) => Buffer.from(Array.from({ length: n }, () => String.fromCharCode(97 + (rand() % 26))).join(''));
+      const es = Array.from({ length: 40 }, (_, i) =>
+        exchange({ url: `http://h01.site.test/p${i}`, body: body(i % 3 === 0 ? 9000 : 200) }, { capture_id: `f${i}:0` }),
+      );
+      // the first opens a file; the others are built at once for it, and rebuilt when they land in a later one
+      const first = await w.append((info) => exchangeRecords(es[0]!, info, null));
+      const placed = [first, ...(await Promise.all(es.slice(1).map((e) => w.append((info) => exchangeRecords(e, info, null)))))];
+      await w.close();
+      const files = readdirSync(path.join(dir, 'warc')).sort();
+      assert.ok(files.length >= 5, `rotated into ${files.length} files`);
+      const order: string[] = [];
+      for (const f of files) {
+        const records = await readWarcFile(path.join(dir, 'warc', f));
+        const info = records[0]!;
+        assert.equal(info.type, 'warcinfo');
+        for (const r of records.slice(1)) {
+          assert.equal(r.headers.get('warc-warcinfo-id'), info.id, `${f}: ${r.type} of ${r.uri}`);
+          if (r.type === 'response') order.push(r.uri!);
+        }
+      }
+      assert.deepEqual(order, es.map((e) => e.url), 'the file order is the call order');
+      for (const [i, p] of placed.entries()) {
+        const rec = await readWarcRecord(dir, p.filename, p.offsets[p.built.main]!, p.lengths[p.built.main]!);
+        assert.equal(rec.headers.get('warc-target-uri'), es[i]!.url);
+        assert.deepEqual(rec.block.subarray(rec.block.length - es[i]!.body.length), es[i]!.body);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
@@ -250,15 +298,14 @@ describe('archive: the sink acks an exchange only once its record and its row ar
       const e1 = exchange();
       const e2 = exchange({ url: 'http://h01.site.test/b' }, { capture_id: 'f2:0' });
       let resolved = 0;
-      const adds = [e1, e2].map((e) => {
-        let built!: ReturnType<typeof exchangeRecords>;
-        return sink
+      const adds = [e1, e2].map((e) =>
+        sink
           .add(
-            (info) => (built = exchangeRecords(e, info, null)).members,
-            (p) => captureRow(e, built, { filename: p.filename, offset: p.offsets[built.main]!, length: p.lengths[built.main]! }, 'c1'),
+            (info) => exchangeRecords(e, info, null),
+            (p, built) => captureRow(e, built, { filename: p.filename, offset: p.offsets[built.main]!, length: p.lengths[built.main]! }, 'c1'),
           )
-          .then(() => resolved++);
-      });
+          .then(() => resolved++),
+      );
       await new Promise((r) => setTimeout(r, 50));
       assert.equal(resolved, 0, 'nothing is acked while the captures file is not written');
       release();

@@ -1,0 +1,88 @@
+/**
+ * What one compaction may hold in memory, and where DuckDB may spill when it needs more.
+ *
+ * A merge is one `COPY (… ORDER BY …) TO file.parquet`. DuckDB holds the sort's rows, and
+ * the writer holds the sorted batches of a row group plus that row group encoded: about
+ * three times the merge's input, plus some 30 MB of its own. The sort of rows carrying
+ * large strings (pages.text and text_full, ~45 KB a page) does not spill to disk reliably,
+ * and a row group is at least 2,048 rows (92 MB of such pages), so the bound has to be on
+ * the merge's input. Measured with DuckDB 1.5 and pages of 45 KB
+ * (scripts/compact-memory-repro.ts): at a 512 MB limit 200 MB of input merge and 270 MB
+ * fail; at 128 MB, 27 MB merge and 31 MB fail. A sixth of the limit keeps clear of both.
+ * The input is measured as the uncompressed size the Parquet footers record (≈ the rows
+ * in memory): zstd shrinks text ~3x, so a bound on file size alone let 128 MiB of files,
+ * ~400 MB of rows, into one sort.
+ */
+import { randomBytes } from 'node:crypto';
+import { promises as fsp } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { sqlString } from './duckdb-output.js';
+
+/** 512 MB, as DuckDB counts (488 MiB): the compaction's limit unless told otherwise. */
+export const DEFAULT_COMPACT_MEMORY_BYTES = 512_000_000;
+
+export interface MergeBudget {
+  /** uncompressed bytes of one merge's input files, together */
+  inputBytes: number;
+  /** uncompressed bytes of one row group of the merged file (the writer buffers a whole one) */
+  rowGroupBytes: number;
+}
+
+export function mergeBudget(memoryLimitBytes: number): MergeBudget {
+  // the row group cap matters for mid-sized rows (a few KB): large ones hit the 2,048-row floor
+  return { inputBytes: Math.floor(memoryLimitBytes / 6), rowGroupBytes: Math.floor(memoryLimitBytes / 16) };
+}
+
+/** DuckDB settings of the compaction's instance. */
+export function compactSettings(memoryLimitBytes: number, spillDir: string): Record<string, string> {
+  return {
+    // one thread: each thread holds its own sort run and row group
+    threads: '1',
+    memory_limit: `${memoryLimitBytes}B`,
+    // DuckDB's advice for Parquet exports that run out of memory; the merge's ORDER BY still
+    // fixes the order of the rows written, and it makes ROW_GROUP_SIZE_BYTES apply
+    preserve_insertion_order: 'false',
+    // not DuckDB's default (`.tmp` in the working directory, wherever that is): beside the data
+    temp_directory: spillDir,
+  };
+}
+
+/** Uncompressed size of each file's row groups, from the Parquet footers (the data is not read). */
+export async function uncompressedSizes(conn: DuckDBConnection, files: readonly string[]): Promise<Map<string, number>> {
+  const sizes = new Map<string, number>();
+  if (files.length === 0) return sizes;
+  const r = await conn.runAndReadAll(
+    `SELECT file_name, sum(total_uncompressed_size) FROM parquet_metadata([${files.map(sqlString).join(', ')}]) GROUP BY file_name`,
+  );
+  for (const [name, bytes] of r.getRows()) sizes.set(String(name), Number(bytes));
+  return sizes;
+}
+
+const SPILL_PREFIX = '.compact-spill-';
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * A fresh spill directory `<outDir>/.compact-spill-<host>-<pid>-<random>` (readers never
+ * look at dot names). Spill directories of compactions that died on this host are removed
+ * first: DuckDB removes its files only when it closes.
+ */
+export async function makeSpillDir(outDir: string): Promise<string> {
+  const host = os.hostname().replace(/[^A-Za-z0-9.]/g, '_');
+  for (const name of await fsp.readdir(outDir).catch(() => [] as string[])) {
+    const m = name.startsWith(SPILL_PREFIX) ? /^(.*)-(\d+)-[0-9a-f]+$/.exec(name.slice(SPILL_PREFIX.length)) : null;
+    if (m && m[1] === host && !alive(Number(m[2]))) await fsp.rm(path.join(outDir, name), { recursive: true, force: true });
+  }
+  const dir = path.join(outDir, `${SPILL_PREFIX}${host}-${process.pid}-${randomBytes(4).toString('hex')}`);
+  await fsp.mkdir(dir, { recursive: true });
+  return dir;
+}

@@ -1,0 +1,75 @@
+/**
+ * Compaction in bounded memory: pages carry ~45 KB of text each, which zstd shrinks ~3x, so
+ * files far under the size target held more rows than DuckDB could sort within its memory
+ * limit ("Out of Memory Error: failed to allocate data of size 70.0 MiB (418.9 MiB/488.2 MiB
+ * used)" at the end of a 3,300-page crawl). Scaled down here: 2,500 such pages under a
+ * 128 MB limit failed the same way before merges were bounded by uncompressed size.
+ */
+import { after, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { promises as fsp } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { compactOutput } from '../../pipeline/adapters/duckdb-compact.js';
+import { mergeBudget } from '../../pipeline/adapters/compact-budget.js';
+import { ParquetTableWriter } from '../../pipeline/adapters/duckdb-output.js';
+import { openOutputDatabase } from '../../pipeline/adapters/duckdb-views.js';
+import { pageWithText } from '../support/large-pages.js';
+
+const dirs: string[] = [];
+after(async () => {
+  for (const d of dirs) await fsp.rm(d, { recursive: true, force: true });
+});
+
+const PAGES = 2500;
+const TEXT_BYTES = 45 * 1024;
+const MEMORY_LIMIT = 128_000_000;
+
+async function query(out: string, sql: string): Promise<unknown[][]> {
+  const db = await openOutputDatabase(out);
+  try {
+    return (await db.run(sql)).rows;
+  } finally {
+    await db.close();
+  }
+}
+
+describe('compaction memory', () => {
+  test('pages with real-sized text merge under a small memory limit, in bounded files, sorted, nothing lost', async () => {
+    const out = await fsp.mkdtemp(path.join(os.tmpdir(), 'compact-memory-'));
+    dirs.push(out);
+    const w = await ParquetTableWriter.open(out, { threads: 1, memoryLimit: '256MB' });
+    // 50 pages a file, as a persist process writes them during a crawl; a few redelivered twice
+    for (let i = 0; i < PAGES; i += 50) {
+      const rows = [];
+      for (let j = i; j < i + 50; j++) rows.push(pageWithText(j, TEXT_BYTES));
+      if (i % 500 === 0) rows.push(pageWithText(i + 60, TEXT_BYTES));
+      await w.write({ pages: rows });
+    }
+    await w.close();
+    const before = await query(out, 'SELECT count(*), sum(length(text) + length(text_full)) FROM pages');
+
+    const summary = await compactOutput(out, { minAgeMs: 0, memoryLimitBytes: MEMORY_LIMIT });
+
+    assert.equal(summary.filesBefore, PAGES / 50);
+    assert.ok(summary.filesAfter > 1, 'more rows than one merge may hold: several merged files');
+    assert.equal(summary.rowsBefore - summary.rowsAfter, PAGES / 500, 'the redelivered copies are dropped');
+    assert.deepEqual(await query(out, 'SELECT count(*), sum(length(text) + length(text_full)) FROM pages'), before);
+    const budget = mergeBudget(MEMORY_LIMIT);
+    const files = await query(
+      out,
+      `SELECT file_name, sum(total_uncompressed_size) FROM parquet_metadata('${out}/pages/*/*/*/*.parquet') GROUP BY file_name`,
+    );
+    // a merged file holds at most one merge's input
+    for (const [name, raw] of files) assert.ok(Number(raw) <= budget.inputBytes, `${String(name)}: ${String(raw)} bytes uncompressed`);
+    // each merged file is sorted like the writer sorts
+    const unsorted = await query(
+      out,
+      `SELECT count(*) FROM (SELECT filename, url < lag(url) OVER (PARTITION BY filename ORDER BY file_row_number) AS down
+         FROM read_parquet('${out}/pages/*/*/*/*.parquet', filename = true, file_row_number = true)) WHERE down`,
+    );
+    assert.equal(Number(unsorted[0]![0]), 0);
+    // the spill directory is gone
+    assert.deepEqual((await fsp.readdir(out)).filter((n) => n.startsWith('.')), []);
+  });
+});
