@@ -20,12 +20,9 @@ import { fileURLToPath } from 'node:url';
 import { jetstream } from '@nats-io/jetstream';
 import { connectNats } from '../pipeline/adapters/nats-connection.js';
 import { openKvStores } from '../pipeline/adapters/nats-kv.js';
-import { streamAccess } from '../pipeline/adapters/stream-access.js';
-import { applyCrawlTopology } from '../pipeline/crawl-node.js';
+import { applyCrawlTopology, createNodeContext } from '../pipeline/crawl-node.js';
 import { silentLogger } from '../pipeline/logger.js';
-import { StageMetrics } from '../pipeline/metrics.js';
 import { parseSettings } from '../pipeline/settings.js';
-import type { StageContext } from '../pipeline/stage.js';
 import { partitionOf } from '../pipeline/partition.js';
 import { startEmbeddedServer } from '../ops/nats/embedded-server.js';
 import { encodeCandidate } from '../schemas/index.js';
@@ -168,17 +165,7 @@ async function restartRuns(): Promise<Array<{ ms: number; replayed: number; snap
       if (info.num_ack_pending === 0) break;
       await new Promise((r) => setTimeout(r, 100));
     }
-    const ctx = {
-      settings,
-      clock: { now: () => Date.now() },
-      log: silentLogger(),
-      metrics: new StageMetrics(),
-      kv,
-      http: undefined as never,
-      maxPayloadBytes: 1024 * 1024,
-      streams: streamAccess(nc),
-      resolveHost: async () => null,
-    } satisfies StageContext;
+    const { ctx } = await createNodeContext(nc, settings, silentLogger());
     const runs = [];
     for (let r = 0; r < RUNS; r++) {
       const t0 = performance.now();

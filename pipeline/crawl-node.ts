@@ -1,6 +1,6 @@
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { createHttpClient } from './adapters/http-client.js';
+import { createHttpClient, type HttpClient } from './adapters/http-client.js';
 import { parseResolveRule } from './adapters/resolve-map.js';
 import { streamAccess } from './adapters/stream-access.js';
 import { hostAddressResolver } from './adapters/host-address.js';
@@ -55,18 +55,15 @@ export interface CrawlNode {
 }
 
 /**
- * Runs the named stages in this process against one NATS connection. `crawl run` runs all
- * seven; `crawl worker --stage X` runs one. Stopping drains: no new messages, in-flight
- * ones finish, persist flushes.
+ * What a process's stages share: KV buckets, metrics, the HTTP client (with `--resolve` and the
+ * DNS cache) and stream access, on one connection. The caller closes `http`.
  */
-export async function startStages(
+export async function createNodeContext(
   nc: NatsConnection,
   settings: CrawlSettings,
-  stages: readonly StageName[],
-  opts: StageFactoryOptions & { log: Logger; concurrency?: Partial<Record<StageName, number>> },
-): Promise<CrawlNode> {
+  log: Logger,
+): Promise<{ ctx: StageContext; kv: KvStores; http: HttpClient }> {
   const kv = await openKvStores(nc);
-  const metrics = new StageMetrics();
   const resolveRules = settings.resolve.map(parseResolveRule);
   const dns = new DnsCache({
     minTtlMs: settings.dnsMinTtlMs,
@@ -78,14 +75,29 @@ export async function startStages(
   const ctx: StageContext = {
     settings,
     clock: { now: () => Date.now() },
-    log: opts.log,
-    metrics,
+    log,
+    metrics: new StageMetrics(),
     kv,
     http,
     maxPayloadBytes: nc.info?.max_payload ?? 1024 * 1024,
     streams: streamAccess(nc),
     resolveHost: hostAddressResolver(resolveRules, dns),
   };
+  return { ctx, kv, http };
+}
+
+/**
+ * Runs the named stages in this process against one NATS connection. `crawl run` runs all
+ * seven; `crawl worker --stage X` runs one. Stopping drains: no new messages, in-flight
+ * ones finish, persist flushes.
+ */
+export async function startStages(
+  nc: NatsConnection,
+  settings: CrawlSettings,
+  stages: readonly StageName[],
+  opts: StageFactoryOptions & { log: Logger; concurrency?: Partial<Record<StageName, number>> },
+): Promise<CrawlNode> {
+  const { ctx, kv, http } = await createNodeContext(nc, settings, opts.log);
   const runners: Array<{ stop(): Promise<void> }> = [];
   // a running node parses pages in worker threads unless told otherwise (a replay does not)
   const factory: StageFactoryOptions = { ...opts, extract: { ...opts.extract, threads: opts.extract?.threads ?? defaultExtractThreads() } };
@@ -106,7 +118,7 @@ export async function startStages(
   }
   let stopping: Promise<void> | undefined;
   return {
-    metrics,
+    metrics: ctx.metrics,
     stop() {
       stopping ??= (async () => {
         // upstream first, so fewer messages are caught between stages

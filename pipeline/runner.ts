@@ -2,6 +2,7 @@ import { jetstream, type JetStreamClient, type JsMsg, type ConsumerMessages } fr
 import { headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node';
 import { SchemaError, encodeDeadLetter } from '../schemas/index.js';
 import { SUBJECTS } from '../ops/nats/edges.js';
+import { Slots } from './slots.js';
 import type { BackgroundTask, Emit, Outcome, StageContext, StageDefinition } from './stage.js';
 
 /** A handler that throws this many times in a row is dead-lettered instead of retried again. */
@@ -28,8 +29,7 @@ export class StageRunner<T> {
   private loop: Promise<void> | undefined;
   private stopping: Promise<void> | undefined;
   private background: BackgroundTask | undefined;
-  private slotsFree: number;
-  private slotWaiters: Array<() => void> = [];
+  private readonly slots: Slots;
 
   constructor(
     nc: NatsConnection,
@@ -38,7 +38,7 @@ export class StageRunner<T> {
     private readonly opts: RunnerOptions,
   ) {
     this.js = jetstream(nc);
-    this.slotsFree = opts.concurrency;
+    this.slots = new Slots(opts.concurrency);
   }
 
   async start(): Promise<void> {
@@ -53,27 +53,13 @@ export class StageRunner<T> {
 
   private async consumeLoop(messages: ConsumerMessages): Promise<void> {
     for await (const msg of messages) {
-      await this.acquireSlot();
+      await this.slots.acquire();
       const task = this.process(msg).finally(() => {
         this.inFlight.delete(task);
-        this.releaseSlot();
+        this.slots.release();
       });
       this.inFlight.add(task);
     }
-  }
-
-  private acquireSlot(): Promise<void> {
-    if (this.slotsFree > 0) {
-      this.slotsFree -= 1;
-      return Promise.resolve();
-    }
-    return new Promise((resolve) => this.slotWaiters.push(resolve));
-  }
-
-  private releaseSlot(): void {
-    const next = this.slotWaiters.shift();
-    if (next) next();
-    else this.slotsFree += 1;
   }
 
   private async process(msg: JsMsg): Promise<void> {

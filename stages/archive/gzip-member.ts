@@ -11,6 +11,7 @@
  */
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
+import { Slots } from '../../pipeline/slots.js';
 
 const gzipOnPool = promisify(zlib.gzip);
 
@@ -22,30 +23,14 @@ export const INLINE_MAX_BYTES = 4096;
  * default and also runs every fs call (the WARC writes and fsyncs among them); each job in
  * flight holds a zlib stream (~300 KB). Two keep a second core busy and leave the rest to fs.
  */
-const POOL_JOBS = 2;
-let running = 0;
-const waiting: Array<() => void> = [];
-
-async function acquire(): Promise<void> {
-  if (running < POOL_JOBS) {
-    running++;
-    return;
-  }
-  await new Promise<void>((resolve) => waiting.push(resolve)); // the slot is handed over by release
-}
-
-function release(): void {
-  const next = waiting.shift();
-  if (next) next();
-  else running--;
-}
+const poolJobs = new Slots(2);
 
 export async function gzipMember(record: Buffer): Promise<Buffer> {
   if (record.length <= INLINE_MAX_BYTES) return zlib.gzipSync(record);
-  await acquire();
+  await poolJobs.acquire();
   try {
     return await gzipOnPool(record);
   } finally {
-    release();
+    poolJobs.release();
   }
 }

@@ -10,14 +10,12 @@ import { jetstream } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { connectNats } from '../../pipeline/adapters/nats-connection.js';
 import { openKvStores } from '../../pipeline/adapters/nats-kv.js';
-import { streamAccess } from '../../pipeline/adapters/stream-access.js';
-import { pipelineBacklog } from '../../pipeline/crawl-node.js';
+import { createNodeContext, pipelineBacklog } from '../../pipeline/crawl-node.js';
 import { silentLogger } from '../../pipeline/logger.js';
-import { StageMetrics } from '../../pipeline/metrics.js';
+import type { StageContext } from '../../pipeline/stage.js';
 import { PartitionOwner } from '../../pipeline/partition-owner.js';
 import { leaseKey } from '../../pipeline/partition-leases.js';
 import { parseSettings, type CrawlSettings } from '../../pipeline/settings.js';
-import type { StageContext } from '../../pipeline/stage.js';
 import { partitionOf } from '../../pipeline/partition.js';
 import { EDGES } from '../../ops/nats/edges.js';
 import { decodeAdmitted, encodeCandidate } from '../../schemas/index.js';
@@ -28,20 +26,9 @@ const PARTITIONS = 4;
 /** short leases, so a takeover after a "kill" takes about two seconds */
 const LEASE_TTL_MS = 1500;
 
-async function owner(url: string, settings: CrawlSettings): Promise<{ owner: PartitionOwner<unknown>; nc: NatsConnection; metrics: StageMetrics }> {
+async function owner(url: string, settings: CrawlSettings): Promise<{ owner: PartitionOwner<unknown>; nc: NatsConnection; metrics: StageContext['metrics'] }> {
   const nc = await connectNats(url, 'seen-test');
-  const kv = await openKvStores(nc);
-  const ctx = {
-    settings,
-    clock: { now: () => Date.now() },
-    log: silentLogger(),
-    metrics: new StageMetrics(),
-    kv,
-    http: undefined as never, // the seen-filter makes no HTTP requests
-    maxPayloadBytes: 1024 * 1024,
-    streams: streamAccess(nc),
-    resolveHost: async () => null,
-  } satisfies StageContext;
+  const { ctx, kv } = await createNodeContext(nc, settings, silentLogger());
   const o = new PartitionOwner(nc, seenFilterStage as never, ctx, { concurrency: 8, leases: kv.seen, leaseTtlMs: LEASE_TTL_MS });
   await o.start();
   return { owner: o, nc, metrics: ctx.metrics };
