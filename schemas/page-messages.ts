@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { decodeMessage, encodeMessage, SchemaError } from './codec.js';
-import { spansOf, textFromSpans } from './text-lines.js';
+import { spansOf, textFromSpans } from './text-spans.js';
 
 /** raw bytes (msgpack bin) */
 const bytes = z.custom<Uint8Array>((v) => v instanceof Uint8Array, 'expected bytes');
@@ -66,15 +66,15 @@ export type FinalPage = z.infer<typeof FinalPage>;
 
 /**
  * On the wire, `text` may be '' with `text_spans` naming the spans of `text_full` it is made
- * of (schemas/text-lines.ts); decoding puts the text back, so stages never see the difference.
+ * of (schemas/text-spans.ts); decoding puts the text back, so stages never see the difference.
  */
-const textLines = { text_spans: z.array(z.number().int().nonnegative()).optional() };
-const ExtractedWire = ExtractedPage.extend(textLines);
-const FinalWire = FinalPage.extend(textLines);
+const textSpans = { text_spans: z.array(z.number().int().nonnegative()).optional() };
+const ExtractedWire = ExtractedPage.extend(textSpans);
+const FinalWire = FinalPage.extend(textSpans);
 
 function packText<T extends ExtractedPage>(m: T): T | (T & { text_spans: number[] }) {
-  const runs = spansOf(m.text, m.text_full ?? '');
-  return runs ? { ...m, text: '', text_spans: runs } : m;
+  const spans = spansOf(m.text, m.text_full ?? '');
+  return spans ? { ...m, text: '', text_spans: spans } : m;
 }
 
 function unpackText<T extends ExtractedPage>(wire: T & { text_spans?: number[] | undefined }, what: string): T {

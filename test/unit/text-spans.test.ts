@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { spansOf, textFromSpans } from '../../schemas/text-lines.js';
+import { spansOf, textFromSpans } from '../../schemas/text-spans.js';
 import { decodeExtracted, decodeFinal, encodeExtracted, encodeFinal, type ExtractedPage } from '../../schemas/index.js';
 import { encodeMessage, SchemaError } from '../../schemas/codec.js';
 
