@@ -16,13 +16,15 @@ export function compactSummaryLine(s: CompactSummary): string {
 }
 
 /** `crawl compact [--out DIR]`: merges each partition's small Parquet files (see pipeline/adapters/duckdb-compact.ts). */
-export async function runCompact(o: { out: string; minAgeMs?: number; targetMb?: number }): Promise<number> {
+export async function runCompact(o: { out: string; minAgeMs?: number; targetMb?: number; memoryMb?: number }): Promise<number> {
   if (isRemoteOutput(o.out)) throw new UsageError(`crawl compact works on a local output directory, not ${o.out}`);
   const outDir = path.resolve(o.out);
   if (!existsSync(outDir)) throw new UsageError(`no crawl output at ${outDir} (use --out DIR)`);
   const summary = await compactOutput(outDir, {
     minAgeMs: o.minAgeMs ?? DEFAULT_MIN_AGE_MS,
     targetBytes: o.targetMb !== undefined ? o.targetMb * MiB : DEFAULT_TARGET_BYTES,
+    // DuckDB counts its memory limit in MB of 10^6 bytes
+    ...(o.memoryMb !== undefined ? { memoryLimitBytes: o.memoryMb * 1_000_000 } : {}),
   });
   process.stdout.write(compactSummaryLine(summary) + '\n');
   return 0;

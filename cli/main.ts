@@ -73,6 +73,7 @@ function program(): Command {
     .option('--out <dir>', 'output directory', DEFAULT_OUT)
     .option('--min-age-ms <n>', 'leave files younger than this for a later run (default 60000)', parseIntOption('--min-age-ms', 0))
     .option('--target-mb <n>', 'merged files grow up to this many MiB (default 128)', parseIntOption('--target-mb', 1, 100_000))
+    .option('--memory-mb <n>', "DuckDB's memory limit for the merge; one merge takes in at most a sixth of it, uncompressed (default 512)", parseIntOption('--memory-mb', 64, 1_000_000))
     .action(async (o) => process.exit(await runCompact(o)));
 
   cli

@@ -15,6 +15,7 @@ import { mergeBudget } from '../../pipeline/adapters/compact-budget.js';
 import { ParquetTableWriter } from '../../pipeline/adapters/duckdb-output.js';
 import { openOutputDatabase } from '../../pipeline/adapters/duckdb-views.js';
 import { pageWithText } from '../support/large-pages.js';
+import { runCli } from '../support/crawl-cli.js';
 
 const dirs: string[] = [];
 after(async () => {
@@ -71,5 +72,26 @@ describe('compaction memory', () => {
     assert.equal(Number(unsorted[0]![0]), 0);
     // the spill directory is gone
     assert.deepEqual((await fsp.readdir(out)).filter((n) => n.startsWith('.')), []);
+  });
+
+  test('crawl compact --memory-mb sets the limit the merges are bounded by', async () => {
+    const out = await fsp.mkdtemp(path.join(os.tmpdir(), 'compact-memory-cli-'));
+    dirs.push(out);
+    const w = await ParquetTableWriter.open(out, { threads: 1, memoryLimit: '256MB' });
+    // ~50 MB of rows: one merge under the default 512 MB, three or more under 128 MB
+    for (let i = 0; i < 1100; i += 50) await w.write({ pages: Array.from({ length: 50 }, (_, j) => pageWithText(i + j, TEXT_BYTES)) });
+    await w.close();
+
+    const tooSmall = await runCli(['compact', '--out', out, '--memory-mb', '10']);
+    assert.equal(tooSmall.code, 2);
+    assert.match(tooSmall.stderr, /--memory-mb/);
+
+    const run = await runCli(['compact', '--out', out, '--min-age-ms', '0', '--memory-mb', '128']);
+    assert.equal(run.code, 0, run.stderr);
+    const budget = mergeBudget(MEMORY_LIMIT);
+    const files = await query(out, `SELECT file_name, sum(total_uncompressed_size) FROM parquet_metadata('${out}/pages/*/*/*/*.parquet') GROUP BY file_name`);
+    assert.ok(files.length >= 3, `${files.length} merged files: the 128 MB limit bounded the merges`);
+    for (const [name, raw] of files) assert.ok(Number(raw) <= budget.inputBytes, `${String(name)}: ${String(raw)} bytes uncompressed`);
+    assert.deepEqual(await query(out, 'SELECT count(*) FROM pages'), [[1100]]);
   });
 });
