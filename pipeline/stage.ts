@@ -61,6 +61,8 @@ export interface StageContext {
   metrics: StageMetrics;
   kv: {
     hosts: KvStore;
+    /** crawl-trap tallies (stages/trap-tally.ts) */
+    traps: KvStore;
     robots: KvStore;
     seen: KvStore;
     fingerprints: KvStore;

@@ -39,8 +39,10 @@ export const SUBJECTS = {
 
 /** KV buckets: state that must outlive any stage process. */
 export const BUCKETS = {
-  /** per-host politeness slot and queue head (and per-IP leases under `_ip.<address>`) */
+  /** per-host politeness slot and queue head (and per-IP leases under `_ip.<address>`): every gate watches it */
   hosts: 'crawl-hosts',
+  /** the crawl-trap defences' tally per host: kept apart from `hosts` so its writes (two a page) are not sent to every gate's watch */
+  traps: 'crawl-traps',
   /** robots.txt per host, with when it was fetched */
   robots: 'crawl-robots',
   /** the seen set: per-partition Bloom filter snapshots (in chunks) per crawl id, partition leases, the admitted counter */

@@ -62,7 +62,7 @@ export class NatsKvStore implements KvStore {
   }
 }
 
-export type KvStores = Record<'hosts' | 'robots' | 'seen' | 'fingerprints' | 'scope' | 'validators' | 'config' | 'digests', KvStore>;
+export type KvStores = Record<'hosts' | 'traps' | 'robots' | 'seen' | 'fingerprints' | 'scope' | 'validators' | 'config' | 'digests', KvStore>;
 
 /** Opens (never creates) the crawl's buckets: the topology owns them. */
 export async function openKvStores(nc: NatsConnection): Promise<KvStores> {
@@ -73,6 +73,7 @@ export async function openKvStores(nc: NatsConnection): Promise<KvStores> {
   const open = async (name: string) => new NatsKvStore(await kvm.open(name, { allow_direct: true }));
   return {
     hosts: await open(BUCKETS.hosts),
+    traps: await open(BUCKETS.traps),
     robots: await open(BUCKETS.robots),
     seen: await open(BUCKETS.seen),
     fingerprints: await open(BUCKETS.fingerprints),

@@ -5,7 +5,6 @@ import type { BackgroundTask, StageContext, StageDefinition } from '../../pipeli
 import { asSlot, readyAt, TAIL_PREFIX, type HostSlot, type QueueTail } from '../host-slot.js';
 import type { IpSlot } from '../ip-slot.js';
 import { handleGateIntake } from './handle.js';
-import { TALLY_PREFIX } from '../trap-tally.js';
 import { HostScheduler } from './host-scheduler.js';
 import { gateEmits, gateInput, GATE_SCHEDULER_CONCURRENCY } from './spec.js';
 
@@ -52,8 +51,6 @@ export async function startHostScheduler(ctx: StageContext, concurrency = GATE_S
 
 function onHostEvent(ctx: StageContext, scheduler: HostScheduler, event: KvWatchEvent): void {
   if (!event.value) return;
-  // the crawl-trap tallies share the bucket; they never make a host ready
-  if (event.key.startsWith(TALLY_PREFIX)) return;
   if (event.key.startsWith('_ip.')) {
     scheduler.ipFreed(parseJsonValue<IpSlot>(event.value).ip);
     return;

@@ -23,7 +23,7 @@ export async function judgeNewUrl(input: StageInput<AdmittedUrl>, ctx: StageCont
   const m = input.message;
   const limits = trapLimitsOf(ctx.settings);
   if (!trapDefencesOn(limits) || (m.attempt ?? 0) > 0 || input.deliveryCount > 1) return { admit: true };
-  return countNewUrl(ctx.kv.hosts, { crawl: ctx.settings.crawlId, host: m.host }, urlPattern(m.url), limits);
+  return countNewUrl(ctx.kv.traps, { crawl: ctx.settings.crawlId, host: m.host }, urlPattern(m.url), limits);
 }
 
 /** The fetch_log row of a URL a trap defence dropped: outcome `filtered`, reason `<defence>: <why>`. */

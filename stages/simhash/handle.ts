@@ -23,7 +23,7 @@ export async function handleSimhash(input: StageInput<ExtractedPage>, ctx: Stage
   // only pages long enough to be compared count. A redelivered page may be counted twice: that
   // moves a share of many pages by one, which the threshold tolerates.
   if (ctx.settings.noveltyMinPages > 0 && words > MIN_WORDS_FOR_NEAR_DUP) {
-    await notePage(ctx.kv.hosts, { crawl: ctx.settings.crawlId, host: p.host }, urlPattern(p.url), nearDuplicateOf !== null);
+    await notePage(ctx.kv.traps, { crawl: ctx.settings.crawlId, host: p.host }, urlPattern(p.url), nearDuplicateOf !== null);
   }
   return emit({
     subject: subjectFor('pages', p.host, ctx.settings.partitions),

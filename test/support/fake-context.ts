@@ -98,6 +98,7 @@ export function fakeHttp(respond: Responder = notFound): FakeHttp {
 
 export interface FakeKv {
   hosts: MemoryKvStore;
+  traps: MemoryKvStore;
   robots: MemoryKvStore;
   seen: MemoryKvStore;
   fingerprints: MemoryKvStore;
@@ -176,6 +177,7 @@ export function createFakeContext(overrides: FakeContextOptions = {}): FakeConte
     metrics: new StageMetrics(),
     kv: {
       hosts: overrides.kv?.hosts ?? new MemoryKvStore(),
+      traps: overrides.kv?.traps ?? new MemoryKvStore(),
       robots: overrides.kv?.robots ?? new MemoryKvStore(),
       seen: overrides.kv?.seen ?? new MemoryKvStore(),
       fingerprints: overrides.kv?.fingerprints ?? new MemoryKvStore(),

@@ -28,7 +28,7 @@ const intake = (ctx: FakeContext, m: AdmittedUrl, deliveryCount = 1, streamSeq =
   handleGateIntake(stageInput(m, { subject: 'crawl.frontier.0', streamSeq, deliveryCount }), ctx);
 
 const queued = (ctx: FakeContext) => ctx.streams.on('crawl.hostq').length;
-const tallyOf = async (ctx: FakeContext) => parseJsonValue<TrapTally>((await ctx.kv.hosts.get(tallyKey(HOST)))!.value);
+const tallyOf = async (ctx: FakeContext) => parseJsonValue<TrapTally>((await ctx.kv.traps.get(tallyKey(HOST)))!.value);
 
 describe('politeness-gate intake: crawl-trap defences', () => {
   test('past the pattern budget a URL is not queued but ends as filtered, saying why', async () => {
@@ -75,7 +75,7 @@ describe('politeness-gate intake: crawl-trap defences', () => {
   test('a new URL costs one compare-and-set of its host\'s tally (read once, while the process keeps the key)', async () => {
     const ctx = createFakeContext();
     const ops = { get: 0, write: 0 };
-    const store = ctx.kv.hosts as MemoryKvStore;
+    const store = ctx.kv.traps as MemoryKvStore;
     const { get, update, create } = store;
     store.get = (key) => ((ops.get += key.startsWith('_b.') ? 1 : 0), get.call(store, key));
     store.update = (key, v, r) => ((ops.write += key.startsWith('_b.') ? 1 : 0), update.call(store, key, v, r));
@@ -87,7 +87,7 @@ describe('politeness-gate intake: crawl-trap defences', () => {
   test('with every defence off, no tally is kept', async () => {
     const ctx = createFakeContext({ settings: { maxPagesPerHost: 0, maxUrlsPerPattern: 0, noveltyMinPages: 0 } });
     await intake(ctx, admitted('/x'));
-    assert.equal(await ctx.kv.hosts.get(tallyKey(HOST)), null);
+    assert.equal(await ctx.kv.traps.get(tallyKey(HOST)), null);
     assert.equal(queued(ctx), 1);
   });
 });
@@ -126,5 +126,6 @@ describe('simhash feeds content novelty back to the gate', () => {
     assert.deepEqual(tally.patterns[patternKey(`${HOST}/list?page=<n>`)], [0, 4, 3]);
     const [row] = decodedOn(await intake(ctx, admitted('/list?page=5')), 'crawl.outcomes', decodeOutcome);
     assert.equal(row!.reason, `trap_low_novelty: pattern ${HOST}/list?page=<n>: 3 of its 4 pages were near-duplicates`);
+    assert.equal(await ctx.kv.hosts.get(tallyKey(HOST)), null, 'tallies stay out of the hosts bucket, which every gate watches');
   });
 });
