@@ -12,6 +12,8 @@ export interface EmbeddedServer {
   url: string;
   port: number;
   storeDir: string;
+  /** the nats-server process (for its CPU and memory figures) */
+  pid: number;
   stop(): Promise<void>;
 }
 
@@ -135,6 +137,7 @@ export async function startEmbeddedServer(dataDir: string, opts: { port?: number
     url,
     port,
     storeDir,
+    pid: child.pid!,
     stop() {
       stopping ??= (async () => {
         if (!exited) {

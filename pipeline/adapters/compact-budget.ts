@@ -19,6 +19,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { sqlString } from './duckdb-output.js';
+import { processAlive } from '../process-alive.js';
 
 /** 512 MB, as DuckDB counts (488 MiB): the compaction's limit unless told otherwise. */
 export const DEFAULT_COMPACT_MEMORY_BYTES = 512_000_000;
@@ -62,15 +63,6 @@ export async function uncompressedSizes(conn: DuckDBConnection, files: readonly 
 
 const SPILL_PREFIX = '.compact-spill-';
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /**
  * A fresh spill directory `<outDir>/.compact-spill-<host>-<pid>-<random>` (readers never
  * look at dot names). Spill directories of compactions that died on this host are removed
@@ -80,7 +72,7 @@ export async function makeSpillDir(outDir: string): Promise<string> {
   const host = os.hostname().replace(/[^A-Za-z0-9.]/g, '_');
   for (const name of await fsp.readdir(outDir).catch(() => [] as string[])) {
     const m = name.startsWith(SPILL_PREFIX) ? /^(.*)-(\d+)-[0-9a-f]+$/.exec(name.slice(SPILL_PREFIX.length)) : null;
-    if (m && m[1] === host && !alive(Number(m[2]))) await fsp.rm(path.join(outDir, name), { recursive: true, force: true });
+    if (m && m[1] === host && !processAlive(Number(m[2]))) await fsp.rm(path.join(outDir, name), { recursive: true, force: true });
   }
   const dir = path.join(outDir, `${SPILL_PREFIX}${host}-${process.pid}-${randomBytes(4).toString('hex')}`);
   await fsp.mkdir(dir, { recursive: true });

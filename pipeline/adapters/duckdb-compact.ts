@@ -14,12 +14,9 @@
  * - files younger than `minAgeMs` are left alone, so a partition being written to is not
  *   rewritten every few seconds (they are merged by a later run).
  *
- * In bounded memory, for any crawl size: a merge sorts its whole input, and DuckDB's sort of
- * rows carrying large strings (pages.text and text_full, ~45 KB a page) does not spill to
- * disk reliably (measured with DuckDB 1.5, 512 MB limit: 200 MB of pages sort, 270 MB fail
- * with "Out of Memory Error"). So a merge's input is capped by its uncompressed size (read
- * from the Parquet footers) at a share of the memory limit, not only by file size: zstd
- * shrinks text ~3x, so 128 MiB of files were ~400 MB to sort. See compact-budget.ts.
+ * In bounded memory, for any crawl size: a merge's input is capped by its uncompressed size
+ * (read from the Parquet footers) at a share of the memory limit, since DuckDB's sort of
+ * pages does not spill to disk reliably; compact-budget.ts has the measurements.
  */
 import { randomBytes } from 'node:crypto';
 import { promises as fsp } from 'node:fs';

@@ -8,7 +8,7 @@
  * part by part and copied once, into the record, instead of being concatenated first.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { base32Encode, contentDigest } from '../simhash/simhash.js';
+import { contentDigest } from '../simhash/simhash.js';
 import { gzipMember } from './gzip-member.js';
 
 export type WarcHeaders = Array<[string, string]>;
@@ -23,7 +23,7 @@ const CRLF2 = Buffer.from('\r\n\r\n');
 export const newRecordId = (): string => `<urn:uuid:${randomUUID()}>`;
 
 /** sha1:BASE32, the digest format of WARC-Block-Digest and WARC-Payload-Digest (and pages.content_digest). */
-export const warcDigest = (bytes: Uint8Array): string => contentDigest(bytes);
+export const warcDigest = (block: Block): string => contentDigest(block);
 
 /** ISO 8601 with milliseconds, as WARC 1.1 allows. */
 export const warcDate = (epochMs: number): string => new Date(epochMs).toISOString();
@@ -61,9 +61,7 @@ export function baseHeaders(type: string, recordId: string, date: number, target
 }
 
 export function blockDigestHeader(block: Block): [string, string] {
-  const hash = createHash('sha1');
-  for (const p of partsOf(block)) hash.update(p);
-  return ['WARC-Block-Digest', 'sha1:' + base32Encode(hash.digest())];
+  return ['WARC-Block-Digest', warcDigest(block)];
 }
 
 /** The `warcinfo` record that opens every file. */

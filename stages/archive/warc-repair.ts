@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { OPEN_SUFFIX, type WriterMarker } from './warc-file.js';
+import { processAlive } from '../../pipeline/process-alive.js';
 
 const FHCRC = 2;
 const FEXTRA = 4;
@@ -78,12 +79,7 @@ export async function completeLength(file: string): Promise<number> {
 function writerAlive(m: WriterMarker): boolean {
   if (m.hostname !== os.hostname()) return true; // cannot tell from here: left to a process on that host
   if (m.pid === process.pid) return false;
-  try {
-    process.kill(m.pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
+  return processAlive(m.pid);
 }
 
 export interface Repaired {

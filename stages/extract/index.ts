@@ -18,11 +18,10 @@ export function defaultExtractThreads(): number {
 export function createExtractStage(opts: ExtractStageOptions = {}): StageDefinition<FetchedPage> | StageDefinition<Uint8Array> {
   const options: ExtractOptions = { titles: opts.titles ?? true };
   const threads = opts.threads ?? 0;
+  const stage = { name: 'extract', input: extractInput, emits: extractEmits } as const;
   if (threads === 0) {
     return {
-      name: 'extract',
-      input: extractInput,
-      emits: extractEmits,
+      ...stage,
       // parsing is CPU-bound: a few at once only overlap the publishes
       defaultConcurrency: 8,
       decode: (_subject, data) => decodeFetched(data),
@@ -31,9 +30,7 @@ export function createExtractStage(opts: ExtractStageOptions = {}): StageDefinit
   }
   const pool = createExtractPool(threads);
   return {
-    name: 'extract',
-    input: extractInput,
-    emits: extractEmits,
+    ...stage,
     // two jobs per thread keep the pool busy; the rest overlap publishing and acks
     defaultConcurrency: Math.max(8, 2 * threads + 4),
     // the bytes go to a worker as they are: it decodes them (a bad message comes back as a SchemaError)

@@ -287,9 +287,11 @@ export function base32Encode(bytes: Uint8Array): string {
 
 /**
  * WARC / Common Crawl style payload digest: 'sha1:' + base32(SHA-1). Strings are hashed
- * as UTF-8.
+ * as UTF-8; parts are hashed as their concatenation.
  */
-export function contentDigest(bytes: Uint8Array | string): string {
-  const digest = createHash('sha1').update(bytes).digest();
-  return 'sha1:' + base32Encode(digest);
+export function contentDigest(bytes: Uint8Array | string | readonly Uint8Array[]): string {
+  const hash = createHash('sha1');
+  if (Array.isArray(bytes)) for (const part of bytes as readonly Uint8Array[]) hash.update(part);
+  else hash.update(bytes as Uint8Array | string);
+  return 'sha1:' + base32Encode(hash.digest());
 }
