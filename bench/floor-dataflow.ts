@@ -76,7 +76,7 @@ async function passThrough(js: JetStreamClient, stream: string, edge: number, pr
   await messages.close();
 }
 
-/** CPU-relevant part: every page through the seven edges, each stage ack-after-publish. */
+/** Every page through the seven edges: fed to the first, passed on by six stages (ack after publish), acked by the last. */
 export async function throughEdges(natsUrl: string, pages: FloorPage[], run: number, inFlight: number): Promise<void> {
   const nc = await connectNats(natsUrl, 'floor-edges');
   const edges = URL_EDGE_BYTES.length + PAGE_EDGES;
