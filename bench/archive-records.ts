@@ -21,6 +21,7 @@ import { createArchiveHandler } from '../stages/archive/handle.js';
 import { ArchiveSink } from '../stages/archive/sink.js';
 import { WarcFileWriter } from '../stages/archive/warc-file.js';
 import { buildSiteModel, renderPage } from '../testweb/index.js';
+import { median } from './stats.js';
 
 const { values } = parseArgs({ options: { exchanges: { type: 'string', default: '3300' }, rounds: { type: 'string', default: '5' } } });
 const EXCHANGES = Number(values.exchanges);
@@ -117,7 +118,6 @@ async function round(all: ArchivedExchange[]): Promise<{ mainMs: number; process
   }
 }
 
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 const all = exchanges();
 const bodyKb = all.reduce((n, e) => n + e.body.length, 0) / all.length / 1024;

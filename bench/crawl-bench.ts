@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { startTestWeb } from '../testweb/index.js';
 import { openOutputDatabase } from '../pipeline/adapters/duckdb-views.js';
 import { ProcessWatch } from './proc-stats.js';
+import { median } from './stats.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const CLI = path.resolve(here, '../cli/main.js');
@@ -51,7 +52,6 @@ interface RunResult {
 
 const msPerPage = (cpu: number, pages: number) => (1000 * cpu) / pages;
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 async function main() {
   const web = await startTestWeb({ hosts: 1, benchHosts: HOSTS, benchPagesPerHost: PAGES_PER_HOST, seed: 7 });

@@ -21,25 +21,18 @@ import { Kvm } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { connectNats } from '../pipeline/adapters/nats-connection.js';
 import { partitionOf } from '../pipeline/partition.js';
+import { eachLimited } from './stats.js';
 
 /** Bytes per message on each edge while the page is a URL (from a 1,000-page bench crawl's streams). */
 const URL_EDGE_BYTES = [550, 220, 330, 440] as const;
 /** Edges that carry the page itself (fetched, extracted, results): sized as the page. */
 const PAGE_EDGES = 3;
+const EDGES = URL_EDGE_BYTES.length + PAGE_EDGES;
 const PARTITIONS = 16;
 
 export interface FloorPage {
   url: string;
   body: Buffer;
-}
-
-/** Runs `each` over `items` with up to `limit` at once. */
-export async function eachLimited<T>(items: readonly T[], limit: number, each: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const lane = async () => {
-    while (next < items.length) await each(items[next++]!);
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
 }
 
 /**
@@ -55,35 +48,32 @@ function payloads(pages: FloorPage[]): Buffer[][] {
   });
 }
 
-/** One pass-through stage: each message of `edge` is republished on `edge + 1` (ack awaited), then acked. */
+/**
+ * One pass-through stage: each message of `edge` is republished on the next edge (its ack
+ * awaited), then acked; the last edge's stage only acks. Returns once every page was handled.
+ */
 async function passThrough(js: JetStreamClient, stream: string, edge: number, prefix: string, inFlight: number, messagesOf: Buffer[][]): Promise<void> {
   const consumer = await js.consumers.get(stream, 'stage');
   const messages = await consumer.consume({ max_messages: inFlight });
-  let done = 0;
-  const last = edge === URL_EDGE_BYTES.length + PAGE_EDGES - 1;
-  await new Promise<void>((resolve, reject) => {
-    (async () => {
-      for await (const m of messages) {
-        const i = Buffer.from(m.data.buffer, m.data.byteOffset, 4).readUInt32LE(0);
-        const settle = last ? Promise.resolve() : js.publish(`${prefix}.${edge + 1}.${m.subject.split('.').pop()}`, messagesOf[i]![edge + 1]!).then(() => undefined);
-        settle.then(() => {
-          m.ack();
-          if (++done === messagesOf.length) resolve();
-        }, reject);
-      }
-    })().catch(reject);
-  });
-  await messages.close();
+  const next = edge + 1 < EDGES ? edge + 1 : null;
+  const handled: Promise<void>[] = [];
+  for await (const m of messages) {
+    const page = Buffer.from(m.data.buffer, m.data.byteOffset, 4).readUInt32LE(0);
+    const partition = m.subject.slice(m.subject.lastIndexOf('.') + 1);
+    const published = next === null ? Promise.resolve() : js.publish(`${prefix}.${next}.${partition}`, messagesOf[page]![next]!);
+    handled.push(published.then(() => m.ack()));
+    if (handled.length === messagesOf.length) break;
+  }
+  await Promise.all(handled);
 }
 
 /** Every page through the seven edges: fed to the first, passed on by six stages (ack after publish), acked by the last. */
 export async function throughEdges(natsUrl: string, pages: FloorPage[], run: number, inFlight: number): Promise<void> {
   const nc = await connectNats(natsUrl, 'floor-edges');
-  const edges = URL_EDGE_BYTES.length + PAGE_EDGES;
   const prefix = `floor${run}`;
   try {
     const jsm = await jetstreamManager(nc);
-    const streams = Array.from({ length: edges }, (_, e) => `FLOOR_${run}_${e}`);
+    const streams = Array.from({ length: EDGES }, (_, e) => `FLOOR_${run}_${e}`);
     for (const [e, name] of streams.entries()) {
       await jsm.streams.add({ name, subjects: [`${prefix}.${e}.*`] });
       await jsm.consumers.add(name, { durable_name: 'stage', ack_policy: AckPolicy.Explicit, max_ack_pending: inFlight * 2 });

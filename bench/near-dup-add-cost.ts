@@ -11,8 +11,8 @@ import { addAndFindOriginal } from '../stages/simhash/fingerprint-index.js';
 import { simhashToHex } from '../stages/simhash/simhash.js';
 import { mulberry32 } from '../testweb/prng.js';
 import { startFingerprintBucket } from './near-dup-nats.js';
+import { median } from './stats.js';
 
-export const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 export function randomFingerprints(seed: number, n: number): bigint[] {
   const rng = mulberry32(seed);

@@ -9,6 +9,7 @@ import { MemoryKvStore } from '../pipeline/kv-store.js';
 import { addAndFindOriginal, findWithin } from '../stages/simhash/fingerprint-index.js';
 import { hammingDistance, simhash64, simhashToHex } from '../stages/simhash/simhash.js';
 import { EDIT_SIZES, NEAR_DUPLICATE_MAX_EDIT_FRACTION, nearDuplicatePairs, type NearDuplicatePair } from '../testweb/near-duplicates.js';
+import { median } from './stats.js';
 
 export interface QualityRow {
   k: number;
@@ -40,7 +41,6 @@ interface Fingerprinted extends NearDuplicatePair {
   distance: number;
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 const originalUrl = (p: NearDuplicatePair) => `https://${p.id}.pairs.test/original`;
 
 export function fingerprintPairs(seed: number, pairsPerSize: number): Fingerprinted[] {

@@ -10,7 +10,8 @@ import { jsonValue } from '../pipeline/kv-store.js';
 import { findWithin, fingerprintKeys, withinDistance, type FingerprintEntry } from '../stages/simhash/fingerprint-index.js';
 import { simhashToHex } from '../stages/simhash/simhash.js';
 import { mulberry32 } from '../testweb/prng.js';
-import { median, pool } from './near-dup-add-cost.js';
+import { pool } from './near-dup-add-cost.js';
+import { median } from './stats.js';
 
 export const K = 3;
 

@@ -32,6 +32,7 @@ import { PartitionSeenSet } from '../stages/seen-filter/partition-seen-set.js';
 import { hashKey } from '../stages/seen-filter/bloom-filter.js';
 import { encodeSnapshot } from '../stages/seen-filter/snapshot-codec.js';
 import { SnapshotStore } from '../stages/seen-filter/snapshot-store.js';
+import { median } from './stats.js';
 
 const URLS = Number(process.env.BENCH_SEEN_URLS ?? 10_000_000);
 const REPLAY = Number(process.env.BENCH_SEEN_REPLAY ?? 100_000);
@@ -181,7 +182,6 @@ async function restartRuns(): Promise<Array<{ ms: number; replayed: number; snap
   }
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const fmt = (x: number, digits = 2) => x.toLocaleString('en-US', { maximumFractionDigits: digits });
 
 async function main(): Promise<void> {
