@@ -204,7 +204,7 @@ export async function casUpdate<T, R>(
       const remembered = attempt === 0 ? cache.get(key) : undefined;
       const cached = remembered !== undefined;
       const entry = cached ? remembered : await store.get(key);
-      cache.set(key, entry);
+      if (!cached) cache.set(key, entry); // a remembered entry was already made the most recent by get
       const current = entry ? parseJsonValue<T>(entry.value) : null;
       const { value, result } = change(current);
       if (value === undefined) {
