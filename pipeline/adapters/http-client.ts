@@ -73,6 +73,22 @@ export class HttpFetchError extends Error {
     super(message, options);
     this.code = code;
   }
+
+  /**
+   * The innermost error behind this one: its system code (`ENOTFOUND`, `ECONNREFUSED`, ...)
+   * and its own message, without the "fetching URL: phase:" context. Whether a failure can
+   * heal is judged from it (NXDOMAIN cannot; SERVFAIL can).
+   */
+  get rootCause(): { code: string | null; message: string } {
+    let e: unknown = this;
+    for (let depth = 0; depth < 8; depth++) {
+      const next = (e as { cause?: unknown }).cause;
+      if (next == null || typeof next !== 'object') break;
+      e = next;
+    }
+    const code = (e as { code?: unknown }).code;
+    return { code: typeof code === 'string' ? code : null, message: e instanceof Error ? e.message : String(e) };
+  }
 }
 
 export interface HttpClient {

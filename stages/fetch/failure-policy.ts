@@ -38,3 +38,41 @@ export function judgeFetch(res: HttpResponse | null, err: HttpFetchError | null,
   if (code === 'refused') return { feedback: { kind: 'ok', durationMs: 0, baseDelayMs }, retryable: false };
   return { feedback: { kind: 'network_error', code, durationMs, baseDelayMs }, retryable: RETRYABLE_ERRORS.has(code) };
 }
+
+/** A failure that cannot heal within a crawl: every URL of the host ends with it at once. */
+export interface HostDead {
+  outcome: 'network_error' | 'refused';
+  reason: string;
+}
+
+/**
+ * DNS answers that say, with the name's own authority, that it has no address: NXDOMAIN
+ * (`ENOTFOUND`, getaddrinfo's `EAI_NONAME`) and NODATA (`ENODATA`: the name exists with no
+ * A or AAAA record). SERVFAIL, REFUSED and timeouts say nothing about the name and can heal.
+ */
+const NO_SUCH_NAME = new Set(['ENOTFOUND', 'ENODATA', 'EAI_NONAME', 'EAI_NODATA']);
+
+/**
+ * Whether a failed request means the host cannot be reached for the rest of the crawl:
+ *
+ * | failure                                        | permanent | the host's URLs end as |
+ * |------------------------------------------------|-----------|------------------------|
+ * | the name does not exist, or has no address     | yes       | `network_error`, `dns_error: ENOTFOUND name` |
+ * | the SSRF guard refuses the address             | yes       | `refused`, the guard's reason |
+ * | SERVFAIL, DNS timeout, DNS server refusing     | no        | (robots.txt: disallow all, retried with backoff) |
+ * | connection refused, reset, timeout, TLS, 5xx, 429 | no     | (the same)             |
+ *
+ * A crawl's settings (`--resolve`, `--allow-network`, `--dns-server`) do not change while it
+ * runs, so a refused address stays refused; a name that does not exist does not start to
+ * within the minutes a crawl waits, and if it did the cached verdict expires (the robots
+ * record's retry interval) and the next URL asks again.
+ */
+export function hostDead(err: HttpFetchError, host: string): HostDead | null {
+  const root = err.rootCause;
+  if (err.code === 'refused') return { outcome: 'refused', reason: `refused: ${root.message}` };
+  if (err.code === 'dns' && root.code !== null && NO_SUCH_NAME.has(root.code)) {
+    const what = root.code === 'ENODATA' || root.code === 'EAI_NODATA' ? 'the name has no address' : 'the name does not exist';
+    return { outcome: 'network_error', reason: `dns_error: ${root.code} ${host} (${what})` };
+  }
+  return null;
+}

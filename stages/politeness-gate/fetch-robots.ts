@@ -1,4 +1,5 @@
-import type { HttpClient } from '../../pipeline/adapters/http-client.js';
+import { HttpFetchError, type HttpClient } from '../../pipeline/adapters/http-client.js';
+import { hostDead } from '../fetch/failure-policy.js';
 import type { CrawlSettings } from '../../pipeline/settings.js';
 import type { StreamAccess } from '../../pipeline/stage.js';
 import { exchangeEmit, type ExchangeFacts } from '../exchange-emit.js';
@@ -39,7 +40,10 @@ export async function fetchRobots(http: HttpClient, origin: string, settings: Cr
       });
     } catch (err) {
       hops.push({ ...facts, durationMs: now() - start, res: null, failure: (err as Error).message });
-      return done(recordFromResponse({ error: `fetching ${url}: ${(err as Error).message}` }, now()));
+      // the client's errors already say what was being fetched
+      const message = err instanceof HttpFetchError ? err.message : `fetching ${url}: ${(err as Error).message}`;
+      const ends = err instanceof HttpFetchError ? hostDead(err, new URL(url).hostname) : null;
+      return done(recordFromResponse({ error: message, ...(ends ? { ends } : {}) }, now()));
     }
     hops.push({ ...facts, durationMs: now() - start, res });
     const location = res.headers['location'];

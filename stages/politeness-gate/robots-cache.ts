@@ -1,5 +1,6 @@
 import { jsonValue, parseJsonValue, type KvStore } from '../../pipeline/kv-store.js';
-import { compileRobots, type CompiledRobots, type RobotsRecord } from './robots-rules.js';
+import type { CrawlSettings } from '../../pipeline/settings.js';
+import { compileRobots, productToken, type CompiledRobots, type RobotsRecord } from './robots-rules.js';
 import { robotsTtlMs, withFailureHistory } from './robots-fetch-policy.js';
 
 export interface CachedRobots {
@@ -63,4 +64,9 @@ export class RobotsCache {
     this.local.set(host, cached);
     return cached;
   }
+}
+
+/** The crawl's robots cache over its bucket: the agent's product token and the TTLs from the settings. */
+export function robotsCacheFor(store: KvStore, settings: Pick<CrawlSettings, 'userAgent' | 'robotsTtlMs' | 'robotsRetryMs'>): RobotsCache {
+  return new RobotsCache(store, productToken(settings.userAgent), { maxTtlMs: settings.robotsTtlMs, errorRetryMs: settings.robotsRetryMs });
 }

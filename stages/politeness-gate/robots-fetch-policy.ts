@@ -7,12 +7,14 @@
  *                      no usable Location) makes robots.txt "unavailable" (2.3.1.2)
  *  4xx except 429   -> allow_all: "unavailable", no rules (2.3.1.3)
  *  429, 5xx         -> disallow_all until a fetch succeeds: "unreachable" (2.3.1.4)
- *  network error    -> disallow_all (2.3.1.4)
+ *  network error    -> disallow_all (2.3.1.4); when it cannot heal within the crawl (no such
+ *                      name, an address the SSRF guard refuses) the record says how the
+ *                      host's URLs end (`ends`), and they end at once instead of waiting
  *  anything else    -> disallow_all (1xx or out-of-range status: treated as unreachable)
  */
 import { ROBOTS_MAX_BYTES, type RobotsRecord } from './robots-rules.js';
 
-export type RobotsFetchResult = { status: number; body: Uint8Array | string } | { error: string };
+export type RobotsFetchResult = { status: number; body: Uint8Array | string } | { error: string; ends?: RobotsRecord['ends'] };
 
 export interface RobotsTtlOptions {
   /** Longest a robots record is used (RFC 9309 section 2.4: SHOULD NOT exceed 24 hours). */
@@ -32,6 +34,7 @@ const CR = 0x0d;
 
 export function recordFromResponse(res: RobotsFetchResult, now: number): RobotsRecord {
   if ('error' in res) {
+    if (res.ends) return { kind: 'disallow_all', fetchedAt: now, status: null, reason: res.ends.reason, ends: res.ends };
     return { kind: 'disallow_all', fetchedAt: now, status: null, reason: `network error: ${res.error}` };
   }
   const { status } = res;

@@ -6,18 +6,11 @@ import { takeHost } from './take-host.js';
 import type { FetchFeedback, PacingSettings } from '../host-pacing.js';
 import { perKey } from '../per-key.js';
 import { stableId } from '../stage-ids.js';
-import { productToken } from './robots-rules.js';
-import { RobotsCache } from './robots-cache.js';
+import { robotsCacheFor } from './robots-cache.js';
 import { fetchRobots } from './fetch-robots.js';
 import { ROBOTS_LEASE_MS } from './spec.js';
 
-export const robotsOf = perKey(
-  (ctx: StageContext) =>
-    new RobotsCache(ctx.kv.robots, productToken(ctx.settings.userAgent), {
-      maxTtlMs: ctx.settings.robotsTtlMs,
-      errorRetryMs: ctx.settings.robotsRetryMs,
-    }),
-);
+export const robotsOf = perKey((ctx: StageContext) => robotsCacheFor(ctx.kv.robots, ctx.settings));
 
 /** The gap the host gets between requests: max(its Crawl-delay clamped to the maximum, the configured minimum). */
 export function hostDelayMs(crawlDelayMs: number | null, ctx: StageContext, host: string): number {
@@ -55,15 +48,24 @@ export async function refreshRobots(ctx: StageContext, host: string, origin: str
     const durationMs = Math.round(ctx.clock.now() - start);
     const cached = await robotsOf(ctx).put(origin, record);
     const baseDelayMs = hostDelayMs(cached.compiled.crawlDelayMs, ctx, host);
-    feedback =
-      record.status === null
-        ? { kind: 'network_error', code: 'robots', durationMs, baseDelayMs }
-        : feedbackForStatus(record.status, null, durationMs, baseDelayMs);
-    ctx.metrics.count('politeness-gate', 'robots_fetches', record.kind);
+    if (record.ends) {
+      // nothing reached the host (no address, or one the guard refuses): nothing to back off from
+      feedback = { kind: 'ok', durationMs: 0, baseDelayMs };
+    } else {
+      feedback =
+        record.status === null
+          ? { kind: 'network_error', code: 'robots', durationMs, baseDelayMs }
+          : feedbackForStatus(record.status, null, durationMs, baseDelayMs);
+    }
+    ctx.metrics.count('politeness-gate', 'robots_fetches', record.ends ? 'host_dead' : record.kind);
     const level = record.kind === 'disallow_all' ? 'warn' : 'info';
     ctx.log[level](
       { host, origin, kind: record.kind, status: record.status, reason: record.reason, failures: cached.record.failures },
-      record.kind === 'disallow_all' ? 'robots.txt unavailable: host disallowed until a fetch succeeds' : 'robots.txt fetched',
+      record.ends
+        ? 'host cannot be reached in this crawl: its URLs end at once'
+        : record.kind === 'disallow_all'
+          ? 'robots.txt unavailable: host disallowed until a fetch succeeds'
+          : 'robots.txt fetched',
     );
   } finally {
     const slot = await releaseSlot(ctx.kv.hosts, host, leaseId, ctx.clock.now(), feedback, pacingOf(ctx));

@@ -61,6 +61,12 @@ export interface RobotsRecord {
   /** disallow_all only: fetches failed in a row, and since when (robots.txt unavailable that long) */
   failures?: number;
   failingSince?: number;
+  /**
+   * disallow_all only: the host cannot be reached for the rest of the crawl (its name does not
+   * exist, the SSRF guard refuses its address), so its URLs end at once with this outcome
+   * instead of waiting for robots.txt.
+   */
+  ends?: { outcome: 'network_error' | 'refused'; reason: string };
 }
 
 export interface RobotsVerdict {

@@ -21,21 +21,27 @@ const SKIPS_PER_TURN = 50;
 
 const originOf = (url: string) => new URL(url).origin;
 
-/** A queued URL robots.txt keeps out: its outcome is recorded and the queue moves past it. */
-async function settleBlocked(ctx: StageContext, m: AdmittedUrl, seq: number, reason: string): Promise<void> {
-  const e = robotsOutcome(ctx, m, reason);
+type SettledOutcome = 'robots_disallowed' | 'network_error' | 'refused';
+
+/**
+ * A queued URL that needs no request (robots.txt keeps it out, or its host cannot be
+ * reached in this crawl): its outcome is recorded and the queue moves past it.
+ */
+async function settleQueued(ctx: StageContext, m: AdmittedUrl, seq: number, reason: string, outcome: SettledOutcome = 'robots_disallowed'): Promise<void> {
+  const e = settledOutcome(ctx, m, reason, outcome);
   await ctx.streams.publish(e.subject, e.data, e.msgId);
   await skipQueued(ctx.kv.hosts, m.host, seq);
 }
 
-function robotsOutcome(ctx: StageContext, m: AdmittedUrl, reason: string): Emit {
-  ctx.metrics.count('politeness-gate', 'urls', 'robots_disallowed');
+function settledOutcome(ctx: StageContext, m: AdmittedUrl, reason: string, outcome: SettledOutcome): Emit {
+  ctx.metrics.count('politeness-gate', 'urls', outcome);
+  // one terminal outcome per fetch id, whichever the gate settled it with
   return outcomeEmit(ctx, `robots:${m.fetch_id}`, {
     event_id: stableId('robots', m.fetch_id),
     fetch_id: m.fetch_id,
     url: m.url,
     host: m.host,
-    outcome: 'robots_disallowed',
+    outcome,
     reason,
     fetch_status: null,
     fetch_time: ctx.clock.now(),
@@ -68,9 +74,13 @@ export async function serveHost(ctx: StageContext, host: string): Promise<HostTu
 
     // URLs robots.txt keeps out need no request, so they are settled even while the host waits
     const { current: robots, last } = await robotsOf(ctx).lookup(origin, now);
+    if (robots?.record.ends) {
+      await settleQueued(ctx, m, stored.seq, robots.record.ends.reason, robots.record.ends.outcome);
+      continue;
+    }
     const failingSince = last?.record.kind === 'disallow_all' ? (last.record.failingSince ?? last.record.fetchedAt) : null;
     if (failingSince !== null && now - failingSince >= s.robotsGiveUpMs) {
-      await settleBlocked(ctx, m, stored.seq, `robots.txt unavailable for ${Math.round((now - failingSince) / 1000)} s, giving up: ${last!.record.reason}`);
+      await settleQueued(ctx, m, stored.seq, `robots.txt unavailable for ${Math.round((now - failingSince) / 1000)} s, giving up: ${last!.record.reason}`);
       continue;
     }
     if (failingSince !== null && robots) {
@@ -79,7 +89,7 @@ export async function serveHost(ctx: StageContext, host: string): Promise<HostTu
     }
     const verdict = robots?.compiled.verdict(m.url);
     if (verdict && !verdict.allowed) {
-      await settleBlocked(ctx, m, stored.seq, verdict.matchedRule ? `robots.txt: ${verdict.matchedRule}` : 'robots.txt disallows this path');
+      await settleQueued(ctx, m, stored.seq, verdict.matchedRule ? `robots.txt: ${verdict.matchedRule}` : 'robots.txt disallows this path');
       continue;
     }
     const at = slot ? readyAt(slot, now) : 0;

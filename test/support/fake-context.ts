@@ -73,9 +73,11 @@ export const notFound: Responder = (req) => httpResponse(404, { url: req.url });
 
 /** A responder that fails every request with a network error of the given code. */
 export const networkError =
-  (code: HttpFetchError['code'] = 'connect', message = 'connection refused'): Responder =>
+  (code: HttpFetchError['code'] = 'connect', message = 'connection refused', cause?: { code: string; message: string }): Responder =>
   (req) => {
-    throw new HttpFetchError(code, `fetching ${req.url}: ${message}`);
+    // the cause is what the real client wraps: the system error (ENOTFOUND, ...) with its own message
+    const inner = cause ? Object.assign(new Error(cause.message), { code: cause.code }) : undefined;
+    throw new HttpFetchError(code, `fetching ${req.url}: ${message}`, inner ? { cause: inner } : undefined);
   };
 
 export function fakeHttp(respond: Responder = notFound): FakeHttp {

@@ -196,6 +196,50 @@ describe('politeness gate: serving a host', () => {
     assert.equal(grants(ctx).length, 0);
   });
 
+  for (const [name, respond, outcome, reason] of [
+    [
+      'its name does not exist (NXDOMAIN)',
+      networkError('dns', 'connecting: ENOTFOUND', { code: 'ENOTFOUND', message: `resolving ${HOST}: no such host` }),
+      'network_error',
+      `dns_error: ENOTFOUND ${HOST} (the name does not exist)`,
+    ],
+    [
+      'the SSRF guard refuses its address',
+      networkError('refused', 'connecting: refused', { code: 'ERR_CRAWL_REFUSED_ADDRESS', message: 'refused to connect to 127.0.0.1: loopback address' }),
+      'refused',
+      'refused: refused to connect to 127.0.0.1: loopback address',
+    ],
+  ] as const) {
+    test(`robots.txt cannot be fetched because ${name}: every queued and later URL ends at once with the reason`, async () => {
+      const ctx = gateContext(respond, { robotsRetryMs: 60_000, robotsGiveUpMs: 3_600_000 });
+      await queue(ctx, admitted('/a'), admitted('/b'), admitted('/c'));
+      await serveHost(ctx, HOST); // robots.txt fails: the record says the host is dead
+      for (let i = 0; i < 3 && outcomes(ctx).length < 3; i++) await serveHost(ctx, HOST);
+      assert.deepEqual(
+        outcomes(ctx).map((o) => [o.url, o.outcome, o.reason]),
+        ['/a', '/b', '/c'].map((p) => [`https://${HOST}${p}`, outcome, reason]),
+        'one outcome per URL, without waiting for a retry or the give-up time',
+      );
+      await queue(ctx, admitted('/later'));
+      assert.deepEqual(await serveHost(ctx, HOST), { kind: 'idle' });
+      assert.equal(outcomes(ctx).at(-1)!.url, `https://${HOST}/later`, 'a URL queued later ends too');
+      assert.equal(ctx.http.requests.length, 1, 'robots.txt was asked for once');
+      assert.equal(grants(ctx).length, 0, 'nothing is fetched');
+    });
+  }
+
+  test('a DNS failure that may heal (SERVFAIL) keeps the URLs waiting, as a 503 robots.txt does', async () => {
+    const ctx = gateContext(networkError('dns', 'connecting: ESERVFAIL', { code: 'ESERVFAIL', message: `resolving ${HOST}: ESERVFAIL` }), {
+      robotsRetryMs: 10_000,
+      robotsGiveUpMs: 3_600_000,
+    });
+    await queue(ctx, admitted('/a'));
+    assert.equal((await serveHost(ctx, HOST)).kind, 'wait');
+    ctx.clock.advance(5000);
+    assert.equal((await serveHost(ctx, HOST)).kind, 'wait');
+    assert.equal(outcomes(ctx).length + grants(ctx).length, 0, 'the URL waits for robots.txt');
+  });
+
   test('a host with 10,000 queued URLs does not hold up a host queued after it', async () => {
     // all 10,000 share one URL pattern: the crawl-trap budgets would stop them, so they are off here
     const ctx = gateContext(robots(404), { minDelayMs: 0, maxUrlsPerPattern: 0, maxPagesPerHost: 0 });
