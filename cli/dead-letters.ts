@@ -6,6 +6,7 @@ import { EDGES, SUBJECTS } from '../ops/nats/edges.js';
 import { STAGE_NAMES } from '../pipeline/stage.js';
 import { decodeDeadLetter, decodeMessage, decodeSeed } from '../schemas/index.js';
 import { joinCrawl } from './connection.js';
+import { exitWhenDrained } from './exit.js';
 import { UsageError, parseIntOption } from './usage-error.js';
 
 const FORMATS = ['table', 'json'] as const;
@@ -61,7 +62,7 @@ export function addDeadLettersCommand(cli: Command, defaultOut: string): Command
       false,
     )
     .option('--out <dir>', 'the running crawl’s output directory (when it runs an embedded server)', defaultOut)
-    .action(async (o: DeadLettersOptions) => process.exit(await deadLetters(o)));
+    .action(async (o: DeadLettersOptions) => exitWhenDrained(await deadLetters(o)));
 }
 
 /** `crawl dead-letters`: lists CRAWL_DEADLETTER; with --requeue, republishes the originals and deletes the letters. */

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { Command, CommanderError, Option } from 'commander';
 import { UsageError, collect, parseIntOption } from './usage-error.js';
+import { LOG_LEVELS } from '../pipeline/logger.js';
 import { runCrawl } from './run.js';
 import { seedCrawl } from './seed.js';
 import { runWorker } from './worker.js';
@@ -14,8 +15,17 @@ import { addSettingsOptions } from './settings-flags.js';
 import { addRetentionOptions } from './retention-flags.js';
 import { addRobotsCheckCommand } from './robots-check.js';
 import { addDeadLettersCommand } from './dead-letters.js';
+import { runStatus } from './status.js';
+import { endQuietlyOnClosedPipe, exitWhenDrained } from './exit.js';
 
 const DEFAULT_OUT = 'crawl-output';
+
+/** --log-level and --log-file, for the commands that run stages */
+function addLogOptions(cmd: Command): Command {
+  return cmd
+    .addOption(new Option('--log-level <level>', 'log records at this level and above (default info; on a terminal only warnings are shown unless this is given)').choices(LOG_LEVELS))
+    .option('--log-file <file>', 'also append every log record at the level to this file, as JSON lines');
+}
 const MAX_EXTRACT_THREADS = 256;
 const EXTRACT_THREADS_HELP = 'worker threads that parse pages for the extract stage (default: CPU cores - 1, at least 1; 0 = on the main thread)';
 
@@ -30,7 +40,7 @@ function program(): Command {
       outputError: (s, write) => write(`crawl: ${s.trim().replace(/\s*\n\s*/g, ' ')}\n`),
     });
 
-  addRetentionOptions(addSettingsOptions(cli.command('run')))
+  addLogOptions(addRetentionOptions(addSettingsOptions(cli.command('run'))))
     .description('crawl from seeds with every stage in this process (starts nats-server unless NATS_URL is set); resumes a crawl in the same --out')
     .option('--seed <url>', 'a seed URL (repeatable)', collect, [])
     .option('--seeds-file <file>', 'a file of seed URLs, one a line (# comments)')
@@ -39,23 +49,22 @@ function program(): Command {
     .option('--no-compact', 'with --until-idle: do not merge the small output files at the end')
     .option('--extract-threads <n>', EXTRACT_THREADS_HELP, parseIntOption('--extract-threads', 0, MAX_EXTRACT_THREADS))
     .addOption(new Option('--no-titles', 'test aid: extract keeps no page titles (a deliberate bug for the replay test)').hideHelp())
-    .action(async (o) => process.exit(await runCrawl(o)));
+    .action(async (o) => exitWhenDrained(await runCrawl(o)));
 
   cli
     .command('seed')
     .description('publish seed URLs (arguments, or one per line on stdin) to a running crawl')
     .argument('[urls...]')
     .option('--out <dir>', 'the running crawl’s output directory (when it runs an embedded server)', DEFAULT_OUT)
-    .action(async (urls: string[], o) => process.exit(await seedCrawl(urls, o)));
+    .action(async (urls: string[], o) => exitWhenDrained(await seedCrawl(urls, o)));
 
-  cli
-    .command('worker')
+  addLogOptions(cli.command('worker'))
     .description('run one stage of a running crawl in this process (start as many as you like)')
     .requiredOption('--stage <name>', 'normalize | seen-filter | politeness-gate | fetch | extract | simhash | persist | archive')
     .option('--concurrency <n>', 'messages handled at once by this process', parseIntOption('--concurrency', 1, 100_000))
     .option('--extract-threads <n>', EXTRACT_THREADS_HELP, parseIntOption('--extract-threads', 0, MAX_EXTRACT_THREADS))
     .option('--out <dir>', 'output directory (persist and archive write here; also where an embedded server is found)', DEFAULT_OUT)
-    .action(async (o) => process.exit(await runWorker(o)));
+    .action(async (o) => exitWhenDrained(await runWorker(o)));
 
   cli
     .command('sql')
@@ -65,7 +74,7 @@ function program(): Command {
     .addOption(new Option('--format <format>', 'table | csv | json | parquet (with --output FILE)').default('table'))
     .option('--output <file>', 'with --format parquet: the Parquet file to write the result to')
     .option('--version <n>', 'show the output as of this version (0 = the crawl, n = its n-th replay); default: the newest', parseIntOption('--version', 0))
-    .action(async (sql: string | undefined, o) => process.exit(await runSql(sql, o)));
+    .action(async (sql: string | undefined, o) => exitWhenDrained(await runSql(sql, o)));
 
   cli
     .command('compact')
@@ -74,10 +83,9 @@ function program(): Command {
     .option('--min-age-ms <n>', 'leave files younger than this for a later run (default 60000)', parseIntOption('--min-age-ms', 0))
     .option('--target-mb <n>', 'merged files grow up to this many MiB (default 128)', parseIntOption('--target-mb', 1, 100_000))
     .option('--memory-mb <n>', "DuckDB's memory limit for the merge; one merge takes in at most a sixth of it, uncompressed (default 512)", parseIntOption('--memory-mb', 64, 1_000_000))
-    .action(async (o) => process.exit(await runCompact(o)));
+    .action(async (o) => exitWhenDrained(await runCompact(o)));
 
-  cli
-    .command('replay')
+  addLogOptions(cli.command('replay'))
     .description('re-run a stage and everything downstream over the retained messages into a new output version (nothing is fetched)')
     .requiredOption('--from <stage>', 'extract | simhash | persist')
     .option('--since <time>', 'start at messages stored at or after this time: ISO 8601, or a duration ago (30m, 2h, 7d)')
@@ -85,14 +93,14 @@ function program(): Command {
     .option('--until <time|seq>', 'stop after this time or stream sequence (default: the newest message when the replay starts)')
     .option('--out <dir>', 'output directory of the crawl (the new version is written there)', DEFAULT_OUT)
     .option('--crawl-id <id>', "crawl id for replayed rows whose fetch is not in the output yet (default: the crawl's stored settings)")
-    .action(async (o) => process.exit(await runReplayCommand(o)));
+    .action(async (o) => exitWhenDrained(await runReplayCommand(o)));
 
   cli
     .command('streams')
     .description("each stream's messages and bytes, per fetched page and per million pages: the disk its retention costs")
     .option('--out <dir>', 'the crawl’s output directory (when it uses an embedded server)', DEFAULT_OUT)
     .addOption(new Option('--format <format>', 'table | json').default('table'))
-    .action(async (o) => process.exit(await runStreams(o)));
+    .action(async (o) => exitWhenDrained(await runStreams(o)));
 
   cli
     .command('get')
@@ -101,7 +109,7 @@ function program(): Command {
     .option('--fetch-id <id>', 'the capture of this fetch (its last attempt) instead of a URL')
     .option('--payload', 'print the HTTP body only', false)
     .option('--out <dir>', 'output directory', DEFAULT_OUT)
-    .action(async (url: string | undefined, o) => process.exit(await runGet(url, o)));
+    .action(async (url: string | undefined, o) => exitWhenDrained(await runGet(url, o)));
 
   cli
     .command('testweb')
@@ -118,31 +126,39 @@ function program(): Command {
       await runTestWebCli({ hosts: o.hosts, port: o.port, seed: o.seed, benchHosts: o.benchHosts, politeness: o.politeness, hostile: o.hostile, traps: o.traps });
     });
 
+  cli
+    .command('status')
+    .description('what a crawl has done and what it waits for: outcomes so far, queued URLs per stage and host, hosts waiting and why, until when')
+    .option('--out <dir>', 'the crawl’s output directory (its embedded server, and the outcomes persisted so far)', DEFAULT_OUT)
+    .addOption(new Option('--format <format>', 'table | json').default('table'))
+    .action(async (o) => exitWhenDrained(await runStatus(o)));
+
   addRobotsCheckCommand(cli);
   addDeadLettersCommand(cli, DEFAULT_OUT);
 
   const topology = cli.command('topology').description('streams, consumers and KV buckets');
   addRetentionOptions(addSettingsOptions(topology.command('apply')))
     .description('apply the topology to NATS_URL idempotently and store the crawl settings for workers')
-    .action(async (o) => process.exit(await applyTopologyCommand(o)));
+    .action(async (o) => exitWhenDrained(await applyTopologyCommand(o)));
   return cli;
 }
 
 async function main(argv: string[]): Promise<void> {
+  endQuietlyOnClosedPipe();
   try {
     await program().parseAsync(argv);
   } catch (err) {
     if (err instanceof CommanderError) {
-      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.exitCode === 0) process.exit(0);
+      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.exitCode === 0) await exitWhenDrained(0);
       // commander already printed its one-line message
-      process.exit(2);
+      await exitWhenDrained(2);
     }
     if (err instanceof UsageError || (err as Error)?.name === 'UsageError') {
       process.stderr.write(`crawl: ${(err as Error).message}\n`);
-      process.exit(2);
+      await exitWhenDrained(2);
     }
     process.stderr.write(`crawl: ${(err as Error)?.stack ?? String(err)}\n`);
-    process.exit(1);
+    await exitWhenDrained(1);
   }
 }
 

@@ -1,6 +1,7 @@
 import type { JetStreamManager } from '@nats-io/jetstream';
 import type { StageMetrics } from '../pipeline/metrics.js';
 import { pipelineBacklog } from '../pipeline/crawl-node.js';
+import { formatWaitSummary, type WaitSummary } from '../stages/politeness-gate/index.js';
 
 const mb = (bytes: number) => Math.round(bytes / 1024 / 1024);
 
@@ -11,18 +12,28 @@ export interface ProgressFigures {
   errors: number;
   hosts: number;
   stored: number;
+  /** when no stage has work: the hosts whose queued URLs wait, and why (queued counts messages in the stages) */
+  waiting: WaitSummary | null;
 }
 
 /**
  * Live progress on stderr: rewritten in place on a terminal, a log line every 10 s otherwise.
- * Figures come from this process's counters and the consumers' backlog on the server.
+ * Figures come from this process's counters and the consumers' backlog on the server; when
+ * the consumers are empty, `waits` says which hosts still hold queued URLs and why, so a
+ * crawl that only waits (for a robots.txt to come back, a backoff, a long Crawl-delay)
+ * says so instead of showing nothing queued.
  */
-export function startProgress(jsm: JetStreamManager, metrics: StageMetrics, stream: NodeJS.WriteStream = process.stderr) {
+export function startProgress(
+  jsm: JetStreamManager,
+  metrics: StageMetrics,
+  stream: NodeJS.WriteStream = process.stderr,
+  waits?: () => Promise<WaitSummary>,
+) {
   const tty = stream.isTTY === true;
   const started = Date.now();
   let lastFetched = 0;
   let lastAt = started;
-  let latest: ProgressFigures = { pagesPerSecond: 0, fetched: 0, queued: 0, errors: 0, hosts: 0, stored: 0 };
+  let latest: ProgressFigures = { pagesPerSecond: 0, fetched: 0, queued: 0, errors: 0, hosts: 0, stored: 0, waiting: null };
 
   const tick = async () => {
     const backlog = await pipelineBacklog(jsm).catch(() => null);
@@ -33,6 +44,8 @@ export function startProgress(jsm: JetStreamManager, metrics: StageMetrics, stre
     const rate = ((fetched - lastFetched) * 1000) / Math.max(1, now - lastAt);
     lastFetched = fetched;
     lastAt = now;
+    // the host scan costs a few KV reads per busy host: only when nothing else is moving
+    const waiting = backlog?.total === 0 && waits ? await waits().catch(() => null) : null;
     latest = {
       pagesPerSecond: Math.round(rate * 10) / 10,
       fetched,
@@ -40,10 +53,12 @@ export function startProgress(jsm: JetStreamManager, metrics: StageMetrics, stre
       errors,
       hosts: metrics.total('politeness-gate', 'robots_fetches'),
       stored: metrics.total('persist', 'rows', 'page'),
+      waiting,
     };
     const line =
       `${Math.round((now - started) / 1000)}s  ${latest.pagesPerSecond} pages/s  fetched ${fetched}  stored ${latest.stored}` +
-      `  queued ${latest.queued}  errors ${errors}  hosts ${latest.hosts}  rss ${mb(process.memoryUsage.rss())} MB`;
+      `  queued ${latest.queued}  errors ${errors}  hosts ${latest.hosts}  rss ${mb(process.memoryUsage.rss())} MB` +
+      (waiting && waiting.hosts > 0 ? `  ${formatWaitSummary(waiting, Date.now())}` : '');
     if (process.env.CRAWL_DEBUG_MEMORY) {
       const m = process.memoryUsage();
       stream.write(`memory: heap ${mb(m.heapUsed)}/${mb(m.heapTotal)} MB, external ${mb(m.external)} MB, array buffers ${mb(m.arrayBuffers)} MB\n`);
@@ -51,7 +66,12 @@ export function startProgress(jsm: JetStreamManager, metrics: StageMetrics, stre
     if (tty) stream.write(`\r\x1b[K${line}`);
     else stream.write(`progress: ${line}\n`);
   };
-  const timer = setInterval(() => void tick(), tty ? 1000 : 10_000);
+  let ticking = false;
+  const timer = setInterval(() => {
+    if (ticking) return; // a slow scan of the hosts never piles up ticks
+    ticking = true;
+    void tick().finally(() => (ticking = false));
+  }, tty ? 1000 : 10_000);
   return {
     figures: () => latest,
     stop() {

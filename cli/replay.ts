@@ -4,6 +4,7 @@ import { openParquetOutput } from '../pipeline/adapters/duckdb-output.js';
 import { newestVersion } from '../pipeline/adapters/output-layout.js';
 import { readStoredSettings } from '../pipeline/crawl-node.js';
 import { createLogger } from '../pipeline/logger.js';
+import type { LogOptions } from './log-options.js';
 import { StageMetrics } from '../pipeline/metrics.js';
 import { REPLAY_STAGES, runReplay, type ReplayOptions, type ReplayStage, type ReplaySummary } from '../pipeline/replay.js';
 import { openOutputDatabase } from '../pipeline/adapters/duckdb-views.js';
@@ -12,7 +13,7 @@ import { TABLE_NAMES } from '../schemas/output-tables.js';
 import { joinOrOpenCrawl } from './connection.js';
 import { UsageError } from './usage-error.js';
 
-export interface ReplayFlags {
+export interface ReplayFlags extends LogOptions {
   from: string;
   since?: string;
   fromSeq?: number;
@@ -84,7 +85,7 @@ export async function runReplayCommand(o: ReplayFlags): Promise<number> {
     const crawlOf = await crawlIdsOfOutput(outDir, crawlId);
     // one number for the whole replay, above every crawl's newest: it may touch several crawls
     const version = Math.max(1, (await newestVersion(outDir, TABLE_NAMES)) + 1);
-    const log = createLogger('replay');
+    const log = createLogger('replay', { level: o.logLevel, file: o.logFile });
     const writer = await openParquetOutput(outDir, { version, staleTmpAgeMs: 10 * 60 * 1000, threads: 1, memoryLimit: '256MB' });
     let summary: ReplaySummary;
     try {

@@ -4,6 +4,7 @@ import { canonicalize } from '../stages/normalize/canonical-url.js';
 import { decodeRobotsBody } from '../stages/politeness-gate/robots-fetch-policy.js';
 import { compileRobots, productToken } from '../stages/politeness-gate/robots-rules.js';
 import { UsageError } from './usage-error.js';
+import { exitWhenDrained } from './exit.js';
 
 export interface RobotsCheckOptions {
   /** robots.txt file to read; '-' = stdin */
@@ -106,9 +107,7 @@ export function addRobotsCheckCommand(cli: Command): Command {
     .option('--why', 'append a tab and the deciding rule (or "(no matching rule)") to each line', false)
     .action(async (urls: string[], o: RobotsCheckOptions) => {
       const lines = await robotsCheck(o, urls, processIo);
-      await new Promise<void>((resolve, reject) =>
-        process.stdout.write(lines.map((l) => `${l}\n`).join(''), (err) => (err ? reject(err) : resolve())),
-      );
-      process.exit(0);
+      process.stdout.write(lines.map((l) => `${l}\n`).join(''));
+      await exitWhenDrained(0);
     });
 }

@@ -7,18 +7,21 @@ import { openKvStores } from '../pipeline/adapters/nats-kv.js';
 import type { KvStore } from '../pipeline/kv-store.js';
 import { applyCrawlTopology, pipelineBacklog, readStoredSettings, startStages, storeSettings } from '../pipeline/crawl-node.js';
 import { createLogger } from '../pipeline/logger.js';
+import type { LogOptions } from './log-options.js';
 import { STAGE_NAMES } from '../pipeline/stage.js';
 import { openArchiveOutput, openParquetOutput } from './output.js';
 import { compactOutput } from '../pipeline/adapters/duckdb-compact.js';
 import { compactSummaryLine } from './compact.js';
 import { hasEmbeddedStore, natsUrlFromEnv, openCrawlConnection } from './connection.js';
 import { startProgress } from './progress.js';
+import { hostWaitSources, listHostWaits, summarizeWaits } from '../stages/politeness-gate/index.js';
+import { streamAccess } from '../pipeline/adapters/stream-access.js';
 import { readSeeds } from './seeds-input.js';
 import { mergeSettings, type SettingsFlags } from './settings-flags.js';
 import { UsageError } from './usage-error.js';
 import { retentionPolicy, type RetentionFlags } from './retention-flags.js';
 
-export interface RunOptions extends SettingsFlags, RetentionFlags {
+export interface RunOptions extends SettingsFlags, RetentionFlags, LogOptions {
   seed: string[];
   seedsFile?: string;
   out: string;
@@ -55,7 +58,7 @@ export async function runCrawl(o: RunOptions): Promise<number> {
   if (seeds.urls.length === 0 && !natsUrlFromEnv() && !hasEmbeddedStore(outDir)) {
     throw new UsageError(`no seeds: give --seed URL or --seeds-file FILE (or resume a crawl with --out DIR; none in ${outDir})`);
   }
-  const log = createLogger('crawl');
+  const log = createLogger('crawl', { level: o.logLevel, file: o.logFile });
   const conn = await openCrawlConnection(outDir, 'crawl run');
   let node: Awaited<ReturnType<typeof startStages>> | undefined;
   let progress: ReturnType<typeof startProgress> | undefined;
@@ -82,7 +85,13 @@ export async function runCrawl(o: RunOptions): Promise<number> {
     const js = jetstream(conn.nc);
     for (const url of seeds.urls) await js.publish(SUBJECTS.seeds, encodeSeed({ url }));
     log.info({ seeds: seeds.urls.length, out: outDir, crawlId: settings.crawlId, resumed: stored !== null }, 'crawl started');
-    progress = startProgress(jsm, node.metrics);
+    if (process.stderr.isTTY) {
+      // the JSON record above is for log files; a person at a terminal gets one line
+      const what = stored ? `resuming crawl ${settings.crawlId}` : `crawl ${settings.crawlId}`;
+      process.stderr.write(`${what}: ${seeds.urls.length} seeds, output in ${outDir} (Ctrl-C stops; the same command resumes)\n`);
+    }
+    const waitSources = hostWaitSources(kv, streamAccess(conn.nc), settings);
+    progress = startProgress(jsm, node.metrics, process.stderr, async () => summarizeWaits(await listHostWaits(waitSources, Date.now())));
     if (o.untilIdle) await waitUntilIdle(jsm, kv.hosts, () => stopRequested);
     else while (!stopRequested) await sleep(250);
   } finally {

@@ -3,20 +3,21 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { openKvStores } from '../pipeline/adapters/nats-kv.js';
 import { readStoredSettings, startStages } from '../pipeline/crawl-node.js';
 import { createLogger } from '../pipeline/logger.js';
+import type { LogOptions } from './log-options.js';
 import { STAGE_NAMES, type StageName } from '../pipeline/stage.js';
 import { joinCrawl } from './connection.js';
 import { openArchiveOutput, openParquetOutput } from './output.js';
 import { UsageError } from './usage-error.js';
 
 /** `crawl worker --stage NAME`: one stage in this process, joined to a running crawl; start as many as needed. */
-export async function runWorker(o: { stage: string; concurrency?: number; extractThreads?: number; out: string }): Promise<number> {
+export async function runWorker(o: { stage: string; concurrency?: number; extractThreads?: number; out: string } & LogOptions): Promise<number> {
   if (!(STAGE_NAMES as readonly string[]).includes(o.stage)) {
     throw new UsageError(`unknown stage "${o.stage}": one of ${STAGE_NAMES.join(', ')}`);
   }
   const stage = o.stage as StageName;
   const outDir = path.resolve(o.out);
   const nc = await joinCrawl(outDir, `crawl worker ${stage}`);
-  const log = createLogger(`worker-${stage}`);
+  const log = createLogger(`worker-${stage}`, { level: o.logLevel, file: o.logFile });
   let stop = false;
   const onSignal = () => {
     stop = true;

@@ -1,7 +1,10 @@
 import { decodeAdmitted, type AdmittedUrl } from '../../schemas/index.js';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { parseJsonValue, type KvWatchEvent } from '../../pipeline/kv-store.js';
-import type { BackgroundTask, StageContext, StageDefinition } from '../../pipeline/stage.js';
+import { parseJsonValue, type KvStore, type KvWatchEvent } from '../../pipeline/kv-store.js';
+import type { BackgroundTask, StageContext, StageDefinition, StreamAccess } from '../../pipeline/stage.js';
+import type { CrawlSettings } from '../../pipeline/settings.js';
+import type { HostWaitSources } from './host-waits.js';
+import { robotsCacheFor } from './robots-cache.js';
 import { asSlot, readyAt, TAIL_PREFIX, type HostSlot, type QueueTail } from '../host-slot.js';
 import type { IpSlot } from '../ip-slot.js';
 import { handleGateIntake } from './handle.js';
@@ -77,3 +80,16 @@ export const politenessGateStage: StageDefinition<AdmittedUrl> = {
   handle: handleGateIntake,
   background: (ctx) => startHostScheduler(ctx),
 };
+
+export { listHostWaits, summarizeWaits, formatWaitSummary, formatDuration, type HostWait, type WaitSummary, type HostWaitSources } from './host-waits.js';
+
+/** What `listHostWaits` reads, built from a process's buckets and settings (no stage context needed). */
+export function hostWaitSources(kv: { hosts: KvStore; robots: KvStore }, streams: Pick<StreamAccess, 'readNext'>, settings: CrawlSettings): HostWaitSources {
+  return {
+    hosts: kv.hosts,
+    robots: robotsCacheFor(kv.robots, settings),
+    streams,
+    partitions: settings.partitions,
+    robotsGiveUpMs: settings.robotsGiveUpMs,
+  };
+}

@@ -1,0 +1,137 @@
+import { decodeAdmitted } from '../../schemas/index.js';
+import { hostQueueSubject } from '../../pipeline/partition.js';
+import { parseJsonValue, type KvStore } from '../../pipeline/kv-store.js';
+import type { StreamAccess } from '../../pipeline/stage.js';
+import { EDGES } from '../../ops/nats/edges.js';
+import { effectiveCursor, leaseLive, readSlot, TAIL_PREFIX, type HostSlot, type QueueTail } from '../host-slot.js';
+import type { RobotsCache } from './robots-cache.js';
+
+/**
+ * Why a host with queued URLs is not being served right now, for the progress line and
+ * `crawl status`. Read from the same KV entries the gates decide by, so it is true for
+ * every gate process, not only this one.
+ */
+export type WaitReason =
+  | 'robots.txt unavailable' // 5xx, 429 or a network error: disallow all until a fetch succeeds
+  | 'paused' // too many failures in a row
+  | 'backoff' // failed requests: the gap grows
+  | 'crawl delay' // the host's gap between requests (Crawl-delay, minimum, adaptive)
+  | 'request in flight'
+  | 'due'; // may be served now (a gate will take it on its next turn)
+
+export interface HostWait {
+  host: string;
+  /**
+   * URLs in the host's queue not handed out yet; null when not counted (the queue's
+   * positions are stream sequences, not counts: see countQueued)
+   */
+  queued: number | null;
+  /** the host queue's subject, and the stream sequence its next URL is read from */
+  subject: string;
+  fromSeq: number;
+  reason: WaitReason;
+  /** when the gate tries the host again (epoch ms); null when due now */
+  until: number | null;
+  /** robots.txt unavailable: when its URLs are given up on */
+  givesUpAt: number | null;
+  /** what the host's last answer was (robots.txt failure, pacing decision) */
+  detail: string;
+}
+
+export interface HostWaitSources {
+  hosts: KvStore;
+  robots: RobotsCache;
+  streams: Pick<StreamAccess, 'readNext'>;
+  partitions: number;
+  robotsGiveUpMs: number;
+}
+
+/**
+ * Every host that has queued URLs or a request in flight, with why it waits and until when.
+ * A few KV reads per such host: for status and an idle crawl's progress line, not for hot paths.
+ */
+export async function listHostWaits(src: HostWaitSources, now: number): Promise<HostWait[]> {
+  const waits: HostWait[] = [];
+  for await (const key of src.hosts.keys()) {
+    if (!key.startsWith(TAIL_PREFIX)) continue;
+    const tailEntry = await src.hosts.get(key);
+    if (!tailEntry) continue;
+    const { host, tail_seq } = parseJsonValue<QueueTail>(tailEntry.value);
+    const slot = await readSlot(src.hosts, host);
+    const cursor = slot ? effectiveCursor(slot, now) : 0;
+    const hasQueued = tail_seq > cursor;
+    if (!hasQueued && !(slot && leaseLive(slot, now))) continue;
+    waits.push(await describeWait(src, host, slot, cursor, hasQueued, now));
+  }
+  return waits.sort((a, b) => (a.until ?? 0) - (b.until ?? 0) || a.host.localeCompare(b.host));
+}
+
+async function describeWait(
+  src: HostWaitSources,
+  host: string,
+  slot: HostSlot | null,
+  cursor: number,
+  hasQueued: boolean,
+  now: number,
+): Promise<HostWait> {
+  const subject = hostQueueSubject(host, src.partitions);
+  const base = { host, queued: hasQueued ? null : 0, subject, fromSeq: cursor + 1, givesUpAt: null, detail: slot?.last_decision ?? '' };
+  if (slot && leaseLive(slot, now)) return { ...base, reason: 'request in flight', until: slot.lease_until };
+  const slotReadyAt = slot ? Math.max(slot.next_allowed_at, slot.paused_until) : 0;
+  if (hasQueued) {
+    const head = await src.streams.readNext(EDGES.hostq.stream, subject, cursor + 1);
+    const robots = head ? await src.robots.lookup(new URL(decodeAdmitted(head.data).url).origin, now) : null;
+    const record = robots?.current?.record;
+    if (robots?.current && record?.kind === 'disallow_all' && !record.ends) {
+      const since = record.failingSince ?? record.fetchedAt;
+      const givesUpAt = since + src.robotsGiveUpMs;
+      // giving up needs no request; fetching robots.txt again waits for the host's slot too
+      const until = givesUpAt <= robots.current.expiresAt ? givesUpAt : Math.min(givesUpAt, Math.max(robots.current.expiresAt, slotReadyAt));
+      return { ...base, reason: 'robots.txt unavailable', until, givesUpAt, detail: record.reason };
+    }
+  }
+  if (slot && slot.paused_until > now) return { ...base, reason: 'paused', until: slot.paused_until };
+  if (slot && slot.next_allowed_at > now) return { ...base, reason: slot.failures > 0 ? 'backoff' : 'crawl delay', until: slot.next_allowed_at };
+  return { ...base, reason: 'due', until: null };
+}
+
+export interface WaitSummary {
+  hosts: number;
+  /** URLs in the waiting hosts' queues; null when they were not counted */
+  queued: number | null;
+  byReason: Partial<Record<WaitReason, number>>;
+  /** the earliest time a waiting host is tried again; null when none waits on a time */
+  nextTryAt: number | null;
+}
+
+export function summarizeWaits(waits: readonly HostWait[]): WaitSummary {
+  const byReason: Partial<Record<WaitReason, number>> = {};
+  let queued: number | null = 0;
+  let nextTryAt: number | null = null;
+  for (const w of waits) {
+    byReason[w.reason] = (byReason[w.reason] ?? 0) + 1;
+    queued = queued === null || w.queued === null ? null : queued + w.queued;
+    if (w.until !== null) nextTryAt = nextTryAt === null ? w.until : Math.min(nextTryAt, w.until);
+  }
+  return { hosts: waits.length, queued, byReason, nextTryAt };
+}
+
+/** `waiting: 3 hosts (robots.txt unavailable: 2, backoff: 1), next try in 4m10s` */
+export function formatWaitSummary(s: WaitSummary, now: number): string {
+  if (s.hosts === 0) return 'waiting: no hosts';
+  const reasons = Object.entries(s.byReason)
+    .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
+    .map(([r, n]) => `${r}: ${n}`)
+    .join(', ');
+  const next = s.nextTryAt === null ? '' : `, next try in ${formatDuration(s.nextTryAt - now)}`;
+  return `waiting: ${s.hosts} ${s.hosts === 1 ? 'host' : 'hosts'} (${reasons})${next}`;
+}
+
+/** 250 -> '0s', 4_000 -> '4s', 250_000 -> '4m10s', 7_500_000 -> '2h05m' */
+export function formatDuration(ms: number): string {
+  const s = Math.max(0, Math.round(ms / 1000));
+  if (s < 60) return `${s}s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m${String(s % 60).padStart(2, '0')}s`;
+  return `${Math.floor(m / 60)}h${String(m % 60).padStart(2, '0')}m`;
+}

@@ -1,0 +1,117 @@
+/**
+ * A real seed list ends cleanly: two healthy test-web hosts beside a name that does not
+ * exist (the test DNS server answers NXDOMAIN), a name that resolves to loopback (the SSRF
+ * guard refuses it), a host that refuses connections and a host whose robots.txt answers
+ * 503. One `crawl run --until-idle` with the default politeness settings (only the robots
+ * give-up time shortened): it ends, the healthy hosts are complete, every seed has an
+ * outcome that says what happened, and the seeds that cannot heal end within seconds.
+ * While it waits on the 503 robots.txt, `crawl status` names the host and the next try.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { expectedCrawl, startTestDns, startTestWeb, ROBOTS_503_HOST, type TestDns, type TestWeb } from '../../testweb/index.js';
+import { openOutputDatabase } from '../../pipeline/adapters/duckdb-views.js';
+import { runCli, startCli } from '../support/crawl-cli.js';
+import { E2E, storedPages } from '../support/e2e-web.js';
+import type { CrawlStatus } from '../../cli/status.js';
+
+const NXDOMAIN_SEED = 'http://gone.dead.test/';
+const LOOPBACK_SEED = 'http://loopback.dead.test/page';
+const REFUSING_SEED = 'http://refusing.dead.test/';
+const ROBOTS_503_SEED = `http://${ROBOTS_503_HOST}/`;
+/** short for the test (the default is an hour); the crawl's length is about this */
+const ROBOTS_GIVE_UP_MS = 25_000;
+/** generous on a loaded 2-core machine: without the fix these seeds waited the whole give-up time */
+const DEAD_SEED_BOUND_MS = 15_000;
+
+/** A loopback port nothing listens on: connections to it are refused. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+describe('a seed list with dead hosts ends cleanly', () => {
+  let web: TestWeb;
+  let dns: TestDns;
+  let dir: string;
+  before(async () => {
+    web = await startTestWeb({ hosts: 2, pagesPerHost: 8, seed: 3, politeness: true });
+    // every name the test DNS server does not know answers NXDOMAIN
+    dns = await startTestDns({ 'loopback.dead.test': { a: ['127.0.0.1'], ttl: 60 } });
+    dir = mkdtempSync(path.join(os.tmpdir(), 'crawl-dead-seeds-'));
+  });
+  after(async () => {
+    await web?.close();
+    await dns?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('ends; healthy hosts complete; every seed has an outcome naming what happened; dead ones within seconds', async () => {
+    const out = path.join(dir, 'out');
+    const healthy = web.model.siteHostNames.map((h) => `http://${h}/`);
+    const args = ['run', '--out', out, '--until-idle', '--user-agent', E2E.userAgent, '--dns-server', `127.0.0.1:${dns.port}`];
+    args.push('--robots-give-up-ms', String(ROBOTS_GIVE_UP_MS), '--robots-retry-ms', '3000');
+    for (const rule of web.resolveRules) args.push('--resolve', rule);
+    args.push('--resolve', `refusing.dead.test=127.0.0.1:${await closedPort()}`);
+    for (const seed of [...healthy, NXDOMAIN_SEED, LOOPBACK_SEED, REFUSING_SEED, ROBOTS_503_SEED]) args.push('--seed', seed);
+
+    const started = Date.now();
+    const crawl = startCli(args, { NATS_URL: '' });
+
+    // while it runs: status names the host waiting on its robots.txt, and when it is tried next
+    let waiting: CrawlStatus['hosts'][number] | undefined;
+    let table = '';
+    while (!waiting && Date.now() - started < ROBOTS_GIVE_UP_MS - 3000) {
+      await sleep(1500);
+      const status = await runCli(['status', '--out', out, '--format', 'json'], {}, 30_000);
+      if (status.code !== 0) continue; // the crawl's server is still starting
+      waiting = (JSON.parse(status.stdout) as CrawlStatus).hosts.find((h) => h.host === ROBOTS_503_HOST && h.reason === 'robots.txt unavailable');
+      if (waiting) table = (await runCli(['status', '--out', out], {}, 30_000)).stdout;
+    }
+    assert.ok(waiting, 'crawl status lists the host whose robots.txt answers 503');
+    assert.ok(waiting.until !== null && waiting.givesUpAt !== null && (waiting.queued ?? 0) >= 1, JSON.stringify(waiting));
+    assert.match(waiting.detail, /http 503/);
+    assert.match(table, new RegExp(`${ROBOTS_503_HOST.replaceAll('.', '\\.')} +\\| +\\d+ +\\| robots\\.txt unavailable +\\| \\d\\d:\\d\\d:\\d\\d UTC \\(in \\d+s\\) +\\| \\d\\d:\\d\\d:\\d\\d UTC`), table);
+    assert.match(table, /waiting: \d+ hosts? \(.*robots\.txt unavailable: \d.*\), next try in \d+s/, table);
+
+    const result = await crawl.done;
+    assert.equal(result.code, 0, result.stderr.slice(-2000));
+    const seconds = (Date.now() - started) / 1000;
+
+    const expected = expectedCrawl(web.model, { userAgentToken: E2E.token, maxDepth: 5, seeds: healthy, redirectHopCost: 0 });
+    const stored = new Set((await storedPages(out)).urls);
+    assert.deepEqual([...expected.pages.keys()].filter((u) => !stored.has(u)), [], 'the healthy hosts are complete');
+
+    const db = await openOutputDatabase(out);
+    let rows: unknown[][];
+    try {
+      rows = (await db.run(`SELECT url, outcome, reason, epoch_ms(fetch_time) FROM fetch_log WHERE url IN ('${NXDOMAIN_SEED}', '${LOOPBACK_SEED}', '${REFUSING_SEED}', '${ROBOTS_503_SEED}') ORDER BY url`)).rows;
+    } finally {
+      await db.close();
+    }
+    const bySeed = new Map(rows.map((r) => [String(r[0]), { outcome: String(r[1]), reason: String(r[2]), at: Number(r[3]) }]));
+    assert.equal(rows.length, 4, `one row per dead seed: ${JSON.stringify(rows)}`);
+    assert.deepEqual(bySeed.get(NXDOMAIN_SEED)!.outcome, 'network_error');
+    assert.match(bySeed.get(NXDOMAIN_SEED)!.reason, /^dns_error: ENOTFOUND gone\.dead\.test/);
+    assert.equal(bySeed.get(LOOPBACK_SEED)!.outcome, 'refused');
+    assert.match(bySeed.get(LOOPBACK_SEED)!.reason, /^refused: .*127\.0\.0\.1: loopback address/);
+    assert.equal(bySeed.get(REFUSING_SEED)!.outcome, 'robots_disallowed', 'a refused connection may heal: the RFC 9309 wait, then give up');
+    assert.match(bySeed.get(REFUSING_SEED)!.reason, /robots\.txt unavailable for \d+ s, giving up: .*ECONNREFUSED/);
+    assert.equal(bySeed.get(ROBOTS_503_SEED)!.outcome, 'robots_disallowed');
+    assert.match(bySeed.get(ROBOTS_503_SEED)!.reason, /robots\.txt unavailable for \d+ s, giving up: http 503/);
+
+    const nxdomainMs = bySeed.get(NXDOMAIN_SEED)!.at - started;
+    const loopbackMs = bySeed.get(LOOPBACK_SEED)!.at - started;
+    console.log(`dead seeds ended ${nxdomainMs} ms (NXDOMAIN) and ${loopbackMs} ms (loopback) after the start; the crawl took ${seconds.toFixed(1)} s`);
+    assert.ok(nxdomainMs < DEAD_SEED_BOUND_MS && loopbackMs < DEAD_SEED_BOUND_MS, `within ${DEAD_SEED_BOUND_MS} ms of the start`);
+    assert.ok(bySeed.get(ROBOTS_503_SEED)!.at - started >= ROBOTS_GIVE_UP_MS, 'the 503 host was given up on only after the give-up time');
+  });
+});
