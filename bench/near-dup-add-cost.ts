@@ -6,7 +6,7 @@
  * Standalone: `node dist/bench/near-dup-add-cost.js`; also part of `npm run bench:neardup`.
  */
 import { pathToFileURL } from 'node:url';
-import type { KvStore } from '../pipeline/kv-store.js';
+import type { KvStore } from '../ports/kv.js';
 import { addAndFindOriginal } from '../stages/simhash/fingerprint-index.js';
 import { simhashToHex } from '../stages/simhash/simhash.js';
 import { mulberry32 } from '../testweb/prng.js';

@@ -5,7 +5,7 @@
  * equally likely, the lists are as even as they get, and a lookup reads k+1 lists of
  * ~stored/65,536 entries at k=3.
  */
-import type { KvStore } from '../pipeline/kv-store.js';
+import type { KvStore } from '../ports/kv.js';
 import { jsonValue } from '../pipeline/kv-store.js';
 import { findWithin, fingerprintKeys, withinDistance, type FingerprintEntry } from '../stages/simhash/fingerprint-index.js';
 import { simhashToHex } from '../stages/simhash/simhash.js';

@@ -4,7 +4,7 @@ import { jetstream } from '@nats-io/jetstream';
 import { encodeSeed } from '../schemas/index.js';
 import { SUBJECTS } from '../ops/nats/edges.js';
 import { openKvStores } from '../pipeline/adapters/nats-kv.js';
-import type { KvStore } from '../pipeline/kv-store.js';
+import type { KvStore } from '../ports/kv.js';
 import { applyCrawlTopology, pipelineBacklog, readStoredSettings, startStages, storeSettings } from '../pipeline/crawl-node.js';
 import { createLogger } from '../pipeline/logger.js';
 import type { LogOptions } from './log-options.js';

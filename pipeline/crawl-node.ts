@@ -1,12 +1,14 @@
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { createHttpClient, type HttpClient } from './adapters/http-client.js';
+import { createHttpClient } from './adapters/http-client.js';
+import { type HttpClient } from '../ports/http.js';
 import { parseResolveRule } from './adapters/resolve-map.js';
 import { streamAccess } from './adapters/stream-access.js';
 import { hostAddressResolver } from './adapters/host-address.js';
 import { DnsCache } from './adapters/dns-cache.js';
 import { openKvStores, type KvStores } from './adapters/nats-kv.js';
-import { jsonValue, parseJsonValue, type KvStore } from './kv-store.js';
+import { jsonValue, parseJsonValue } from './kv-store.js';
+import { type KvStore } from '../ports/kv.js';
 import { hasWork, leaseLive, readSlot, TAIL_PREFIX, type QueueTail } from '../stages/host-slot.js';
 import type { Logger } from './logger.js';
 import { StageMetrics } from './metrics.js';

@@ -1,4 +1,5 @@
-import { KvConflictError, jsonValue, parseJsonValue, type KvStore } from './kv-store.js';
+import { jsonValue, parseJsonValue } from './kv-store.js';
+import { KvConflictError, type KvStore } from '../ports/kv.js';
 
 /**
  * Partition leases: one KV key per partition, `lease.<stage>.p<N>` = {owner, expires_at},

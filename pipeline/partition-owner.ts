@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { NatsConnection } from '@nats-io/transport-node';
-import type { KvStore } from './kv-store.js';
+import type { KvStore } from '../ports/kv.js';
 import { LeaseTable, planLeases, type HeldLease } from './partition-leases.js';
 import { StageRunner } from './runner.js';
 import type { OpenPartition, StageContext, StageDefinition } from './stage.js';

@@ -1,5 +1,6 @@
-import type { KvStore } from './kv-store.js';
-import type { HttpClient } from './adapters/http-client.js';
+import type { KvStore } from '../ports/kv.js';
+import type { StreamAccess } from '../ports/streams.js';
+import type { HttpClient } from '../ports/http.js';
 import type { CrawlSettings } from './settings.js';
 import type { Logger } from './logger.js';
 import type { StageMetrics } from './metrics.js';
@@ -76,27 +77,6 @@ export interface StageContext {
   streams: StreamAccess;
   /** the address a host's requests would go to (`--resolve` first), or null when it does not resolve */
   resolveHost(host: string): Promise<string | null>;
-}
-
-export interface StoredMessage {
-  seq: number;
-  data: Uint8Array;
-}
-
-export interface StreamAccess {
-  /** publishes one message and returns its stream sequence (the original's, for a duplicate msgId) */
-  publish(subject: string, data: Uint8Array, msgId?: string): Promise<number>;
-  /** the first message on `subject` with a sequence ≥ `fromSeq`, or null */
-  readNext(stream: string, subject: string, fromSeq: number): Promise<StoredMessage | null>;
-  /** the messages on `subject` with `fromSeq` ≤ seq ≤ `toSeq`, in order (one ordered consumer, not one request each) */
-  replay(stream: string, subject: string, fromSeq: number, toSeq: number): AsyncIterable<StoredMessage>;
-  /** where a durable consumer is: everything up to `ackFloor` is acked; `delivered` is the last sequence it delivered */
-  consumerPosition(stream: string, durable: string): Promise<ConsumerPosition>;
-}
-
-export interface ConsumerPosition {
-  ackFloor: number;
-  delivered: number;
 }
 
 /** Something a stage runs beside its consumer (the gate's host scheduler), stopped with it. */

@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http';
-import type { HttpResponse } from '../pipeline/adapters/http-client.js';
-import { requestHeadersSent } from '../pipeline/adapters/http-client.js';
+import type { HttpResponse } from '../ports/http.js';
+import { requestHeadersSent } from '../ports/http.js';
 import { subjectFor } from '../pipeline/partition.js';
 import type { Emit } from '../pipeline/stage.js';
 import { encodeExchange, type ArchivedExchange, type ExchangeInfo } from '../schemas/index.js';

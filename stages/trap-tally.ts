@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { casUpdate, type KvStore } from '../pipeline/kv-store.js';
+import { casUpdate } from '../pipeline/kv-store.js';
+import { type KvStore } from '../ports/kv.js';
 import type { CrawlSettings } from '../pipeline/settings.js';
 
 /**

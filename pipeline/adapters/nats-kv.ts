@@ -1,6 +1,6 @@
 import { Kvm, type KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { KvConflictError, type KvEntry, type KvStore, type KvWatch } from '../kv-store.js';
+import { KvConflictError, type KvEntry, type KvStore, type KvWatch } from '../../ports/kv.js';
 import { BUCKETS } from '../../ops/nats/edges.js';
 
 const WRONG_LAST_SEQUENCE = new Set([10071, 10164]);

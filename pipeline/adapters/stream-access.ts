@@ -1,6 +1,6 @@
 import { DeliverPolicy, jetstream, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
-import type { ConsumerPosition, StoredMessage, StreamAccess } from '../stage.js';
+import type { ConsumerPosition, StoredMessage, StreamAccess } from '../../ports/streams.js';
 
 /**
  * Direct stream access for stages that keep their own queues: publish returning the

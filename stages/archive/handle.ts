@@ -1,4 +1,5 @@
-import { KvConflictError, jsonValue, parseJsonValue, type KvStore } from '../../pipeline/kv-store.js';
+import { jsonValue, parseJsonValue } from '../../pipeline/kv-store.js';
+import { KvConflictError, type KvStore } from '../../ports/kv.js';
 import { emit, type Outcome, type StageContext, type StageInput } from '../../pipeline/stage.js';
 import type { ArchivedExchange } from '../../schemas/index.js';
 import { captureRow } from './capture-row.js';

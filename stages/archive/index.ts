@@ -1,4 +1,4 @@
-import type { KvStore } from '../../pipeline/kv-store.js';
+import type { KvStore } from '../../ports/kv.js';
 import type { StageDefinition } from '../../pipeline/stage.js';
 import { decodeExchange, type ArchivedExchange } from '../../schemas/index.js';
 import { createArchiveHandler } from './handle.js';

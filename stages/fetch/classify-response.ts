@@ -1,4 +1,4 @@
-import type { HttpResponse } from '../../pipeline/adapters/http-client.js';
+import type { HttpResponse } from '../../ports/http.js';
 
 export type ResponseClass =
   | { kind: 'html'; mimeType: string; charset: string | null }

@@ -1,4 +1,4 @@
-import { HttpFetchError, type HttpResponse } from '../../pipeline/adapters/http-client.js';
+import { HttpFetchError, type HttpResponse } from '../../ports/http.js';
 import { parseRetryAfter, type FetchFeedback } from '../host-pacing.js';
 
 /**

@@ -5,7 +5,7 @@ import {
   type FetchGrant,
   type OutcomeKind,
 } from '../../schemas/index.js';
-import { HttpFetchError, type HttpResponse } from '../../pipeline/adapters/http-client.js';
+import { HttpFetchError, type HttpResponse } from '../../ports/http.js';
 import { subjectFor } from '../../pipeline/partition.js';
 import { emit, type Emit, type Outcome, type StageContext, type StageInput } from '../../pipeline/stage.js';
 import { confirmLease, emptySlot, readSlot, releaseSlot } from '../host-slot.js';

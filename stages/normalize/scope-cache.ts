@@ -1,4 +1,4 @@
-import type { KvStore } from '../../pipeline/kv-store.js';
+import type { KvStore } from '../../ports/kv.js';
 
 /**
  * The crawl's default scope is the set of the seeds' registrable domains, kept in the

@@ -1,7 +1,7 @@
-import { HttpFetchError, type HttpClient } from '../../pipeline/adapters/http-client.js';
+import { HttpFetchError, type HttpClient } from '../../ports/http.js';
 import { hostDead } from '../fetch/failure-policy.js';
 import type { CrawlSettings } from '../../pipeline/settings.js';
-import type { StreamAccess } from '../../pipeline/stage.js';
+import type { StreamAccess } from '../../ports/streams.js';
 import { exchangeEmit, type ExchangeFacts } from '../exchange-emit.js';
 import { stableId } from '../stage-ids.js';
 import { recordFromResponse } from './robots-fetch-policy.js';

@@ -1,7 +1,8 @@
 import { decodeAdmitted } from '../../schemas/index.js';
 import { hostQueueSubject } from '../../pipeline/partition.js';
-import { parseJsonValue, type KvStore } from '../../pipeline/kv-store.js';
-import type { StreamAccess } from '../../pipeline/stage.js';
+import { parseJsonValue } from '../../pipeline/kv-store.js';
+import { type KvStore } from '../../ports/kv.js';
+import type { StreamAccess } from '../../ports/streams.js';
 import { EDGES } from '../../ops/nats/edges.js';
 import { effectiveCursor, leaseLive, readSlot, TAIL_PREFIX, type HostSlot, type QueueTail } from '../host-slot.js';
 import type { RobotsCache } from './robots-cache.js';

@@ -1,7 +1,9 @@
 import { decodeAdmitted, type AdmittedUrl } from '../../schemas/index.js';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { parseJsonValue, type KvStore, type KvWatchEvent } from '../../pipeline/kv-store.js';
-import type { BackgroundTask, StageContext, StageDefinition, StreamAccess } from '../../pipeline/stage.js';
+import { parseJsonValue } from '../../pipeline/kv-store.js';
+import { type KvStore, type KvWatchEvent } from '../../ports/kv.js';
+import type { BackgroundTask, StageContext, StageDefinition } from '../../pipeline/stage.js';
+import type { StreamAccess } from '../../ports/streams.js';
 import type { CrawlSettings } from '../../pipeline/settings.js';
 import type { HostWaitSources } from './host-waits.js';
 import { robotsCacheFor } from './robots-cache.js';

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { KvConflictError, jsonValue, parseJsonValue, type KvStore } from '../../pipeline/kv-store.js';
+import { jsonValue, parseJsonValue } from '../../pipeline/kv-store.js';
+import { KvConflictError, type KvStore } from '../../ports/kv.js';
 import { SnapshotError } from './snapshot-codec.js';
 
 /**

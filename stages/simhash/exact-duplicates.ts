@@ -1,4 +1,5 @@
-import { casUpdate, jsonValue, KvConflictError, type KvStore } from '../../pipeline/kv-store.js';
+import { casUpdate, jsonValue } from '../../pipeline/kv-store.js';
+import { KvConflictError, type KvStore } from '../../ports/kv.js';
 import { before } from './fingerprint-index.js';
 
 /** The page that owns a content digest: the earliest fetch seen with that content. */

@@ -1,4 +1,4 @@
-import type { KvStore } from '../../pipeline/kv-store.js';
+import type { KvStore } from '../../ports/kv.js';
 import { findExactOriginal } from './exact-duplicates.js';
 import { addAndFindOriginal, type FingerprintEntry } from './fingerprint-index.js';
 

@@ -1,4 +1,5 @@
-import { casUpdate, parseJsonValue, type KvStore } from '../../pipeline/kv-store.js';
+import { casUpdate, parseJsonValue } from '../../pipeline/kv-store.js';
+import { type KvStore } from '../../ports/kv.js';
 import { blockKeys, popcount32, simhashFromHex } from './simhash.js';
 import { MAX_ENTRIES_PER_KEY } from './spec.js';
 

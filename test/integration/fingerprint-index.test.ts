@@ -4,7 +4,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { connectNats } from '../../pipeline/adapters/nats-connection.js';
 import { openKvStores } from '../../pipeline/adapters/nats-kv.js';
 import { applyCrawlTopology } from '../../pipeline/crawl-node.js';
-import type { KvStore } from '../../pipeline/kv-store.js';
+import type { KvStore } from '../../ports/kv.js';
 import { findOriginal } from '../../stages/simhash/find-original.js';
 import { findWithin, fingerprintKeys } from '../../stages/simhash/fingerprint-index.js';
 import { contentDigest, simhashToHex } from '../../stages/simhash/simhash.js';

@@ -5,7 +5,7 @@ import { jetstream } from '@nats-io/jetstream';
 import { NatsKvStore, openKvStores } from '../../pipeline/adapters/nats-kv.js';
 import { applyCrawlPartitions, applyCrawlTopology, pipelineBacklog, startStages } from '../../pipeline/crawl-node.js';
 import { partitionInput } from '../../pipeline/stage.js';
-import { KvConflictError } from '../../pipeline/kv-store.js';
+import { KvConflictError } from '../../ports/kv.js';
 import { silentLogger } from '../../pipeline/logger.js';
 import { parseSettings } from '../../pipeline/settings.js';
 import { BUCKETS, EDGES } from '../../ops/nats/edges.js';

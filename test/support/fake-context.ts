@@ -4,12 +4,13 @@
  * HTTP answers come from a function given by the test (every request is recorded).
  */
 import assert from 'node:assert/strict';
-import { HttpFetchError, type HttpClient, type HttpRequest, type HttpResponse } from '../../pipeline/adapters/http-client.js';
+import { HttpFetchError, type HttpClient, type HttpRequest, type HttpResponse } from '../../ports/http.js';
 import { MemoryKvStore } from '../../pipeline/kv-store.js';
 import { silentLogger } from '../../pipeline/logger.js';
 import { StageMetrics } from '../../pipeline/metrics.js';
 import { parseSettings, type CrawlSettingsInput } from '../../pipeline/settings.js';
-import type { Clock, ConsumerPosition, Emit, Outcome, StageContext, StageInput, StoredMessage, StreamAccess } from '../../pipeline/stage.js';
+import type { Clock, Emit, Outcome, StageContext, StageInput } from '../../pipeline/stage.js';
+import type { ConsumerPosition, StoredMessage, StreamAccess } from '../../ports/streams.js';
 
 /** Default start time of the fake clock: 2024-01-01T00:00:00Z (any fixed, non-zero value). */
 export const T0 = Date.UTC(2024, 0, 1);

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { HttpFetchError, type HttpFetchErrorCode } from '../../pipeline/adapters/http-client.js';
+import { HttpFetchError, type HttpFetchErrorCode } from '../../ports/http.js';
 import { hostDead } from '../../stages/fetch/failure-policy.js';
 
 const failure = (code: HttpFetchErrorCode, rootCode: string, rootMessage: string) =>

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { handleGateIntake } from '../../stages/politeness-gate/handle.js';
 import { serveHost } from '../../stages/politeness-gate/serve-host.js';
 import { formatDuration, formatWaitSummary, hostWaitSources, listHostWaits, summarizeWaits } from '../../stages/politeness-gate/index.js';
-import type { HttpRequest } from '../../pipeline/adapters/http-client.js';
+import type { HttpRequest } from '../../ports/http.js';
 import type { AdmittedUrl } from '../../schemas/index.js';
 import { createFakeContext, httpResponse, stageInput, type FakeContext, type Responder } from '../support/fake-context.js';
 

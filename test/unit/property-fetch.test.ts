@@ -28,7 +28,7 @@ import { acquireSlot, type HostSlot } from '../../stages/host-slot.js';
 import { acquireIp } from '../../stages/ip-slot.js';
 import { parseJsonValue } from '../../pipeline/kv-store.js';
 import { partitionOf } from '../../pipeline/partition.js';
-import { HttpFetchError, type HttpFetchErrorCode, type HttpResponse } from '../../pipeline/adapters/http-client.js';
+import { HttpFetchError, type HttpFetchErrorCode, type HttpResponse } from '../../ports/http.js';
 import {
   decodeAdmitted,
   decodeDiscoveredLinks,

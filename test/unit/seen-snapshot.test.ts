@@ -4,7 +4,7 @@ import { MemoryKvStore } from '../../pipeline/kv-store.js';
 import { PartitionSeenSet } from '../../stages/seen-filter/partition-seen-set.js';
 import { decodeSnapshot, encodeSnapshot, SnapshotError } from '../../stages/seen-filter/snapshot-codec.js';
 import { SnapshotStore } from '../../stages/seen-filter/snapshot-store.js';
-import { KvConflictError } from '../../pipeline/kv-store.js';
+import { KvConflictError } from '../../ports/kv.js';
 
 function filled(n: number, planned = 2048): PartitionSeenSet {
   const set = PartitionSeenSet.empty(planned, 10);

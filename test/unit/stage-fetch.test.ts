@@ -7,7 +7,7 @@ import { acquireIp } from '../../stages/ip-slot.js';
 import { storeValidators } from '../../stages/validators.js';
 import { parseJsonValue } from '../../pipeline/kv-store.js';
 import { partitionOf } from '../../pipeline/partition.js';
-import { HttpFetchError } from '../../pipeline/adapters/http-client.js';
+import { HttpFetchError } from '../../ports/http.js';
 import {
   decodeAdmitted,
   decodeDiscoveredLinks,

@@ -5,7 +5,7 @@ import { serveHost } from '../../stages/politeness-gate/serve-host.js';
 import { jsonValue, parseJsonValue } from '../../pipeline/kv-store.js';
 import { startHostScheduler } from '../../stages/politeness-gate/index.js';
 import { hostQueueSubject } from '../../pipeline/partition.js';
-import type { HttpRequest } from '../../pipeline/adapters/http-client.js';
+import type { HttpRequest } from '../../ports/http.js';
 import { decodeGrant, decodeOutcome, type AdmittedUrl } from '../../schemas/index.js';
 import { asSlot, readTail, releaseSlot, type HostSlot } from '../../stages/host-slot.js';
 import { ipKey, type IpSlot } from '../../stages/ip-slot.js';

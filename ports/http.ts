@@ -1,0 +1,95 @@
+/**
+ * The HTTP port: what a stage may ask of an HTTP client and what it gets back. The crawler's
+ * client (pipeline/adapters/http/) implements it over undici; unit tests use a fake. Errors
+ * come back as one class with a small set of codes, so the fetch policy can reason about them
+ * without knowing the library underneath.
+ */
+
+export interface HttpRequest {
+  url: string;
+  method?: 'GET' | 'HEAD';
+  headers?: Record<string, string>;
+  connectTimeoutMs: number;
+  /** Time allowed from sending the request until the response headers arrive. */
+  headersTimeoutMs: number;
+  /** Time allowed for the whole exchange, body included. */
+  totalTimeoutMs: number;
+  /** Cap on *decoded* body bytes kept; reading stops once reached. */
+  maxBodyBytes: number;
+  /**
+   * A compressed body that inflates more than this many times its size (once past 1 MB
+   * decoded) is a decompression bomb: the request fails. Default 200.
+   */
+  maxDecompressionRatio?: number;
+  /**
+   * Slow-drip servers: once the body has been read for `minRateGraceMs` (default 5000), a
+   * transfer averaging fewer bytes per second than this fails. 0 = off. Default 0.
+   */
+  minBytesPerSecond?: number;
+  minRateGraceMs?: number;
+}
+
+export interface HttpResponse {
+  status: number;
+  /** Lowercased names; repeated headers joined with ', '; set-cookie dropped. Content-Encoding is kept as received even though `body` is decoded. */
+  headers: Record<string, string>;
+  /** At most maxBodyBytes of decoded content. */
+  body: Uint8Array;
+  truncated: boolean;
+  durationMs: number;
+  /** Address of the socket that carried the request, when known. */
+  remoteAddress: string | null;
+  url: string;
+}
+
+export type HttpFetchErrorCode = 'timeout' | 'dns' | 'connect' | 'reset' | 'tls' | 'protocol' | 'refused' | 'other';
+
+export class HttpFetchError extends Error {
+  override readonly name = 'HttpFetchError';
+  readonly code: HttpFetchErrorCode;
+  constructor(code: HttpFetchErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+  }
+
+  /**
+   * The innermost error behind this one: its system code (`ENOTFOUND`, `ECONNREFUSED`, ...)
+   * and its own message, without the "fetching URL: phase:" context. Whether a failure can
+   * heal is judged from it (NXDOMAIN cannot; SERVFAIL can).
+   */
+  get rootCause(): { code: string | null; message: string } {
+    let e: unknown = this;
+    for (let depth = 0; depth < 8; depth++) {
+      const next = (e as { cause?: unknown }).cause;
+      if (next == null || typeof next !== 'object') break;
+      e = next;
+    }
+    const code = (e as { code?: unknown }).code;
+    return { code: typeof code === 'string' ? code : null, message: e instanceof Error ? e.message : String(e) };
+  }
+}
+
+export interface HttpClient {
+  request(req: HttpRequest): Promise<HttpResponse>;
+  close(): Promise<void>;
+}
+
+export const ACCEPT_ENCODING = 'gzip, deflate, br';
+/** Caller headers that would break the client's own framing/decoding or virtual hosting. */
+const RESERVED_HEADERS = new Set(['host', 'accept-encoding', 'connection', 'content-length', 'transfer-encoding', 'keep-alive', 'upgrade']);
+
+/**
+ * The header fields the client sends with a request (undici adds Host and its framing fields):
+ * the caller's, lowercased, minus the ones the client owns, plus User-Agent and
+ * Accept-Encoding. Exported so the archive records the request as it was sent.
+ */
+export function requestHeadersSent(given: Record<string, string> | undefined, userAgent: string): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries(given ?? {})) {
+    const name = k.toLowerCase();
+    if (!RESERVED_HEADERS.has(name)) headers[name] = v;
+  }
+  headers['user-agent'] ??= userAgent;
+  headers['accept-encoding'] = ACCEPT_ENCODING;
+  return headers;
+}
