@@ -97,8 +97,8 @@ async function round(all: ArchivedExchange[]): Promise<{ mainMs: number; process
     };
     // batches by count, not by the 1 s timer: the wall time is then the work, not the waiting
     const sink = new ArchiveSink(warc, captures, { maxRows: 100, maxDelayMs: 1000 });
-    const handle = createArchiveHandler(sink, new MemoryKvStore());
-    const ctx = { settings: { crawlId: 'bench' }, metrics: { count: () => undefined } } as unknown as StageContext;
+    const handle = createArchiveHandler(sink);
+    const ctx = { settings: { crawlId: 'bench' }, metrics: { count: () => undefined }, kv: { digests: new MemoryKvStore() } } as unknown as StageContext;
     const main0 = threadCpuMs(process.pid);
     const cpu0 = process.cpuUsage();
     const t0 = performance.now();

@@ -17,7 +17,7 @@ import { connectNats } from '../pipeline/adapters/nats-connection.js';
 import { startEmbeddedServer } from '../ops/nats/embedded-server.js';
 import { peakRssMb } from './proc-stats.js';
 import { SUBJECTS } from '../ops/nats/edges.js';
-import { pipelineBacklog } from '../pipeline/crawl-node.js';
+import { pipelineBacklog } from '../app/backlog.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const CLI = path.resolve(here, '../cli/main.js');

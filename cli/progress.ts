@@ -1,6 +1,6 @@
 import type { JetStreamManager } from '@nats-io/jetstream';
 import type { StageMetrics } from '../pipeline/metrics.js';
-import { pipelineBacklog } from '../pipeline/crawl-node.js';
+import { pipelineBacklog } from '../app/backlog.js';
 import { formatWaitSummary, type WaitSummary } from '../stages/politeness-gate/index.js';
 
 const mb = (bytes: number) => Math.round(bytes / 1024 / 1024);

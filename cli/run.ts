@@ -5,11 +5,13 @@ import { encodeSeed } from '../schemas/index.js';
 import { SUBJECTS } from '../ops/nats/edges.js';
 import { openKvStores } from '../pipeline/adapters/nats-kv.js';
 import type { KvStore } from '../ports/kv.js';
-import { applyCrawlTopology, pipelineBacklog, readStoredSettings, startStages, storeSettings } from '../pipeline/crawl-node.js';
+import { startNode } from '../app/node.js';
+import { pipelineBacklog } from '../app/backlog.js';
+import { readStoredSettings, storeSettings } from '../app/settings-store.js';
+import { applyCrawlTopology } from '../app/topology.js';
 import { createLogger } from '../pipeline/logger.js';
 import type { LogOptions } from './log-options.js';
 import { STAGE_NAMES } from '../pipeline/stage.js';
-import { openArchiveOutput, openParquetOutput } from './output.js';
 import { compactOutput } from '../pipeline/adapters/duckdb-compact.js';
 import { compactSummaryLine } from './compact.js';
 import { hasEmbeddedStore, natsUrlFromEnv, openCrawlConnection } from './connection.js';
@@ -60,7 +62,7 @@ export async function runCrawl(o: RunOptions): Promise<number> {
   }
   const log = createLogger('crawl', { level: o.logLevel, file: o.logFile });
   const conn = await openCrawlConnection(outDir, 'crawl run');
-  let node: Awaited<ReturnType<typeof startStages>> | undefined;
+  let node: Awaited<ReturnType<typeof startNode>> | undefined;
   let progress: ReturnType<typeof startProgress> | undefined;
   let stopRequested = false;
   const onSignal = () => {
@@ -75,13 +77,7 @@ export async function runCrawl(o: RunOptions): Promise<number> {
     if (!stored && seeds.urls.length === 0) throw new UsageError('no seeds: give --seed URL or --seeds-file FILE (or resume a crawl with --out DIR)');
     const settings = mergeSettings(stored, o);
     await storeSettings(kv, settings);
-    node = await startStages(conn.nc, settings, STAGE_NAMES, {
-      log,
-      openOutput: () => openParquetOutput(outDir),
-      extract: { titles: o.titles !== false, threads: o.extractThreads },
-      openArchive: () => openArchiveOutput(outDir, conn.nc, settings, log),
-      persist: { maxRows: settings.persistBatchRows, maxDelayMs: settings.persistFlushMs },
-    });
+    node = await startNode(conn.nc, settings, STAGE_NAMES, { log, outDir, extract: { titles: o.titles !== false, threads: o.extractThreads } });
     const js = jetstream(conn.nc);
     for (const url of seeds.urls) await js.publish(SUBJECTS.seeds, encodeSeed({ url }));
     log.info({ seeds: seeds.urls.length, out: outDir, crawlId: settings.crawlId, resumed: stored !== null }, 'crawl started');

@@ -7,7 +7,8 @@ import { formatResult, openOutputDatabase } from '../pipeline/adapters/duckdb-vi
 import { sqlString } from '../pipeline/adapters/duckdb-output.js';
 import { openKvStores } from '../pipeline/adapters/nats-kv.js';
 import { streamAccess } from '../pipeline/adapters/stream-access.js';
-import { pipelineBacklog, readStoredSettings } from '../pipeline/crawl-node.js';
+import { pipelineBacklog } from '../app/backlog.js';
+import { readStoredSettings } from '../app/settings-store.js';
 import {
   formatDuration,
   formatWaitSummary,

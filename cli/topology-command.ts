@@ -1,6 +1,7 @@
 import { connectNats } from '../pipeline/adapters/nats-connection.js';
 import { openKvStores } from '../pipeline/adapters/nats-kv.js';
-import { applyCrawlPartitions, applyCrawlTopology, readStoredSettings, storeSettings } from '../pipeline/crawl-node.js';
+import { readStoredSettings, storeSettings } from '../app/settings-store.js';
+import { applyCrawlPartitions, applyCrawlTopology } from '../app/topology.js';
 import { mergeSettings, type SettingsFlags } from './settings-flags.js';
 import { UsageError } from './usage-error.js';
 import { natsUrlFromEnv } from './connection.js';

@@ -1,12 +1,12 @@
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { openKvStores } from '../pipeline/adapters/nats-kv.js';
-import { readStoredSettings, startStages } from '../pipeline/crawl-node.js';
+import { startNode } from '../app/node.js';
+import { readStoredSettings } from '../app/settings-store.js';
 import { createLogger } from '../pipeline/logger.js';
 import type { LogOptions } from './log-options.js';
 import { STAGE_NAMES, type StageName } from '../pipeline/stage.js';
 import { joinCrawl } from './connection.js';
-import { openArchiveOutput, openParquetOutput } from './output.js';
 import { UsageError } from './usage-error.js';
 
 /** `crawl worker --stage NAME`: one stage in this process, joined to a running crawl; start as many as needed. */
@@ -27,11 +27,9 @@ export async function runWorker(o: { stage: string; concurrency?: number; extrac
   try {
     const settings = await readStoredSettings(await openKvStores(nc));
     if (!settings) throw new UsageError('the crawl has no settings yet: start it with `crawl run` or `crawl topology apply` first');
-    const node = await startStages(nc, settings, [stage], {
+    const node = await startNode(nc, settings, [stage], {
       log,
-      openOutput: () => openParquetOutput(outDir),
-      openArchive: () => openArchiveOutput(outDir, nc, settings, log),
-      persist: { maxRows: settings.persistBatchRows, maxDelayMs: settings.persistFlushMs },
+      outDir,
       concurrency: o.concurrency ? { [stage]: o.concurrency } : undefined,
       extract: { threads: o.extractThreads },
     });

@@ -1,5 +1,6 @@
 import type { KvStore } from '../ports/kv.js';
 import type { StreamAccess } from '../ports/streams.js';
+import type { StageInputSpec } from '../ops/nats/consumer-spec.js';
 import type { HttpClient } from '../ports/http.js';
 import type { CrawlSettings } from './settings.js';
 import type { Logger } from './logger.js';
@@ -69,6 +70,8 @@ export interface StageContext {
     fingerprints: KvStore;
     scope: KvStore;
     validators: KvStore;
+    /** WARC-Payload-Digest -> first capture, for the archive's identical-payload revisits */
+    digests: KvStore;
   };
   http: HttpClient;
   /** the largest message the server accepts, so a stage can cap what it emits */
@@ -82,20 +85,6 @@ export interface StageContext {
 /** Something a stage runs beside its consumer (the gate's host scheduler), stopped with it. */
 export interface BackgroundTask {
   stop(): Promise<void>;
-}
-
-export interface StageInputSpec {
-  stream: string;
-  /** durable consumer name: the stage's name */
-  durable: string;
-  /** subjects this consumer reads; empty = the whole stream */
-  filterSubject: string;
-  /** how long the server waits for an ack before redelivering; the runner sends `working()` while a handler runs */
-  ackWaitMs: number;
-  /** upper bound on unacked messages for all instances together (includes messages waiting on a delayed nak) */
-  maxAckPending: number;
-  /** one durable per partition (`partitionInput`) instead of one for the stage: declared once the partition count is known */
-  partitioned?: boolean;
 }
 
 export interface StageDefinition<T = unknown> {
@@ -126,9 +115,4 @@ export interface OpenPartition<T> {
   checkpoint(): Promise<void>;
   /** called once after the partition's consumer stopped and in-flight work finished, while the lease is still held */
   close(): Promise<void>;
-}
-
-/** The consumer of one partition of a partitioned stage: `seen-filter-p3` on `crawl.normalized.3`. */
-export function partitionInput(spec: StageInputSpec, partition: number): StageInputSpec {
-  return { ...spec, durable: `${spec.durable}-p${partition}`, filterSubject: spec.filterSubject.replace(/\*$/, String(partition)) };
 }

@@ -10,7 +10,7 @@ import {
 import { Kvm } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { BUCKETS, EDGES } from './edges.js';
-import { partitionInput, type StageInputSpec } from '../../pipeline/stage.js';
+import { partitionInput, type StageInputSpec } from './consumer-spec.js';
 
 export interface RetentionOptions {
   /** how long each stream keeps its messages (replay window) */

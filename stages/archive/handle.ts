@@ -37,10 +37,10 @@ export async function firstCaptureOf(digests: KvStore, e: ArchivedExchange): Pro
   throw new Error(`archiving ${e.url}: the digest ${digest} keeps changing in the digests bucket`);
 }
 
-export function createArchiveHandler(sink: ArchiveSink, digests: KvStore) {
+export function createArchiveHandler(sink: ArchiveSink) {
   return async function handleArchive(input: StageInput<ArchivedExchange>, ctx: StageContext): Promise<Outcome> {
     const e = input.message;
-    const { other, recordId, payloadDigest } = await firstCaptureOf(digests, e);
+    const { other, recordId, payloadDigest } = await firstCaptureOf(ctx.kv.digests, e);
     const built = await sink.add(
       (warcinfoId) => exchangeRecords(e, warcinfoId, other, recordId, payloadDigest),
       (placed, b) => captureRow(e, b, { filename: placed.filename, offset: placed.offsets[b.main]!, length: placed.lengths[b.main]! }, ctx.settings.crawlId),

@@ -1,4 +1,3 @@
-import type { KvStore } from '../../ports/kv.js';
 import type { StageDefinition } from '../../pipeline/stage.js';
 import { decodeExchange, type ArchivedExchange } from '../../schemas/index.js';
 import { createArchiveHandler } from './handle.js';
@@ -9,15 +8,13 @@ import { repairAbandonedWarcs, type Repaired } from './warc-repair.js';
 
 export { readWarcRecord, type WarcRecordRead } from './read-record.js';
 
-/** What the archive stage writes to: set up by the CLI for an output directory. */
+/** What the archive stage writes to: set up by the composition root (app/outputs.ts) for an output directory. */
 export interface ArchiveOutput {
   outDir: string;
   crawlId: string;
   /** a WARC file is closed and the next one started before it would pass this size */
   maxWarcBytes: number;
   captures: CapturesWriter;
-  /** the digests bucket: payload digest → first capture */
-  digests: KvStore;
   batch: { maxRows: number; maxDelayMs: number };
   /** called with the files left by dead writers and sealed at start */
   onRepaired?: (r: Repaired[]) => void;
@@ -38,7 +35,7 @@ export async function createArchiveStage(out: ArchiveOutput): Promise<StageDefin
     // (up to --max-body-bytes) until then, so this bounds the stage's memory
     defaultConcurrency: 200,
     decode: (_subject, data) => decodeExchange(data),
-    handle: createArchiveHandler(sink, out.digests),
+    handle: createArchiveHandler(sink),
     close: () => sink.close(),
   };
 }

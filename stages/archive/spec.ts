@@ -1,5 +1,5 @@
 import { EDGES } from '../../ops/nats/edges.js';
-import type { StageInputSpec } from '../../pipeline/stage.js';
+import type { StageInputSpec } from '../../ops/nats/consumer-spec.js';
 
 /** archive: every HTTP exchange in (pages on crawl.fetched, the rest on crawl.exchanges); WARC files and `captures` rows out. */
 export const archiveInput: StageInputSpec = {

@@ -1,5 +1,5 @@
 import { EDGES } from '../../ops/nats/edges.js';
-import type { StageInputSpec } from '../../pipeline/stage.js';
+import type { StageInputSpec } from '../../ops/nats/consumer-spec.js';
 
 /** extract: fetched pages in; extracted pages (to simhash) and discovered links (to normalize) out. */
 export const extractInput: StageInputSpec = {

@@ -1,5 +1,5 @@
 import { EDGES } from '../../ops/nats/edges.js';
-import type { StageInputSpec } from '../../pipeline/stage.js';
+import type { StageInputSpec } from '../../ops/nats/consumer-spec.js';
 
 /** fetch: grants in; fetched HTML pages, redirect targets and failure outcomes out. */
 export const fetchInput: StageInputSpec = {

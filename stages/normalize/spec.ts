@@ -1,5 +1,5 @@
 import { EDGES } from '../../ops/nats/edges.js';
-import type { StageInputSpec } from '../../pipeline/stage.js';
+import type { StageInputSpec } from '../../ops/nats/consumer-spec.js';
 
 /** normalize: seeds and discovered links in; canonical in-scope candidates and filtered outcomes out. */
 export const normalizeInput: StageInputSpec = {

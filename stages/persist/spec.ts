@@ -1,5 +1,5 @@
 import { EDGES } from '../../ops/nats/edges.js';
-import type { StageInputSpec } from '../../pipeline/stage.js';
+import type { StageInputSpec } from '../../ops/nats/consumer-spec.js';
 
 /** persist: pages and outcomes in; Parquet files out. Nothing is emitted to streams. */
 export const persistInput: StageInputSpec = {

@@ -53,18 +53,38 @@ export interface HostWaitSources {
  */
 export async function listHostWaits(src: HostWaitSources, now: number): Promise<HostWait[]> {
   const waits: HostWait[] = [];
-  for await (const key of src.hosts.keys()) {
-    if (!key.startsWith(TAIL_PREFIX)) continue;
-    const tailEntry = await src.hosts.get(key);
-    if (!tailEntry) continue;
-    const { host, tail_seq } = parseJsonValue<QueueTail>(tailEntry.value);
-    const slot = await readSlot(src.hosts, host);
-    const cursor = slot ? effectiveCursor(slot, now) : 0;
-    const hasQueued = tail_seq > cursor;
-    if (!hasQueued && !(slot && leaseLive(slot, now))) continue;
-    waits.push(await describeWait(src, host, slot, cursor, hasQueued, now));
+  for await (const busy of busyHosts(src.hosts, now)) {
+    waits.push(await describeWait(src, busy.host, busy.slot, busy.cursor, busy.hasQueued, now));
   }
   return waits.sort((a, b) => (a.until ?? 0) - (b.until ?? 0) || a.host.localeCompare(b.host));
+}
+
+/** Hosts with queued URLs or a request in flight: what an idle check waits for (two KV reads a host). */
+export async function countBusyHosts(hosts: KvStore, now: number): Promise<number> {
+  let n = 0;
+  for await (const _ of busyHosts(hosts, now)) n += 1;
+  return n;
+}
+
+interface BusyHost {
+  host: string;
+  slot: HostSlot | null;
+  /** the host queue's sequence handed out last */
+  cursor: number;
+  hasQueued: boolean;
+}
+
+async function* busyHosts(hosts: KvStore, now: number): AsyncIterable<BusyHost> {
+  for await (const key of hosts.keys()) {
+    if (!key.startsWith(TAIL_PREFIX)) continue;
+    const tailEntry = await hosts.get(key);
+    if (!tailEntry) continue;
+    const { host, tail_seq } = parseJsonValue<QueueTail>(tailEntry.value);
+    const slot = await readSlot(hosts, host);
+    const cursor = slot ? effectiveCursor(slot, now) : 0;
+    const hasQueued = tail_seq > cursor;
+    if (hasQueued || (slot && leaseLive(slot, now))) yield { host, slot, cursor, hasQueued };
+  }
 }
 
 async function describeWait(

@@ -1,5 +1,5 @@
 import { EDGES } from '../../ops/nats/edges.js';
-import type { StageInputSpec } from '../../pipeline/stage.js';
+import type { StageInputSpec } from '../../ops/nats/consumer-spec.js';
 
 /**
  * politeness-gate: admitted URLs in (queued per host at once); fetch grants (holding the

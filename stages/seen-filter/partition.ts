@@ -1,5 +1,6 @@
 import { decodeCandidate, type CandidateUrl } from '../../schemas/index.js';
-import { partitionInput, type OpenPartition, type StageContext, type StageDefinition } from '../../pipeline/stage.js';
+import { type OpenPartition, type StageContext, type StageDefinition } from '../../pipeline/stage.js';
+import { partitionInput } from '../../ops/nats/consumer-spec.js';
 import { handleSeenFilter } from './handle.js';
 import { PartitionSeenSet } from './partition-seen-set.js';
 import { decodeSnapshot, encodeSnapshot } from './snapshot-codec.js';

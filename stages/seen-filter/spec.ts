@@ -1,5 +1,5 @@
 import { EDGES } from '../../ops/nats/edges.js';
-import type { StageInputSpec } from '../../pipeline/stage.js';
+import type { StageInputSpec } from '../../ops/nats/consumer-spec.js';
 
 /**
  * seen-filter: candidates in; URLs never admitted before out to the politeness gate.

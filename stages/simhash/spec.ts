@@ -1,5 +1,5 @@
 import { EDGES } from '../../ops/nats/edges.js';
-import type { StageInputSpec } from '../../pipeline/stage.js';
+import type { StageInputSpec } from '../../ops/nats/consumer-spec.js';
 
 /** simhash: extracted pages in; pages with their fingerprint and near-duplicate verdict out. */
 export const simhashInput: StageInputSpec = {

@@ -10,7 +10,7 @@ import { openKvStores } from '../../pipeline/adapters/nats-kv.js';
 import { silentLogger } from '../../pipeline/logger.js';
 import { StageMetrics } from '../../pipeline/metrics.js';
 import { subjectFor } from '../../pipeline/partition.js';
-import { runReplay } from '../../pipeline/replay.js';
+import { runReplay } from '../../app/replay.js';
 import { parseSettings } from '../../pipeline/settings.js';
 import { EDGES } from '../../ops/nats/edges.js';
 import { encodeFetched } from '../../schemas/index.js';

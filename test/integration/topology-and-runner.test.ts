@@ -3,13 +3,15 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { jetstream } from '@nats-io/jetstream';
 import { NatsKvStore, openKvStores } from '../../pipeline/adapters/nats-kv.js';
-import { applyCrawlPartitions, applyCrawlTopology, pipelineBacklog, startStages } from '../../pipeline/crawl-node.js';
-import { partitionInput } from '../../pipeline/stage.js';
+import { startNode } from '../../app/node.js';
+import { pipelineBacklog } from '../../app/backlog.js';
+import { applyCrawlPartitions, applyCrawlTopology } from '../../app/topology.js';
+import { partitionInput } from '../../ops/nats/consumer-spec.js';
 import { KvConflictError } from '../../ports/kv.js';
 import { silentLogger } from '../../pipeline/logger.js';
 import { parseSettings } from '../../pipeline/settings.js';
 import { BUCKETS, EDGES } from '../../ops/nats/edges.js';
-import { STAGE_INPUTS } from '../../stages/index.js';
+import { STAGE_INPUTS } from '../../app/stage-registry.js';
 import { decodeAdmitted, decodeDeadLetter, decodeDiscoveredLinks, decodeExtracted, encodeCandidate, encodeFetched } from '../../schemas/index.js';
 import { partitionOf } from '../../pipeline/partition.js';
 import { useTestNats } from '../support/nats-server.js';
@@ -52,7 +54,7 @@ describe('topology, KV and runner on a real nats-server', () => {
 
   it('runs a stage: a valid message is handled and acked, a malformed one is dead-lettered with its reason', async () => {
     const settings = parseSettings({ crawlId: 'it', partitions: 4 });
-    const node = await startStages(nats.nc, settings, ['seen-filter'], { log: silentLogger() });
+    const node = await startNode(nats.nc, settings, ['seen-filter'], { log: silentLogger() });
     const js = jetstream(nats.nc);
     const host = 'h1.example.com';
     await js.publish(
@@ -82,7 +84,7 @@ describe('topology, KV and runner on a real nats-server', () => {
 
   it('runs extract in worker threads: a page comes out extracted, an undecodable message is dead-lettered with the bytes it had', async () => {
     const settings = parseSettings({ crawlId: 'it', partitions: 4 });
-    const node = await startStages(nats.nc, settings, ['extract'], { log: silentLogger(), extract: { threads: 1 } });
+    const node = await startNode(nats.nc, settings, ['extract'], { log: silentLogger(), extract: { threads: 1 } });
     const js = jetstream(nats.nc);
     const host = 'h2.example.com';
     const P = partitionOf(host, 4);
@@ -113,7 +115,7 @@ describe('topology, KV and runner on a real nats-server', () => {
   });
 
   it('every edge a stage emits to is read by some stage (except dead letters and results read by persist)', async () => {
-    const { buildStage } = await import('../../stages/index.js');
+    const { buildStage } = await import('../../app/stage-registry.js');
     // the host queues are read by the gate's scheduler by subject and sequence, not by a consumer
     const consumed = new Set([...STAGE_INPUTS.map((s) => s.stream), EDGES.hostq.stream]);
     for (const name of ['normalize', 'seen-filter', 'politeness-gate', 'fetch', 'extract', 'simhash'] as const) {

@@ -107,6 +107,7 @@ export interface FakeKv {
   fingerprints: MemoryKvStore;
   scope: MemoryKvStore;
   validators: MemoryKvStore;
+  digests: MemoryKvStore;
 }
 
 /**
@@ -186,6 +187,7 @@ export function createFakeContext(overrides: FakeContextOptions = {}): FakeConte
       fingerprints: overrides.kv?.fingerprints ?? new MemoryKvStore(),
       scope: overrides.kv?.scope ?? new MemoryKvStore(),
       validators: overrides.kv?.validators ?? new MemoryKvStore(),
+      digests: overrides.kv?.digests ?? new MemoryKvStore(),
     },
     http: fakeHttp(overrides.respond),
     maxPayloadBytes: overrides.maxPayloadBytes ?? 8 * 1024 * 1024,

@@ -6,7 +6,7 @@ import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { startEmbeddedServer, type EmbeddedServer } from '../../ops/nats/embedded-server.js';
 import { connectNats } from '../../pipeline/adapters/nats-connection.js';
-import { applyCrawlTopology, type TopologyOptions } from '../../pipeline/crawl-node.js';
+import { applyCrawlTopology, type TopologyOptions } from '../../app/topology.js';
 
 /** A real nats-server with JetStream on a free loopback port and a temporary store; `stop` removes both. */
 export async function startTestNats(): Promise<EmbeddedServer & { cleanup(): Promise<void> }> {

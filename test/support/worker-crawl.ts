@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connectNats } from '../../pipeline/adapters/nats-connection.js';
 import { openKvStores } from '../../pipeline/adapters/nats-kv.js';
-import { pipelineBacklog } from '../../pipeline/crawl-node.js';
+import { pipelineBacklog } from '../../app/backlog.js';
 import type { TestWeb } from '../../testweb/index.js';
 import { startCli, type CliRun } from './crawl-cli.js';
 import { startTestNats } from './nats-server.js';

@@ -1,20 +1,20 @@
 import type { StageDefinition, StageName } from '../pipeline/stage.js';
-import { normalizeStage } from './normalize/index.js';
-import { seenFilterStage } from './seen-filter/index.js';
-import { politenessGateStage } from './politeness-gate/index.js';
-import { fetchStage } from './fetch/index.js';
-import { createExtractStage, type ExtractStageOptions } from './extract/index.js';
-import { simhashStage } from './simhash/index.js';
-import { createPersistStage, type OutputWriter } from './persist/index.js';
-import { normalizeInput } from './normalize/spec.js';
-import { seenFilterInput } from './seen-filter/spec.js';
-import { gateInput } from './politeness-gate/spec.js';
-import { fetchInput } from './fetch/spec.js';
-import { extractInput } from './extract/spec.js';
-import { simhashInput } from './simhash/spec.js';
-import { persistInput } from './persist/spec.js';
-import { createArchiveStage, type ArchiveOutput } from './archive/index.js';
-import { archiveInput } from './archive/spec.js';
+import { normalizeStage } from '../stages/normalize/index.js';
+import { seenFilterStage } from '../stages/seen-filter/index.js';
+import { politenessGateStage } from '../stages/politeness-gate/index.js';
+import { fetchStage } from '../stages/fetch/index.js';
+import { createExtractStage, type ExtractStageOptions } from '../stages/extract/index.js';
+import { simhashStage } from '../stages/simhash/index.js';
+import { createPersistStage, type OutputWriter } from '../stages/persist/index.js';
+import { normalizeInput } from '../stages/normalize/spec.js';
+import { seenFilterInput } from '../stages/seen-filter/spec.js';
+import { gateInput } from '../stages/politeness-gate/spec.js';
+import { fetchInput } from '../stages/fetch/spec.js';
+import { extractInput } from '../stages/extract/spec.js';
+import { simhashInput } from '../stages/simhash/spec.js';
+import { persistInput } from '../stages/persist/spec.js';
+import { createArchiveStage, type ArchiveOutput } from '../stages/archive/index.js';
+import { archiveInput } from '../stages/archive/spec.js';
 
 /** Every stage's consumer, for the topology: derived from the stage specs, declared once. */
 export const STAGE_INPUTS = [normalizeInput, seenFilterInput, gateInput, fetchInput, extractInput, simhashInput, persistInput, archiveInput];

@@ -1,6 +1,4 @@
 import { openParquetOutput as openOutput } from '../pipeline/adapters/duckdb-output.js';
-import type { NatsConnection } from '@nats-io/transport-node';
-import { openKvStores } from '../pipeline/adapters/nats-kv.js';
 import type { Logger } from '../pipeline/logger.js';
 import type { CrawlSettings } from '../pipeline/settings.js';
 import type { ArchiveOutput } from '../stages/archive/index.js';
@@ -16,17 +14,13 @@ export async function openParquetOutput(outDir: string): Promise<OutputWriter> {
   return openOutput(outDir, { staleTmpAgeMs: 10 * 60 * 1000, threads: 1, memoryLimit: '256MB' });
 }
 
-/**
- * The archive stage's output in a local directory: WARC files under `warc/`, rows in
- * `captures/`, and the digests bucket for identical-payload revisits.
- */
-export async function openArchiveOutput(outDir: string, nc: NatsConnection, settings: CrawlSettings, log: Logger): Promise<ArchiveOutput> {
+/** The archive stage's output in a local directory: WARC files under `warc/`, rows in `captures/`. */
+export async function openArchiveOutput(outDir: string, settings: CrawlSettings, log: Logger): Promise<ArchiveOutput> {
   return {
     outDir,
     crawlId: settings.crawlId,
     maxWarcBytes: settings.warcMaxBytes,
     captures: await openParquetOutput(outDir),
-    digests: (await openKvStores(nc)).digests,
     batch: { maxRows: settings.persistBatchRows, maxDelayMs: settings.persistFlushMs },
     onRepaired: (repaired) => {
       for (const r of repaired) log.warn({ file: r.file, cutBytes: r.cutBytes }, 'WARC file of a dead writer sealed (torn tail cut)');

@@ -1,0 +1,46 @@
+import type { JetStreamManager } from '@nats-io/jetstream';
+import type { StageInputSpec } from '../ops/nats/consumer-spec.js';
+import type { KvStore } from '../ports/kv.js';
+import { countBusyHosts } from '../stages/politeness-gate/index.js';
+import { STAGE_INPUTS } from './stage-registry.js';
+
+export interface PipelineBacklog {
+  /** messages not yet handled, per stage */
+  perStage: Record<string, number>;
+  total: number;
+}
+
+/**
+ * Undelivered plus unacknowledged messages of every stage consumer, plus (when the hosts
+ * bucket is given and the consumers are empty) the hosts whose queues still hold URLs or
+ * whose request is still in flight: URLs waiting for their host are not in any consumer.
+ */
+export async function pipelineBacklog(jsm: JetStreamManager, hosts?: KvStore): Promise<PipelineBacklog> {
+  const perStage: Record<string, number> = {};
+  let total = 0;
+  for (const spec of STAGE_INPUTS) {
+    const n = spec.partitioned ? await partitionedBacklog(jsm, spec) : await consumerBacklog(jsm, spec.stream, spec.durable);
+    perStage[spec.durable] = n;
+    total += n;
+  }
+  if (hosts && total === 0) {
+    const busy = await countBusyHosts(hosts, Date.now());
+    perStage['host-queues'] = busy;
+    total += busy;
+  }
+  return { perStage, total };
+}
+
+async function consumerBacklog(jsm: JetStreamManager, stream: string, durable: string): Promise<number> {
+  const info = await jsm.consumers.info(stream, durable);
+  return info.num_pending + info.num_ack_pending;
+}
+
+/** the sum over a partitioned stage's per-partition consumers (those declared so far) */
+async function partitionedBacklog(jsm: JetStreamManager, spec: StageInputSpec): Promise<number> {
+  let n = 0;
+  for await (const info of jsm.consumers.list(spec.stream)) {
+    if (/^\d+$/.test(info.name.slice(spec.durable.length + 2)) && info.name.startsWith(`${spec.durable}-p`)) n += info.num_pending + info.num_ack_pending;
+  }
+  return n;
+}

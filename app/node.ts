@@ -1,0 +1,111 @@
+import { jetstreamManager } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { createHttpClient } from '../pipeline/adapters/http-client.js';
+import { parseResolveRule } from '../pipeline/adapters/resolve-map.js';
+import { streamAccess } from '../pipeline/adapters/stream-access.js';
+import { hostAddressResolver } from '../pipeline/adapters/host-address.js';
+import { DnsCache } from '../pipeline/adapters/dns-cache.js';
+import { openKvStores, type KvStores } from '../pipeline/adapters/nats-kv.js';
+import type { Logger } from '../pipeline/logger.js';
+import { StageMetrics } from '../pipeline/metrics.js';
+import { StageRunner } from '../pipeline/runner.js';
+import { PartitionOwner } from '../pipeline/partition-owner.js';
+import type { CrawlSettings } from '../pipeline/settings.js';
+import type { StageContext, StageName } from '../pipeline/stage.js';
+import type { HttpClient } from '../ports/http.js';
+import { applyPartitionConsumers } from '../ops/nats/topology.js';
+import { defaultExtractThreads, type ExtractStageOptions } from '../stages/extract/index.js';
+import { buildStage, type StageFactoryOptions } from './stage-registry.js';
+import { openArchiveOutput, openParquetOutput } from './outputs.js';
+
+export interface CrawlNode {
+  metrics: StageMetrics;
+  stop(): Promise<void>;
+}
+
+/**
+ * What a process's stages share: KV buckets, metrics, the HTTP client (with `--resolve` and the
+ * DNS cache) and stream access, on one connection. The caller closes `http`.
+ */
+export async function createNodeContext(
+  nc: NatsConnection,
+  settings: CrawlSettings,
+  log: Logger,
+): Promise<{ ctx: StageContext; kv: KvStores; http: HttpClient }> {
+  const kv = await openKvStores(nc);
+  const resolveRules = settings.resolve.map(parseResolveRule);
+  const dns = new DnsCache({
+    minTtlMs: settings.dnsMinTtlMs,
+    maxTtlMs: settings.dnsMaxTtlMs,
+    negativeTtlMs: settings.dnsNegativeTtlMs,
+    servers: settings.dnsServers,
+  });
+  const http = createHttpClient({ userAgent: settings.userAgent, resolve: resolveRules, dns, allowNetworks: settings.allowNetworks });
+  const ctx: StageContext = {
+    settings,
+    clock: { now: () => Date.now() },
+    log,
+    metrics: new StageMetrics(),
+    kv,
+    http,
+    maxPayloadBytes: nc.info?.max_payload ?? 1024 * 1024,
+    streams: streamAccess(nc),
+    resolveHost: hostAddressResolver(resolveRules, dns),
+  };
+  return { ctx, kv, http };
+}
+
+export interface NodeOptions {
+  log: Logger;
+  /** the output directory persist and archive write to (needed only when they run here) */
+  outDir?: string;
+  /** extract's options; a node parses in worker threads unless `threads` says otherwise */
+  extract?: ExtractStageOptions;
+  /** messages each stage handles at once in this process, instead of its default */
+  concurrency?: Partial<Record<StageName, number>>;
+}
+
+/**
+ * Runs the named stages in this process against one NATS connection: `crawl run` runs them
+ * all, `crawl worker --stage X` one. Persist and archive write to `outDir`. Stopping drains:
+ * no new messages, in-flight ones finish, persist flushes.
+ */
+export async function startNode(nc: NatsConnection, settings: CrawlSettings, stages: readonly StageName[], opts: NodeOptions): Promise<CrawlNode> {
+  const { ctx, kv, http } = await createNodeContext(nc, settings, opts.log);
+  const outDir = opts.outDir;
+  const factory: StageFactoryOptions = {
+    extract: { ...opts.extract, threads: opts.extract?.threads ?? defaultExtractThreads() },
+    persist: { maxRows: settings.persistBatchRows, maxDelayMs: settings.persistFlushMs },
+    ...(outDir
+      ? { openOutput: () => openParquetOutput(outDir), openArchive: () => openArchiveOutput(outDir, settings, opts.log) }
+      : {}),
+  };
+  const runners: Array<{ stop(): Promise<void> }> = [];
+  for (const name of stages) {
+    const def = await buildStage(name, factory);
+    const concurrency = opts.concurrency?.[name] ?? def.defaultConcurrency;
+    if (def.openPartition) {
+      // a partitioned stage (seen-filter): one consumer per partition held, under a lease
+      await applyPartitionConsumers(await jetstreamManager(nc), [def.input], settings.partitions);
+      const owner = new PartitionOwner(nc, def, ctx, { concurrency, leases: kv.seen });
+      await owner.start();
+      runners.push(owner);
+      continue;
+    }
+    const runner = new StageRunner(nc, def, ctx, { concurrency });
+    await runner.start();
+    runners.push(runner);
+  }
+  let stopping: Promise<void> | undefined;
+  return {
+    metrics: ctx.metrics,
+    stop() {
+      stopping ??= (async () => {
+        // upstream first, so fewer messages are caught between stages
+        for (const runner of runners) await runner.stop();
+        await http.close();
+      })();
+      return stopping;
+    },
+  };
+}

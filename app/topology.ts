@@ -1,0 +1,24 @@
+import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { applyPartitionConsumers, applyTopology, type RetentionPolicyFor } from '../ops/nats/topology.js';
+import { STAGE_INPUTS } from './stage-registry.js';
+
+export interface TopologyOptions {
+  /** declare the per-partition consumers of partitioned stages for this many partitions */
+  partitions?: number;
+  /** stream limits (age, bytes) to apply; streams it does not mention keep theirs */
+  retention?: RetentionPolicyFor;
+}
+
+/** Every stream, consumer and bucket of the crawl, from the stage specs: idempotent. */
+export async function applyCrawlTopology(nc: NatsConnection, opts: TopologyOptions = {}): Promise<JetStreamManager> {
+  const jsm = await jetstreamManager(nc);
+  await applyTopology(nc, jsm, STAGE_INPUTS, opts.retention);
+  if (opts.partitions !== undefined) await applyPartitionConsumers(jsm, STAGE_INPUTS, opts.partitions);
+  return jsm;
+}
+
+/** The per-partition consumers (seen-filter), once the crawl's partition count is known. */
+export async function applyCrawlPartitions(jsm: JetStreamManager, partitions: number): Promise<void> {
+  await applyPartitionConsumers(jsm, STAGE_INPUTS, partitions);
+}
