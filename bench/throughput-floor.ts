@@ -33,7 +33,8 @@ import { startTestWeb } from '../testweb/index.js';
 import { startEmbeddedServer } from '../ops/nats/embedded-server.js';
 import { cpuSeconds } from './proc-stats.js';
 import { baseHeaders, newRecordId, warcRecordBytes } from '../stages/archive/warc-record.js';
-import { contentDigest, simhash64 } from '../stages/simhash/simhash.js';
+import { simhash64 } from '../stages/simhash/simhash.js';
+import { contentDigest } from '../stages/shared/content-digest.js';
 import { kvWrites, throughEdges, type FloorPage } from './floor-dataflow.js';
 import { eachLimited, median } from './stats.js';
 

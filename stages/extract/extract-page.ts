@@ -1,10 +1,10 @@
 import { decodeFetched, encodeDiscoveredLinks, encodeExtracted, type FetchedPage } from '../../schemas/index.js';
 import { subjectFor } from '../../pipeline/partition.js';
 import type { Emit } from '../../pipeline/stage.js';
-import { contentDigest } from '../simhash/simhash.js';
+import { contentDigest } from '../shared/content-digest.js';
 import { decodeBody } from './decode-body.js';
 import { extractHtml, type ExtractedHtml } from './extract-html.js';
-import { cutToBytes, MESSAGE_SLACK_BYTES, utf8Length, withinBudget } from '../message-budget.js';
+import { cutToBytes, MESSAGE_SLACK_BYTES, utf8Length, withinBudget } from '../shared/messages/message-budget.js';
 
 /**
  * Everything extracting a page depends on besides the page: plain data, so that the work

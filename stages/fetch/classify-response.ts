@@ -1,4 +1,5 @@
 import type { HttpResponse } from '../../ports/http.js';
+import { parseContentType } from '../shared/content-type.js';
 
 export type ResponseClass =
   | { kind: 'html'; mimeType: string; charset: string | null }
@@ -6,18 +7,6 @@ export type ResponseClass =
   | { kind: 'http_error'; reason: string }
   | { kind: 'pdf'; mimeType: string }
   | { kind: 'unsupported_content'; mimeType: string; reason: string };
-
-/** `text/html; charset=UTF-8` → { mimeType: 'text/html', charset: 'utf-8' } */
-export function parseContentType(header: string | undefined): { mimeType: string; charset: string | null } {
-  if (!header) return { mimeType: '', charset: null };
-  const [type, ...params] = header.split(';');
-  let charset: string | null = null;
-  for (const p of params) {
-    const [k, v] = p.split('=');
-    if (k?.trim().toLowerCase() === 'charset' && v) charset = v.trim().replace(/^"|"$/g, '').toLowerCase();
-  }
-  return { mimeType: (type ?? '').trim().toLowerCase(), charset };
-}
 
 /** What is extracted and stored as a page unless the crawl says otherwise (`--page-type`). */
 export const DEFAULT_PAGE_TYPES: readonly string[] = ['text/html', 'application/xhtml+xml'];

@@ -8,19 +8,19 @@ import {
 import { HttpFetchError, type HttpResponse } from '../../ports/http.js';
 import { subjectFor } from '../../pipeline/partition.js';
 import { emit, type Emit, type Outcome, type StageContext, type StageInput } from '../../pipeline/stage.js';
-import { confirmLease, emptySlot, readSlot, releaseSlot } from '../host-slot.js';
-import { nextPacing, type FetchFeedback } from '../host-pacing.js';
-import { judgeFetch } from './failure-policy.js';
+import { confirmLease, emptySlot, readSlot, releaseSlot } from '../shared/host-state/host-slot.js';
+import { nextPacing, type FetchFeedback } from '../shared/host-state/host-pacing.js';
+import { judgeFetch } from '../shared/failure-policy.js';
 import { harvestPdfLinks } from './pdf-links.js';
-import { MESSAGE_SLACK_BYTES, utf8Length, withinBudget } from '../message-budget.js';
-import { conditionalHeaders, readValidators, type Validators } from '../validators.js';
-import { extendIp, releaseIp } from '../ip-slot.js';
-import { pacingOf } from '../politeness-gate/robots-gate.js';
-import { stableId } from '../stage-ids.js';
-import { outcomeEmit } from '../outcome-emit.js';
+import { MESSAGE_SLACK_BYTES, utf8Length, withinBudget } from '../shared/messages/message-budget.js';
+import { conditionalHeaders, readValidators, type Validators } from '../shared/validators.js';
+import { extendIp, releaseIp } from '../shared/host-state/ip-slot.js';
+import { pacingOf } from '../shared/host-state/host-pacing.js';
+import { stableId } from '../shared/messages/stage-ids.js';
+import { outcomeEmit } from '../shared/messages/outcome-emit.js';
 import { classifyResponse } from './classify-response.js';
 import { MESSAGE_OVERHEAD_BYTES } from './spec.js';
-import { exchangeEmit, exchangeInfo, type ExchangeFacts } from '../exchange-emit.js';
+import { exchangeEmit, exchangeInfo, type ExchangeFacts } from '../shared/messages/exchange-emit.js';
 
 /** Redirect hops followed from the URL first linked; one more is refused. */
 export const MAX_REDIRECTS = 5;

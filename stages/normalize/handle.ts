@@ -14,9 +14,9 @@ import { checkScope, parsePattern } from './scope.js';
 import { ScopeCache } from './scope-cache.js';
 import { RecentUrls } from './recent-urls.js';
 import { pathOf, repeatedSegments } from './traps.js';
-import { stableId } from '../stage-ids.js';
-import { perKey } from '../per-key.js';
-import { outcomeEmit } from '../outcome-emit.js';
+import { stableId } from '../shared/messages/stage-ids.js';
+import { perKey } from '../shared/per-key.js';
+import { outcomeEmit } from '../shared/messages/outcome-emit.js';
 
 export type NormalizeInput = { kind: 'seed'; seed: SeedMessage } | { kind: 'links'; links: DiscoveredLinks };
 

@@ -1,9 +1,9 @@
 import { HttpFetchError, type HttpClient } from '../../ports/http.js';
-import { hostDead } from '../fetch/failure-policy.js';
+import { hostDead } from '../shared/failure-policy.js';
 import type { CrawlSettings } from '../../pipeline/settings.js';
 import type { StreamAccess } from '../../ports/streams.js';
-import { exchangeEmit, type ExchangeFacts } from '../exchange-emit.js';
-import { stableId } from '../stage-ids.js';
+import { exchangeEmit, type ExchangeFacts } from '../shared/messages/exchange-emit.js';
+import { stableId } from '../shared/messages/stage-ids.js';
 import { recordFromResponse } from './robots-fetch-policy.js';
 import type { RobotsRecord } from './robots-rules.js';
 

@@ -1,7 +1,7 @@
 import { encodeAdmitted, type AdmittedUrl } from '../../schemas/index.js';
 import { hostQueueSubject } from '../../pipeline/partition.js';
 import { emit, type Outcome, type StageContext, type StageInput } from '../../pipeline/stage.js';
-import { noteQueued } from '../host-slot.js';
+import { noteQueued } from '../shared/host-state/host-slot.js';
 import { judgeNewUrl, trapOutcome } from './trap-check.js';
 
 /**

@@ -4,7 +4,7 @@ import { parseJsonValue } from '../../pipeline/kv-store.js';
 import { type KvStore } from '../../ports/kv.js';
 import type { StreamAccess } from '../../ports/streams.js';
 import { EDGES } from '../../ops/nats/edges.js';
-import { effectiveCursor, leaseLive, readSlot, TAIL_PREFIX, type HostSlot, type QueueTail } from '../host-slot.js';
+import { effectiveCursor, leaseLive, readSlot, TAIL_PREFIX, type HostSlot, type QueueTail } from '../shared/host-state/host-slot.js';
 import type { RobotsCache } from './robots-cache.js';
 
 /**

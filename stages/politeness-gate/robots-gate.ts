@@ -1,11 +1,11 @@
 import type { StageContext } from '../../pipeline/stage.js';
-import { releaseSlot } from '../host-slot.js';
-import { releaseIp } from '../ip-slot.js';
-import { feedbackForStatus } from '../fetch/failure-policy.js';
+import { releaseSlot } from '../shared/host-state/host-slot.js';
+import { releaseIp } from '../shared/host-state/ip-slot.js';
+import { feedbackForStatus } from '../shared/failure-policy.js';
 import { takeHost } from './take-host.js';
-import type { FetchFeedback, PacingSettings } from '../host-pacing.js';
-import { perKey } from '../per-key.js';
-import { stableId } from '../stage-ids.js';
+import { pacingOf, type FetchFeedback } from '../shared/host-state/host-pacing.js';
+import { perKey } from '../shared/per-key.js';
+import { stableId } from '../shared/messages/stage-ids.js';
 import { robotsCacheFor } from './robots-cache.js';
 import { fetchRobots } from './fetch-robots.js';
 import { ROBOTS_LEASE_MS } from './spec.js';
@@ -21,14 +21,6 @@ export function hostDelayMs(crawlDelayMs: number | null, ctx: StageContext, host
   }
   return Math.max(delay, ctx.settings.minDelayMs);
 }
-
-export const pacingOf = (ctx: StageContext): PacingSettings => ({
-  adaptiveDelayFactor: ctx.settings.adaptiveDelayFactor,
-  backoffBaseMs: ctx.settings.backoffBaseMs,
-  maxBackoffMs: ctx.settings.maxBackoffMs,
-  pauseAfterFailures: ctx.settings.pauseAfterFailures,
-  pauseMs: ctx.settings.pauseMs,
-});
 
 /**
  * Fetches robots.txt of `origin` holding the host's lease, like any request, so it counts

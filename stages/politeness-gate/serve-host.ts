@@ -2,11 +2,11 @@ import { decodeAdmitted, encodeGrant, type AdmittedUrl } from '../../schemas/ind
 import { hostQueueSubject, subjectFor } from '../../pipeline/partition.js';
 import type { Emit, StageContext } from '../../pipeline/stage.js';
 import { EDGES } from '../../ops/nats/edges.js';
-import { effectiveCursor, hasWork, readSlot, readTail, readyAt, skipQueued, undoAcquire } from '../host-slot.js';
-import { releaseIp } from '../ip-slot.js';
+import { effectiveCursor, hasWork, readSlot, readTail, readyAt, skipQueued, undoAcquire } from '../shared/host-state/host-slot.js';
+import { releaseIp } from '../shared/host-state/ip-slot.js';
 import { takeHost } from './take-host.js';
-import { stableId } from '../stage-ids.js';
-import { outcomeEmit } from '../outcome-emit.js';
+import { stableId } from '../shared/messages/stage-ids.js';
+import { outcomeEmit } from '../shared/messages/outcome-emit.js';
 import { GRANT_LEASE_MS } from './spec.js';
 import { hostDelayMs, refreshRobots, robotsOf } from './robots-gate.js';
 

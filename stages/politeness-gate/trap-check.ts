@@ -1,9 +1,9 @@
 import type { AdmittedUrl } from '../../schemas/index.js';
 import type { Emit, StageContext, StageInput } from '../../pipeline/stage.js';
-import { countNewUrl, trapDefencesOn, trapLimitsOf, type TrapVerdict } from '../trap-tally.js';
-import { urlPattern } from '../url-pattern.js';
-import { stableId } from '../stage-ids.js';
-import { outcomeEmit } from '../outcome-emit.js';
+import { countNewUrl, trapDefencesOn, trapLimitsOf, type TrapVerdict } from '../shared/traps/trap-tally.js';
+import { urlPattern } from '../shared/traps/url-pattern.js';
+import { stableId } from '../shared/messages/stage-ids.js';
+import { outcomeEmit } from '../shared/messages/outcome-emit.js';
 
 /**
  * The crawl-trap defences of the gate's intake: everything reaching it is a URL new to the

@@ -2,8 +2,8 @@ import { encodeAdmitted, type AdmittedUrl, type CandidateUrl } from '../../schem
 import { casUpdate } from '../../pipeline/kv-store.js';
 import { subjectFor } from '../../pipeline/partition.js';
 import { emit, type Emit, type Outcome, type StageContext, type StageInput } from '../../pipeline/stage.js';
-import { stableId } from '../stage-ids.js';
-import { outcomeEmit } from '../outcome-emit.js';
+import { stableId } from '../shared/messages/stage-ids.js';
+import { outcomeEmit } from '../shared/messages/outcome-emit.js';
 import type { PartitionSeenSet } from './partition-seen-set.js';
 
 const admittedCounter = (crawlId: string) => `admitted-count.${crawlId}`;

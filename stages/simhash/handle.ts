@@ -3,8 +3,8 @@ import { subjectFor } from '../../pipeline/partition.js';
 import { emit, type Outcome, type StageContext, type StageInput } from '../../pipeline/stage.js';
 import { findOriginal } from './find-original.js';
 import { simhashAndWords, simhashToHex } from './simhash.js';
-import { notePage } from '../trap-tally.js';
-import { urlPattern } from '../url-pattern.js';
+import { notePage } from '../shared/traps/trap-tally.js';
+import { urlPattern } from '../shared/traps/url-pattern.js';
 
 /** Pages with fewer words than this are not compared: short texts collide by chance. */
 const MIN_WORDS_FOR_NEAR_DUP = 20;

@@ -1,14 +1,13 @@
 /**
  * 64-bit SimHash (Charikar) over word shingles, plus helpers to compare, serialize and
- * index fingerprints, and a WARC-style content digest.
+ * index fingerprints (the exact digest is shared/content-digest.ts).
  *
  * Hot path avoids BigInt: each word is hashed once (murmur3-style over UTF-16 code units)
  * and finalized into two 32-bit lanes, each shingle hash is a mix of its words' lane
  * hashes, and 64 per-bit counters are accumulated with plain 32-bit integer ops (4 bits
  * per add, SWAR style). BigInt is only used to assemble the final fingerprint.
  */
-import { createHash } from 'node:crypto';
-import { fmix32 } from '../hash32.js';
+import { fmix32 } from '../shared/hash32.js';
 
 export const DEFAULT_SHINGLE_SIZE = 3;
 export const DEFAULT_BLOCK_K = 3;
@@ -264,34 +263,4 @@ export function blockKeys(h: bigint, k: number = DEFAULT_BLOCK_K): string[] {
     keys[i] = `b${i}-${value.toString(16).padStart(Math.ceil(bits / 4), '0')}`;
   }
   return keys;
-}
-
-const BASE32_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
-
-/** RFC 4648 base32, uppercase, no padding. */
-export function base32Encode(bytes: Uint8Array): string {
-  let out = '';
-  let buffer = 0;
-  let bits = 0;
-  for (let i = 0; i < bytes.length; i++) {
-    buffer = ((buffer << 8) | bytes[i]!) & 0xffff;
-    bits += 8;
-    while (bits >= 5) {
-      bits -= 5;
-      out += BASE32_ALPHABET[(buffer >>> bits) & 31];
-    }
-  }
-  if (bits > 0) out += BASE32_ALPHABET[(buffer << (5 - bits)) & 31];
-  return out;
-}
-
-/**
- * WARC / Common Crawl style payload digest: 'sha1:' + base32(SHA-1). Strings are hashed
- * as UTF-8; parts are hashed as their concatenation.
- */
-export function contentDigest(bytes: Uint8Array | string | readonly Uint8Array[]): string {
-  const hash = createHash('sha1');
-  if (Array.isArray(bytes)) for (const part of bytes as readonly Uint8Array[]) hash.update(part);
-  else hash.update(bytes as Uint8Array | string);
-  return 'sha1:' + base32Encode(hash.digest());
 }

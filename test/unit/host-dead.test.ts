@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { HttpFetchError, type HttpFetchErrorCode } from '../../ports/http.js';
-import { hostDead } from '../../stages/fetch/failure-policy.js';
+import { hostDead } from '../../stages/shared/failure-policy.js';
 
 const failure = (code: HttpFetchErrorCode, rootCode: string, rootMessage: string) =>
   new HttpFetchError(code, `fetching http://h.example/robots.txt: connecting: ${rootCode}`, {

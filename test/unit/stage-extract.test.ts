@@ -1,8 +1,8 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createExtractHandler } from '../../stages/extract/handle.js';
-import { readValidators } from '../../stages/validators.js';
-import { contentDigest } from '../../stages/simhash/simhash.js';
+import { readValidators } from '../../stages/shared/validators.js';
+import { contentDigest } from '../../stages/shared/content-digest.js';
 import { partitionOf } from '../../pipeline/partition.js';
 import { decodeDiscoveredLinks, decodeExtracted, type FetchedPage } from '../../schemas/index.js';
 import { encodeMessage } from '../../schemas/codec.js';

@@ -4,8 +4,8 @@ import { handleGateIntake } from '../../stages/politeness-gate/handle.js';
 import { handleSimhash } from '../../stages/simhash/handle.js';
 import { MemoryKvStore, parseJsonValue } from '../../pipeline/kv-store.js';
 import { decodeOutcome, type AdmittedUrl, type ExtractedPage } from '../../schemas/index.js';
-import { patternKey, tallyKey, type TrapTally } from '../../stages/trap-tally.js';
-import { readTail } from '../../stages/host-slot.js';
+import { patternKey, tallyKey, type TrapTally } from '../../stages/shared/traps/trap-tally.js';
+import { readTail } from '../../stages/shared/host-state/host-slot.js';
 import { createFakeContext, decodedOn, stageInput, type FakeContext } from '../support/fake-context.js';
 
 const HOST = 'cal.example';

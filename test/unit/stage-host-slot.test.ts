@@ -1,8 +1,8 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { confirmLease, decideAcquire, effectiveCursor, emptySlot, readyAt, releaseSlot, type HostSlot } from '../../stages/host-slot.js';
-import { backoffMs, nextPacing, parseRetryAfter, type PacingSettings } from '../../stages/host-pacing.js';
-import { acquireIp, decideIpAcquire, releaseIp } from '../../stages/ip-slot.js';
+import { confirmLease, decideAcquire, effectiveCursor, emptySlot, readyAt, releaseSlot, type HostSlot } from '../../stages/shared/host-state/host-slot.js';
+import { backoffMs, nextPacing, parseRetryAfter, type PacingSettings } from '../../stages/shared/host-state/host-pacing.js';
+import { acquireIp, decideIpAcquire, releaseIp } from '../../stages/shared/host-state/ip-slot.js';
 import { MemoryKvStore } from '../../pipeline/kv-store.js';
 
 const HOST = 'example.com';

@@ -7,8 +7,8 @@ import { startHostScheduler } from '../../stages/politeness-gate/index.js';
 import { hostQueueSubject } from '../../pipeline/partition.js';
 import type { HttpRequest } from '../../ports/http.js';
 import { decodeGrant, decodeOutcome, type AdmittedUrl } from '../../schemas/index.js';
-import { asSlot, readTail, releaseSlot, type HostSlot } from '../../stages/host-slot.js';
-import { ipKey, type IpSlot } from '../../stages/ip-slot.js';
+import { asSlot, readTail, releaseSlot, type HostSlot } from '../../stages/shared/host-state/host-slot.js';
+import { ipKey, type IpSlot } from '../../stages/shared/host-state/ip-slot.js';
 import { createFakeContext, httpResponse, networkError, stageInput, type FakeContext, type FakeContextOptions, type Responder } from '../support/fake-context.js';
 
 const HOST = 'www.example.com';

@@ -1,7 +1,8 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { handleSimhash } from '../../stages/simhash/handle.js';
-import { contentDigest, hammingDistance, simhash64, simhashToHex } from '../../stages/simhash/simhash.js';
+import { hammingDistance, simhash64, simhashToHex } from '../../stages/simhash/simhash.js';
+import { contentDigest } from '../../stages/shared/content-digest.js';
 import { partitionOf } from '../../pipeline/partition.js';
 import { decodeFinal, type ExtractedPage } from '../../schemas/index.js';
 import { createFakeContext, emitted, onlyOn, stageInput, subjectsOf, type FakeContext } from '../support/fake-context.js';

@@ -11,7 +11,7 @@ import {
   tallyKey,
   type TrapLimits,
   type TrapTally,
-} from '../../stages/trap-tally.js';
+} from '../../stages/shared/traps/trap-tally.js';
 
 const HOST = 'trap.example';
 const OWNER = { crawl: 'c1', host: HOST };

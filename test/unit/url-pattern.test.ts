@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { urlPattern } from '../../stages/url-pattern.js';
+import { urlPattern } from '../../stages/shared/traps/url-pattern.js';
 
 describe('crawl traps: URL patterns', () => {
   const cases: Array<[url: string, pattern: string]> = [

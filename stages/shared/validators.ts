@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { jsonValue, parseJsonValue } from '../pipeline/kv-store.js';
-import { type KvStore } from '../ports/kv.js';
+import { jsonValue, parseJsonValue } from '../../pipeline/kv-store.js';
+import { type KvStore } from '../../ports/kv.js';
 
 /**
  * Conditional GET: a page's ETag and Last-Modified, kept per URL in the `crawl-validators`

@@ -1,10 +1,10 @@
 import { STATUS_CODES } from 'node:http';
-import type { HttpResponse } from '../ports/http.js';
-import { requestHeadersSent } from '../ports/http.js';
-import { subjectFor } from '../pipeline/partition.js';
-import type { Emit } from '../pipeline/stage.js';
-import { encodeExchange, type ArchivedExchange, type ExchangeInfo } from '../schemas/index.js';
-import { parseContentType } from './fetch/classify-response.js';
+import type { HttpResponse } from '../../../ports/http.js';
+import { requestHeadersSent } from '../../../ports/http.js';
+import { subjectFor } from '../../../pipeline/partition.js';
+import type { Emit } from '../../../pipeline/stage.js';
+import { encodeExchange, type ArchivedExchange, type ExchangeInfo } from '../../../schemas/index.js';
+import { parseContentType } from '../content-type.js';
 
 /** One HTTP exchange (or attempt at one), as fetch and the gate saw it. */
 export interface ExchangeFacts {

@@ -1,5 +1,5 @@
 import { HttpFetchError, type HttpResponse } from '../../ports/http.js';
-import { parseRetryAfter, type FetchFeedback } from '../host-pacing.js';
+import { parseRetryAfter, type FetchFeedback } from './host-state/host-pacing.js';
 
 /**
  * The one place that decides what a fetch's result means: how it paces the host (see

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import { casUpdate } from '../pipeline/kv-store.js';
-import { type KvStore } from '../ports/kv.js';
-import type { CrawlSettings } from '../pipeline/settings.js';
+import { casUpdate } from '../../../pipeline/kv-store.js';
+import { type KvStore } from '../../../ports/kv.js';
+import type { CrawlSettings } from '../../../pipeline/settings.js';
 
 /**
  * What the crawl-trap defences know about a host, one KV entry per host (`_b.<host>` in

@@ -1,3 +1,5 @@
+import type { CrawlSettings } from '../../../pipeline/settings.js';
+
 /**
  * Adaptive pacing of one host: how long to wait after a request, from what the request
  * told us. Pure, so every rule is table-tested.
@@ -34,6 +36,15 @@ export interface PacingSettings {
   pauseAfterFailures: number;
   pauseMs: number;
 }
+
+/** The crawl's pacing settings, as every gate and fetcher applies them. */
+export const pacingOf = (ctx: { settings: CrawlSettings }): PacingSettings => ({
+  adaptiveDelayFactor: ctx.settings.adaptiveDelayFactor,
+  backoffBaseMs: ctx.settings.backoffBaseMs,
+  maxBackoffMs: ctx.settings.maxBackoffMs,
+  pauseAfterFailures: ctx.settings.pauseAfterFailures,
+  pauseMs: ctx.settings.pauseMs,
+});
 
 export interface Pacing {
   next_allowed_at: number;

@@ -1,5 +1,5 @@
-import { casUpdate, parseJsonValue } from '../pipeline/kv-store.js';
-import { type KvStore } from '../ports/kv.js';
+import { casUpdate, parseJsonValue } from '../../../pipeline/kv-store.js';
+import { type KvStore } from '../../../ports/kv.js';
 import { nextPacing, type FetchFeedback, type PacingSettings } from './host-pacing.js';
 
 /**

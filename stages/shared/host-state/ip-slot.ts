@@ -1,5 +1,5 @@
-import { casUpdate } from '../pipeline/kv-store.js';
-import { type KvStore } from '../ports/kv.js';
+import { casUpdate } from '../../../pipeline/kv-store.js';
+import { type KvStore } from '../../../ports/kv.js';
 
 /**
  * Per-IP politeness: hosts that resolve to one address (shared hosting: hundreds of small

@@ -1,6 +1,6 @@
-import { encodeOutcome, type UrlOutcome } from '../schemas/index.js';
-import { subjectFor } from '../pipeline/partition.js';
-import type { Emit, StageContext } from '../pipeline/stage.js';
+import { encodeOutcome, type UrlOutcome } from '../../../schemas/index.js';
+import { subjectFor } from '../../../pipeline/partition.js';
+import type { Emit, StageContext } from '../../../pipeline/stage.js';
 import { cutToBytes } from './message-budget.js';
 
 /**
