@@ -11,7 +11,7 @@ import { StageMetrics } from '../pipeline/metrics.js';
 import { StageRunner } from '../pipeline/runner.js';
 import { PartitionOwner } from '../pipeline/partition-owner.js';
 import type { CrawlSettings } from '../pipeline/settings.js';
-import type { StageContext, StageName } from '../pipeline/stage.js';
+import type { StageContext, StageDefinition, StageName } from '../pipeline/stage.js';
 import type { HttpClient } from '../ports/http.js';
 import { applyPartitionConsumers } from '../ops/nats/topology.js';
 import { defaultExtractThreads, type ExtractStageOptions } from '../stages/extract/index.js';
@@ -82,9 +82,9 @@ export async function startNode(nc: NatsConnection, settings: CrawlSettings, sta
   };
   const runners: Array<{ stop(): Promise<void> }> = [];
   for (const name of stages) {
-    const def = await buildStage(name, factory);
+    const def: StageDefinition<any> = await buildStage(name, factory);
     const concurrency = opts.concurrency?.[name] ?? def.defaultConcurrency;
-    if (def.openPartition) {
+    if (def.kind === 'partitioned') {
       // a partitioned stage (seen-filter): one consumer per partition held, under a lease
       await applyPartitionConsumers(await jetstreamManager(nc), [def.input], settings.partitions);
       const owner = new PartitionOwner(nc, def, ctx, { concurrency, leases: kv.seen });

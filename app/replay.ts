@@ -14,7 +14,7 @@ import { buildStage, type StageFactoryOptions } from './stage-registry.js';
 import { decodePersistInput, emptyBatch, outcomeRows, pageRows, type RowBatch } from '../stages/persist/index.js';
 import { persistInput } from '../stages/persist/spec.js';
 import { readStreamRange, type StreamRange, type StreamWindow } from '../pipeline/adapters/stream-range.js';
-import type { StageContext, StageDefinition, StageName } from '../pipeline/stage.js';
+import type { StageContext, ConsumerStage, StageName } from '../pipeline/stage.js';
 import type { StageInputSpec } from '../ops/nats/consumer-spec.js';
 
 /** Stages a replay can start from, in dataflow order; persist is the last. */
@@ -80,7 +80,7 @@ function sealedContext(ctx: ReplayContext): StageContext {
   return {
     ...ctx,
     http: { request: refuse('fetch URLs'), close: async () => undefined },
-    streams: { publish: refuse('publish to streams'), readNext: refuse('read host queues'), replay: refuse('read other streams'), consumerPosition: refuse('read consumer positions') },
+    streams: { readNext: refuse('read host queues'), replay: refuse('read other streams'), consumerPosition: refuse('read consumer positions') },
     resolveHost: refuse('resolve hosts'),
   };
 }
@@ -88,8 +88,8 @@ function sealedContext(ctx: ReplayContext): StageContext {
 export async function runReplay(nc: NatsConnection, o: ReplayOptions): Promise<ReplaySummary> {
   const ctx = sealedContext(o.ctx);
   const chain = REPLAY_STAGES.slice(REPLAY_STAGES.indexOf(o.from));
-  const defs = new Map<StageName, StageDefinition<unknown>>();
-  for (const name of chain) if (name !== 'persist') defs.set(name, (await buildStage(name, { extract: o.extract })) as StageDefinition<unknown>);
+  const defs = new Map<StageName, ConsumerStage<unknown>>();
+  for (const name of chain) if (name !== 'persist') defs.set(name, await buildStage(name, { extract: o.extract }));
   const inputOf = (name: ReplayStage): StageInputSpec => (name === 'persist' ? persistInput : defs.get(name)!.input);
   // what the stage's consumer would be given: its stream, and of that only its filter subject
   // (extract reads crawl.fetched.*, not the archive's crawl.exchanges.* beside it)

@@ -1,4 +1,4 @@
-import type { StageDefinition, StageName } from '../pipeline/stage.js';
+import type { ConsumerStage, PartitionedStage, StageDefinition, StageName } from '../pipeline/stage.js';
 import { normalizeStage } from '../stages/normalize/index.js';
 import { seenFilterStage } from '../stages/seen-filter/index.js';
 import { politenessGateStage } from '../stages/politeness-gate/index.js';
@@ -29,7 +29,14 @@ export interface StageFactoryOptions {
   openArchive?: () => Promise<ArchiveOutput>;
 }
 
-export async function buildStage(name: StageName, opts: StageFactoryOptions): Promise<StageDefinition<any>> {
+/** The seen-filter is partitioned (a consumer per partition held); every other stage has one consumer. */
+export type BuiltStage<N extends StageName> = N extends 'seen-filter' ? PartitionedStage<any> : ConsumerStage<any>;
+
+export async function buildStage<N extends StageName>(name: N, opts: StageFactoryOptions): Promise<BuiltStage<N>> {
+  return (await build(name, opts)) as BuiltStage<N>;
+}
+
+async function build(name: StageName, opts: StageFactoryOptions): Promise<StageDefinition<any>> {
   switch (name) {
     case 'normalize':
       return normalizeStage;

@@ -10,7 +10,7 @@ import { encodeFetched } from '../schemas/index.js';
 import { renderPage } from '../testweb/render-page.js';
 import { buildSiteModel } from '../testweb/site-model.js';
 import type { HtmlResource } from '../testweb/model-types.js';
-import type { StageDefinition } from '../pipeline/stage.js';
+import type { ConsumerStage } from '../pipeline/stage.js';
 import { createFakeContext } from '../test/support/fake-context.js';
 
 const PAGES = Number(process.env.PAGES ?? 2000);
@@ -30,7 +30,7 @@ function fetchedPages(): Uint8Array[] {
   return out;
 }
 
-async function run(def: StageDefinition<any>, pages: Uint8Array[], concurrency: number) {
+async function run(def: ConsumerStage<any>, pages: Uint8Array[], concurrency: number) {
   const ctx = createFakeContext();
   let next = 0;
   const worker = async () => {

@@ -3,7 +3,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import type { KvStore } from '../ports/kv.js';
 import { LeaseTable, planLeases, type HeldLease } from './partition-leases.js';
 import { StageRunner } from './runner.js';
-import type { OpenPartition, StageContext, StageDefinition } from './stage.js';
+import type { OpenPartition, PartitionedStage, StageContext } from './stage.js';
 
 export interface PartitionOwnerOptions {
   /** messages one partition's runner handles at once */
@@ -49,11 +49,10 @@ export class PartitionOwner<T> {
 
   constructor(
     private readonly nc: NatsConnection,
-    private readonly def: StageDefinition<T>,
+    private readonly def: PartitionedStage<T>,
     private readonly ctx: StageContext,
     private readonly opts: PartitionOwnerOptions,
   ) {
-    if (!def.openPartition) throw new Error(`stage ${def.name} is not partitioned`);
     this.ttlMs = opts.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS;
     this.memberId = opts.memberId ?? `${def.name}-${randomBytes(6).toString('hex')}`;
     this.table = new LeaseTable(opts.leases, def.name, this.memberId, this.ttlMs);
@@ -113,8 +112,8 @@ export class PartitionOwner<T> {
     this.held.set(p, h);
     h.chain = (async () => {
       const started = Date.now();
-      const open = await this.def.openPartition!(p, this.ctx);
-      const runner = new StageRunner(this.nc, open.def, this.ctx, { concurrency: this.opts.concurrency });
+      const open = await this.def.openPartition(p, this.ctx);
+      const runner = new StageRunner<T>(this.nc, open.def, this.ctx, { concurrency: this.opts.concurrency });
       h.open = open;
       if (h.dropping) return;
       await runner.start();

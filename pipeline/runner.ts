@@ -3,7 +3,9 @@ import { headers as natsHeaders, type NatsConnection } from '@nats-io/transport-
 import { SchemaError, encodeDeadLetter } from '../schemas/index.js';
 import { SUBJECTS } from '../ops/nats/edges.js';
 import { Slots } from './slots.js';
-import type { BackgroundTask, Emit, Outcome, StageContext, StageDefinition } from './stage.js';
+import { jetstreamPublisher } from './adapters/stream-access.js';
+import type { Publisher } from '../ports/streams.js';
+import type { BackgroundTask, ConsumerStage, Outcome, StageContext } from './stage.js';
 
 /** A handler that throws this many times in a row is dead-lettered instead of retried again. */
 export const MAX_HANDLER_ATTEMPTS = 6;
@@ -30,14 +32,17 @@ export class StageRunner<T> {
   private stopping: Promise<void> | undefined;
   private background: BackgroundTask | undefined;
   private readonly slots: Slots;
+  /** every publish of this stage, its outputs and its background work's, goes through here */
+  private readonly publisher: Publisher;
 
   constructor(
     nc: NatsConnection,
-    private readonly def: StageDefinition<T>,
+    private readonly def: ConsumerStage<T>,
     private readonly ctx: StageContext,
     private readonly opts: RunnerOptions,
   ) {
     this.js = jetstream(nc);
+    this.publisher = jetstreamPublisher(this.js);
     this.slots = new Slots(opts.concurrency);
   }
 
@@ -48,7 +53,7 @@ export class StageRunner<T> {
     const extra = Math.min(this.opts.concurrency, 64);
     this.messages = await consumer.consume({ max_messages: Math.max(2, this.opts.concurrency + extra) });
     this.loop = this.consumeLoop(this.messages);
-    this.background = await this.def.background?.(this.ctx);
+    this.background = await this.def.background?.({ ...this.ctx, publisher: this.publisher });
   }
 
   private async consumeLoop(messages: ConsumerMessages): Promise<void> {
@@ -85,7 +90,7 @@ export class StageRunner<T> {
       }
       await this.settle(msg, outcome);
     } catch (err) {
-      // publishing failed (server unavailable, publish timeout): let the server redeliver
+      // publishing (or the step before the ack) failed: server unavailable, publish timeout; let the server redeliver
       ctx.log.warn({ stage: def.name, err: (err as Error).message }, 'publishing outputs failed; will retry');
       ctx.metrics.count(def.name, 'messages', 'publish_error');
       try {
@@ -101,16 +106,19 @@ export class StageRunner<T> {
   private async settle(msg: JsMsg, outcome: Outcome): Promise<void> {
     const { def, ctx } = this;
     switch (outcome.kind) {
-      case 'emit':
-        await this.publishAll(outcome.messages);
+      case 'emit': {
+        const published = await this.publisher.publish(outcome.messages);
+        // a failure here naks the input (see process): it is redelivered and its publishes deduplicated
+        if (outcome.beforeAck) await outcome.beforeAck(published);
         if (outcome.afterPublish) {
-          await outcome.afterPublish().catch((err: Error) =>
+          await outcome.afterPublish(published).catch((err: Error) =>
             ctx.log.warn({ stage: def.name, err: err.message }, 'after-publish step failed; its state expires on its own'),
           );
         }
         msg.ack();
         ctx.metrics.count(def.name, 'messages', outcome.messages.length === 0 ? 'filtered' : 'emitted');
         return;
+      }
       case 'retry':
         msg.nak(Math.max(0, Math.round(outcome.afterMs)));
         ctx.metrics.count(def.name, 'messages', 'retry');
@@ -122,12 +130,6 @@ export class StageRunner<T> {
         ctx.log.error({ stage: def.name, subject: msg.subject, seq: msg.seq, reason: outcome.reason }, 'message dead-lettered');
         return;
     }
-  }
-
-  private async publishAll(messages: readonly Emit[]): Promise<void> {
-    await Promise.all(
-      messages.map((m) => (m.msgId ? this.js.publish(m.subject, m.data, { msgID: m.msgId }) : this.js.publish(m.subject, m.data))),
-    );
   }
 
   private async deadLetter(msg: JsMsg, reason: string): Promise<void> {

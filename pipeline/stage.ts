@@ -1,5 +1,5 @@
 import type { KvStore } from '../ports/kv.js';
-import type { StreamAccess } from '../ports/streams.js';
+import type { Emit, Published, Publisher, StreamAccess } from '../ports/streams.js';
 import type { StageInputSpec } from '../ops/nats/consumer-spec.js';
 import type { HttpClient } from '../ports/http.js';
 import type { CrawlSettings } from './settings.js';
@@ -19,26 +19,27 @@ export const STAGE_NAMES = [
 ] as const;
 export type StageName = (typeof STAGE_NAMES)[number];
 
-/** One message published by a stage. `msgId` lets JetStream drop a duplicate publish. */
-export interface Emit {
-  subject: string;
-  data: Uint8Array;
-  msgId?: string;
-}
-
 /**
  * What a stage decided about one input message. Only the runner acts on it:
- * - emit: publish these (an empty list means "filtered"), run `afterPublish` if given (for
- *   state that may change only once the outputs are safely out), then ack the input;
+ * - emit: publish these (an empty list means "filtered") and await their acks; then
+ *   `beforeAck`, state the input must not be acked without (the gate's record that its host
+ *   queue grew): if it fails the input is redelivered, and publishing again is harmless
+ *   (every such message has a msgId); then ack; then `afterPublish`, state that may change
+ *   only once the outputs are safely out and may be lost without harm (it expires or is
+ *   rebuilt), so its failure is only logged. Both get what the publishes were acked with;
  * - retry: nak the input so the server redelivers it after `afterMs`;
  * - fail: the message cannot be processed: dead-letter it with the reason, then ack.
  */
 export type Outcome =
-  | { kind: 'emit'; messages: Emit[]; afterPublish?: () => Promise<void> }
+  | { kind: 'emit'; messages: Emit[]; beforeAck?: AfterPublishStep; afterPublish?: AfterPublishStep }
   | { kind: 'retry'; afterMs: number; reason: string }
   | { kind: 'fail'; reason: string };
 
+/** A step the runner takes once the outputs are published, with their acks (in the order of `messages`). */
+export type AfterPublishStep = (published: readonly Published[]) => Promise<void>;
+
 export const emit = (...messages: Emit[]): Outcome => ({ kind: 'emit', messages });
+export type { Emit, Published };
 export const retryAfter = (afterMs: number, reason: string): Outcome => ({ kind: 'retry', afterMs, reason });
 export const fail = (reason: string): Outcome => ({ kind: 'fail', reason });
 
@@ -87,7 +88,16 @@ export interface BackgroundTask {
   stop(): Promise<void>;
 }
 
-export interface StageDefinition<T = unknown> {
+/**
+ * A background task's context: the stage's, plus the runner's publisher. Background work
+ * (the gate's host scheduler handing out grants) has no input to ack, so it publishes
+ * itself, but through the runner, which owns the connection's publishing.
+ */
+export interface BackgroundContext extends StageContext {
+  publisher: Publisher;
+}
+
+interface StageBase<T> {
   name: StageName;
   input: StageInputSpec;
   /** edges this stage publishes to (used to check the topology) */
@@ -95,22 +105,35 @@ export interface StageDefinition<T = unknown> {
   /** messages one process handles at once unless `--concurrency` says otherwise */
   defaultConcurrency: number;
   decode(subject: string, data: Uint8Array): T;
-  handle(input: StageInput<T>, ctx: StageContext): Promise<Outcome>;
-  /** optional: started with the consumer, stopped after it */
-  background?(ctx: StageContext): Promise<BackgroundTask>;
   /** optional: called once when the runner stops, after in-flight work finished (persist flushes here) */
   close?(ctx: StageContext): Promise<void>;
-  /**
-   * optional: the stage keeps per-partition state and runs one consumer per partition it holds
-   * (`<durable>-p<N>` on `<subject>.<N>`, see `partitionInput`), under a lease
-   * (pipeline/partition-owner.ts). Called when this process wins partition N's lease.
-   */
-  openPartition?(partition: number, ctx: StageContext): Promise<OpenPartition<T>>;
 }
+
+/** A stage with one durable consumer for the whole stage: `handle` decides about each message. */
+export interface ConsumerStage<T = unknown> extends StageBase<T> {
+  kind?: 'consumer';
+  handle(input: StageInput<T>, ctx: StageContext): Promise<Outcome>;
+  /** optional: started with the consumer, stopped after it */
+  background?(ctx: BackgroundContext): Promise<BackgroundTask>;
+}
+
+/**
+ * A stage that keeps per-partition state (the seen set) and runs one consumer per partition
+ * it holds (`<durable>-p<N>` on `<subject>.<N>`, see `partitionInput`), under a lease
+ * (pipeline/partition-owner.ts). It has no stage-wide handler: `openPartition` is called
+ * when this process wins partition N's lease and returns a consumer stage bound to that
+ * partition's state.
+ */
+export interface PartitionedStage<T = unknown> extends StageBase<T> {
+  kind: 'partitioned';
+  openPartition(partition: number, ctx: StageContext): Promise<OpenPartition<T>>;
+}
+
+export type StageDefinition<T = unknown> = ConsumerStage<T> | PartitionedStage<T>;
 
 /** A partition this process holds: its stage definition (bound to the partition's state) and its state's life cycle. */
 export interface OpenPartition<T> {
-  def: StageDefinition<T>;
+  def: ConsumerStage<T>;
   /** called every few seconds while held: save state if due */
   checkpoint(): Promise<void>;
   /** called once after the partition's consumer stopped and in-flight work finished, while the lease is still held */

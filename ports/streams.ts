@@ -1,6 +1,8 @@
 /**
  * The stream port: reads a stage makes of retained streams beside its own consumer (the
- * gate's per-host queues, a partition's replay) and the messages background work publishes.
+ * gate's per-host queues, a partition's replay), and the publisher the runner hands to
+ * background work. A stage's outputs are not published through here: its handler returns
+ * them, and the runner publishes them before it acks the input.
  * Backed by JetStream (pipeline/adapters/stream-access.ts), or by memory in unit tests.
  */
 export interface StoredMessage {
@@ -9,8 +11,6 @@ export interface StoredMessage {
 }
 
 export interface StreamAccess {
-  /** publishes one message and returns its stream sequence (the original's, for a duplicate msgId) */
-  publish(subject: string, data: Uint8Array, msgId?: string): Promise<number>;
   /** the first message on `subject` with a sequence ≥ `fromSeq`, or null */
   readNext(stream: string, subject: string, fromSeq: number): Promise<StoredMessage | null>;
   /** the messages on `subject` with `fromSeq` ≤ seq ≤ `toSeq`, in order (one ordered consumer, not one request each) */
@@ -22,4 +22,23 @@ export interface StreamAccess {
 export interface ConsumerPosition {
   ackFloor: number;
   delivered: number;
+}
+
+/** One message to publish. `msgId` lets JetStream drop a duplicate publish (within its window). */
+export interface Emit {
+  subject: string;
+  data: Uint8Array;
+  msgId?: string;
+}
+
+/** What a publish was acknowledged with: the stream sequence, the original's for a duplicate msgId. */
+export interface Published {
+  subject: string;
+  seq: number;
+  duplicate: boolean;
+}
+
+/** Publishes and waits for every ack; results in the order of `messages`. */
+export interface Publisher {
+  publish(messages: readonly Emit[]): Promise<Published[]>;
 }

@@ -1,20 +1,17 @@
 import { DeliverPolicy, jetstream, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
-import type { ConsumerPosition, StoredMessage, StreamAccess } from '../../ports/streams.js';
+import type { JetStreamClient } from '@nats-io/jetstream';
+import type { ConsumerPosition, Emit, Published, Publisher, StoredMessage, StreamAccess } from '../../ports/streams.js';
 
 /**
- * Direct stream access for stages that keep their own queues: publish returning the
- * stream sequence, and "the next message on this subject from sequence N" (a direct get
- * with next_by_subj, served by any replica; nats-server 2.9 has it).
+ * Direct stream access for stages that keep their own queues: "the next message on this
+ * subject from sequence N" (a direct get with next_by_subj, served by any replica;
+ * nats-server 2.9 has it), a range of one subject, a consumer's position.
  */
 export function streamAccess(nc: NatsConnection): StreamAccess {
   const js = jetstream(nc);
   let jsm: Promise<JetStreamManager> | undefined;
   return {
-    async publish(subject: string, data: Uint8Array, msgId?: string): Promise<number> {
-      const ack = await js.publish(subject, data, msgId ? { msgID: msgId } : undefined);
-      return ack.seq;
-    },
     async readNext(stream: string, subject: string, fromSeq: number): Promise<StoredMessage | null> {
       jsm ??= jetstreamManager(nc);
       const m = await (await jsm).direct.getMessage(stream, { seq: Math.max(1, fromSeq), next_by_subj: subject });
@@ -46,6 +43,16 @@ export function streamAccess(nc: NatsConnection): StreamAccess {
       jsm ??= jetstreamManager(nc);
       const info = await (await jsm).consumers.info(stream, durable);
       return { ackFloor: info.ack_floor.stream_seq, delivered: info.delivered.stream_seq };
+    },
+  };
+}
+
+/** Publishes through JetStream, all at once, and waits for every ack (the runner's publisher). */
+export function jetstreamPublisher(js: JetStreamClient): Publisher {
+  return {
+    async publish(messages: readonly Emit[]): Promise<Published[]> {
+      const acks = await Promise.all(messages.map((m) => js.publish(m.subject, m.data, m.msgId ? { msgID: m.msgId } : undefined)));
+      return acks.map((ack, i) => ({ subject: messages[i]!.subject, seq: ack.seq, duplicate: ack.duplicate }));
     },
   };
 }

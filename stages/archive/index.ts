@@ -1,4 +1,4 @@
-import type { StageDefinition } from '../../pipeline/stage.js';
+import type { ConsumerStage } from '../../pipeline/stage.js';
 import { decodeExchange, type ArchivedExchange } from '../../schemas/index.js';
 import { createArchiveHandler } from './handle.js';
 import { ArchiveSink, type CapturesWriter } from './sink.js';
@@ -22,7 +22,7 @@ export interface ArchiveOutput {
 
 export const ARCHIVE_SOFTWARE = 'jetstream-crawler/0.1 (archive stage)';
 
-export async function createArchiveStage(out: ArchiveOutput): Promise<StageDefinition<ArchivedExchange>> {
+export async function createArchiveStage(out: ArchiveOutput): Promise<ConsumerStage<ArchivedExchange>> {
   const warc = new WarcFileWriter(out.outDir, { crawlId: out.crawlId, maxBytes: out.maxWarcBytes, software: ARCHIVE_SOFTWARE });
   // before this process writes anything: files whose writer died are cut back to whole records
   out.onRepaired?.(await repairAbandonedWarcs(warc.dir));

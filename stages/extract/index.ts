@@ -1,6 +1,6 @@
 import os from 'node:os';
 import { decodeFetched, type FetchedPage } from '../../schemas/index.js';
-import type { StageDefinition } from '../../pipeline/stage.js';
+import type { ConsumerStage } from '../../pipeline/stage.js';
 import { createExtractHandler, type ExtractOptions } from './handle.js';
 import { createExtractPool, createPooledExtractHandler } from './pooled-handle.js';
 import { extractEmits, extractInput } from './spec.js';
@@ -15,7 +15,7 @@ export function defaultExtractThreads(): number {
   return Math.max(1, os.availableParallelism() - 1);
 }
 
-export function createExtractStage(opts: ExtractStageOptions = {}): StageDefinition<FetchedPage> | StageDefinition<Uint8Array> {
+export function createExtractStage(opts: ExtractStageOptions = {}): ConsumerStage<FetchedPage> | ConsumerStage<Uint8Array> {
   const options: ExtractOptions = { titles: opts.titles ?? true };
   const threads = opts.threads ?? 0;
   const stage = { name: 'extract', input: extractInput, emits: extractEmits } as const;

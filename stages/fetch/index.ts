@@ -1,9 +1,9 @@
 import { decodeGrant, type FetchGrant } from '../../schemas/index.js';
-import type { StageDefinition } from '../../pipeline/stage.js';
+import type { ConsumerStage } from '../../pipeline/stage.js';
 import { handleFetch } from './handle.js';
 import { fetchEmits, fetchInput } from './spec.js';
 
-export const fetchStage: StageDefinition<FetchGrant> = {
+export const fetchStage: ConsumerStage<FetchGrant> = {
   name: 'fetch',
   input: fetchInput,
   emits: fetchEmits,

@@ -1,8 +1,8 @@
-import type { StageDefinition } from '../../pipeline/stage.js';
+import type { ConsumerStage } from '../../pipeline/stage.js';
 import { decodeNormalizeInput, handleNormalize, type NormalizeInput } from './handle.js';
 import { normalizeEmits, normalizeInput } from './spec.js';
 
-export const normalizeStage: StageDefinition<NormalizeInput> = {
+export const normalizeStage: ConsumerStage<NormalizeInput> = {
   name: 'normalize',
   input: normalizeInput,
   emits: normalizeEmits,

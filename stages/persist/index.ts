@@ -1,4 +1,4 @@
-import type { StageDefinition } from '../../pipeline/stage.js';
+import type { ConsumerStage } from '../../pipeline/stage.js';
 import { RowBatcher, type OutputWriter } from './batcher.js';
 import { createPersistHandler, decodePersistInput, type PersistInput } from './handle.js';
 import { persistEmits, persistInput } from './spec.js';
@@ -8,7 +8,7 @@ export type { OutputWriter } from './batcher.js';
 export { decodePersistInput } from './handle.js';
 export { emptyBatch, outcomeRows, pageRows, type RowBatch } from './rows.js';
 
-export function createPersistStage(writer: OutputWriter, opts: { maxRows: number; maxDelayMs: number }): StageDefinition<PersistInput> {
+export function createPersistStage(writer: OutputWriter, opts: { maxRows: number; maxDelayMs: number }): ConsumerStage<PersistInput> {
   const batcher = new RowBatcher(writer, opts);
   return {
     name: 'persist',

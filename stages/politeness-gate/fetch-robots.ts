@@ -1,7 +1,7 @@
 import { HttpFetchError, type HttpClient } from '../../ports/http.js';
 import { hostDead } from '../shared/failure-policy.js';
 import type { CrawlSettings } from '../../pipeline/settings.js';
-import type { StreamAccess } from '../../ports/streams.js';
+import type { Publisher } from '../../ports/streams.js';
 import { exchangeEmit, type ExchangeFacts } from '../shared/messages/exchange-emit.js';
 import { stableId } from '../shared/messages/stage-ids.js';
 import { recordFromResponse } from './robots-fetch-policy.js';
@@ -11,13 +11,13 @@ const MAX_ROBOTS_REDIRECTS = 5;
 
 /**
  * Fetches http(s)://host/robots.txt, following up to 5 redirects (RFC 9309 §2.3.1.2).
- * With `streams`, every request (each redirect hop, a failure too) is published for the
+ * With a `publisher`, every request (each redirect hop, a failure too) is published for the
  * archive with the verdict. A failed publish loses only that archive copy, never the verdict.
  */
-export async function fetchRobots(http: HttpClient, origin: string, settings: CrawlSettings, now: () => number, streams?: StreamAccess): Promise<RobotsRecord> {
+export async function fetchRobots(http: HttpClient, origin: string, settings: CrawlSettings, now: () => number, publisher?: Publisher): Promise<RobotsRecord> {
   const hops: ExchangeFacts[] = [];
   const done = async (record: RobotsRecord): Promise<RobotsRecord> => {
-    if (streams) await archiveRobotsExchanges(streams, settings, hops, record);
+    if (publisher) await archiveRobotsExchanges(publisher, settings, hops, record);
     return record;
   };
   let url = `${origin}/robots.txt`;
@@ -62,13 +62,10 @@ export async function fetchRobots(http: HttpClient, origin: string, settings: Cr
   return done(recordFromResponse({ status: 404, body: '' }, now()));
 }
 
-async function archiveRobotsExchanges(streams: StreamAccess, settings: CrawlSettings, hops: ExchangeFacts[], record: RobotsRecord): Promise<void> {
+async function archiveRobotsExchanges(publisher: Publisher, settings: CrawlSettings, hops: ExchangeFacts[], record: RobotsRecord): Promise<void> {
   const verdict = `${record.kind}: ${record.reason}`;
   try {
-    for (const h of hops) {
-      const e = exchangeEmit({ ...h, robots: verdict }, settings.partitions);
-      await streams.publish(e.subject, e.data, e.msgId);
-    }
+    await publisher.publish(hops.map((h) => exchangeEmit({ ...h, robots: verdict }, settings.partitions)));
   } catch {
     // the robots verdict stands without its archive copy; the next refresh is archived again
   }

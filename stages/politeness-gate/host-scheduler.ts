@@ -1,4 +1,4 @@
-import type { StageContext } from '../../pipeline/stage.js';
+import type { BackgroundContext } from '../../pipeline/stage.js';
 import { serveHost, type HostTurn } from './serve-host.js';
 
 /**
@@ -26,9 +26,9 @@ export class HostScheduler {
   private readonly inFlight = new Set<Promise<void>>();
 
   constructor(
-    private readonly ctx: StageContext,
+    private readonly ctx: BackgroundContext,
     private readonly concurrency: number,
-    private readonly serve: (ctx: StageContext, host: string) => Promise<HostTurn> = serveHost,
+    private readonly serve: (ctx: BackgroundContext, host: string) => Promise<HostTurn> = serveHost,
   ) {}
 
   /** Hosts with an entry (for tests and metrics). */

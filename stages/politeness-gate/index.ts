@@ -2,7 +2,7 @@ import { decodeAdmitted, type AdmittedUrl } from '../../schemas/index.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseJsonValue } from '../../pipeline/kv-store.js';
 import { type KvStore, type KvWatchEvent } from '../../ports/kv.js';
-import type { BackgroundTask, StageContext, StageDefinition } from '../../pipeline/stage.js';
+import type { BackgroundContext, BackgroundTask, ConsumerStage, StageContext } from '../../pipeline/stage.js';
 import type { StreamAccess } from '../../ports/streams.js';
 import type { CrawlSettings } from '../../pipeline/settings.js';
 import type { HostWaitSources } from './host-waits.js';
@@ -18,7 +18,7 @@ import { gateEmits, gateInput, GATE_SCHEDULER_CONCURRENCY } from './spec.js';
  * queued by any gate, a release by any fetcher, a lapsed lease) reaches every gate, which
  * is how gates share hosts without owning them and how a restarted gate finds its work.
  */
-export async function startHostScheduler(ctx: StageContext, concurrency = GATE_SCHEDULER_CONCURRENCY): Promise<BackgroundTask & { scheduler: HostScheduler }> {
+export async function startHostScheduler(ctx: BackgroundContext, concurrency = GATE_SCHEDULER_CONCURRENCY): Promise<BackgroundTask & { scheduler: HostScheduler }> {
   const scheduler = new HostScheduler(ctx, concurrency);
   let stopping = false;
   let watch = await ctx.kv.hosts.watch();
@@ -73,7 +73,7 @@ function onHostEvent(ctx: StageContext, scheduler: HostScheduler, event: KvWatch
   scheduler.notify(raw.host, readyAt(asSlot(raw.host, raw), ctx.clock.now()));
 }
 
-export const politenessGateStage: StageDefinition<AdmittedUrl> = {
+export const politenessGateStage: ConsumerStage<AdmittedUrl> = {
   name: 'politeness-gate',
   input: gateInput,
   emits: gateEmits,

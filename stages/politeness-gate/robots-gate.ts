@@ -1,4 +1,4 @@
-import type { StageContext } from '../../pipeline/stage.js';
+import type { BackgroundContext, StageContext } from '../../pipeline/stage.js';
 import { releaseSlot } from '../shared/host-state/host-slot.js';
 import { releaseIp } from '../shared/host-state/ip-slot.js';
 import { feedbackForStatus } from '../shared/failure-policy.js';
@@ -27,7 +27,7 @@ export function hostDelayMs(crawlDelayMs: number | null, ctx: StageContext, host
  * toward the host's politeness (and a failing robots.txt backs the host off too).
  * Returns a wait when the host is busy; null once the record is stored.
  */
-export async function refreshRobots(ctx: StageContext, host: string, origin: string): Promise<{ kind: 'wait'; until: number; ip?: string } | null> {
+export async function refreshRobots(ctx: BackgroundContext, host: string, origin: string): Promise<{ kind: 'wait'; until: number; ip?: string } | null> {
   const start = ctx.clock.now();
   const leaseId = `robots:${stableId(origin, start, Math.random())}`;
   // a robots.txt request is a request: it takes the host and a place on its IP like any other
@@ -36,7 +36,7 @@ export async function refreshRobots(ctx: StageContext, host: string, origin: str
   const { ip } = taken;
   let feedback: FetchFeedback = { kind: 'network_error', code: 'unknown', durationMs: 0, baseDelayMs: ctx.settings.minDelayMs };
   try {
-    const record = await fetchRobots(ctx.http, origin, ctx.settings, () => ctx.clock.now(), ctx.streams);
+    const record = await fetchRobots(ctx.http, origin, ctx.settings, () => ctx.clock.now(), ctx.publisher);
     const durationMs = Math.round(ctx.clock.now() - start);
     const cached = await robotsOf(ctx).put(origin, record);
     const baseDelayMs = hostDelayMs(cached.compiled.crawlDelayMs, ctx, host);

@@ -1,6 +1,6 @@
 import { decodeAdmitted, encodeGrant, type AdmittedUrl } from '../../schemas/index.js';
 import { hostQueueSubject, subjectFor } from '../../pipeline/partition.js';
-import type { Emit, StageContext } from '../../pipeline/stage.js';
+import type { BackgroundContext, Emit, StageContext } from '../../pipeline/stage.js';
 import { EDGES } from '../../ops/nats/edges.js';
 import { effectiveCursor, hasWork, readSlot, readTail, readyAt, skipQueued, undoAcquire } from '../shared/host-state/host-slot.js';
 import { releaseIp } from '../shared/host-state/ip-slot.js';
@@ -27,9 +27,8 @@ type SettledOutcome = 'robots_disallowed' | 'network_error' | 'refused';
  * A queued URL that needs no request (robots.txt keeps it out, or its host cannot be
  * reached in this crawl): its outcome is recorded and the queue moves past it.
  */
-async function settleQueued(ctx: StageContext, m: AdmittedUrl, seq: number, reason: string, outcome: SettledOutcome = 'robots_disallowed'): Promise<void> {
-  const e = settledOutcome(ctx, m, reason, outcome);
-  await ctx.streams.publish(e.subject, e.data, e.msgId);
+async function settleQueued(ctx: BackgroundContext, m: AdmittedUrl, seq: number, reason: string, outcome: SettledOutcome = 'robots_disallowed'): Promise<void> {
+  await ctx.publisher.publish([settledOutcome(ctx, m, reason, outcome)]);
   await skipQueued(ctx.kv.hosts, m.host, seq);
 }
 
@@ -56,7 +55,7 @@ function settledOutcome(ctx: StageContext, m: AdmittedUrl, reason: string, outco
  * and moves on, fetches robots.txt first, or says when to come back. Every decision is
  * a compare-and-set on the host's slot, so any number of gates may serve one host.
  */
-export async function serveHost(ctx: StageContext, host: string): Promise<HostTurn> {
+export async function serveHost(ctx: BackgroundContext, host: string): Promise<HostTurn> {
   const s = ctx.settings;
   for (let skipped = 0; skipped < SKIPS_PER_TURN; skipped++) {
     const now = ctx.clock.now();
@@ -114,7 +113,7 @@ export async function serveHost(ctx: StageContext, host: string): Promise<HostTu
     const grant = encodeGrant({ ...m, lease_id: leaseId, granted_at: now, delay_ms: hostDelayMs(robots.compiled.crawlDelayMs, ctx, host), ip });
     try {
       // the lease id is the msgId: a grant served again after a lapsed lease is not published twice
-      await ctx.streams.publish(subjectFor('ready', host, s.partitions), grant, leaseId);
+      await ctx.publisher.publish([{ subject: subjectFor('ready', host, s.partitions), data: grant, msgId: leaseId }]);
     } catch (err) {
       await undoAcquire(ctx.kv.hosts, host, leaseId, stored.seq);
       if (ip) await releaseIp(ctx.kv.hosts, ip, leaseId, now);

@@ -1,5 +1,5 @@
 import { decodeCandidate, type CandidateUrl } from '../../schemas/index.js';
-import { type OpenPartition, type StageContext, type StageDefinition } from '../../pipeline/stage.js';
+import { type OpenPartition, type PartitionedStage, type StageContext } from '../../pipeline/stage.js';
 import { partitionInput } from '../../ops/nats/consumer-spec.js';
 import { handleSeenFilter } from './handle.js';
 import { PartitionSeenSet } from './partition-seen-set.js';
@@ -15,7 +15,7 @@ import { seenFilterInput, SNAPSHOT_EVERY_MS, SNAPSHOT_EVERY_URLS } from './spec.
  * every URL the previous owner handled is in the set before the first new message is.
  */
 export async function openSeenPartition(
-  base: StageDefinition<CandidateUrl>,
+  base: Omit<PartitionedStage<CandidateUrl>, 'openPartition' | 'kind'>,
   partition: number,
   ctx: StageContext,
 ): Promise<OpenPartition<CandidateUrl> & { seen: PartitionSeenSet; replayed: number }> {
@@ -58,7 +58,14 @@ export async function openSeenPartition(
   return {
     seen,
     replayed,
-    def: { ...base, input, openPartition: undefined, handle: (i, c) => handleSeenFilter(i, c, seen) },
+    def: {
+      name: base.name,
+      input,
+      emits: base.emits,
+      defaultConcurrency: base.defaultConcurrency,
+      decode: base.decode,
+      handle: (i, c) => handleSeenFilter(i, c, seen),
+    },
     async checkpoint() {
       // every round (5 s): forget messages the server will not deliver again, so the
       // unsettled map holds only the last few seconds of new URLs

@@ -1,9 +1,9 @@
 import { decodeExtracted, type ExtractedPage } from '../../schemas/index.js';
-import type { StageDefinition } from '../../pipeline/stage.js';
+import type { ConsumerStage } from '../../pipeline/stage.js';
 import { handleSimhash } from './handle.js';
 import { simhashEmits, simhashInput } from './spec.js';
 
-export const simhashStage: StageDefinition<ExtractedPage> = {
+export const simhashStage: ConsumerStage<ExtractedPage> = {
   name: 'simhash',
   input: simhashInput,
   emits: simhashEmits,

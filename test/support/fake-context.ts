@@ -9,8 +9,8 @@ import { MemoryKvStore } from '../../pipeline/kv-store.js';
 import { silentLogger } from '../../pipeline/logger.js';
 import { StageMetrics } from '../../pipeline/metrics.js';
 import { parseSettings, type CrawlSettingsInput } from '../../pipeline/settings.js';
-import type { Clock, Emit, Outcome, StageContext, StageInput } from '../../pipeline/stage.js';
-import type { ConsumerPosition, StoredMessage, StreamAccess } from '../../ports/streams.js';
+import type { BackgroundContext, Clock, Emit, Outcome, StageInput } from '../../pipeline/stage.js';
+import type { ConsumerPosition, Published, Publisher, StoredMessage, StreamAccess } from '../../ports/streams.js';
 
 /** Default start time of the fake clock: 2024-01-01T00:00:00Z (any fixed, non-zero value). */
 export const T0 = Date.UTC(2024, 0, 1);
@@ -114,18 +114,26 @@ export interface FakeKv {
  * Streams in memory, with JetStream's two properties the stages rely on: one sequence
  * across all subjects, and a repeated msgId answered with the first copy's sequence.
  */
-export class MemoryStreams implements StreamAccess {
+export class MemoryStreams implements StreamAccess, Publisher {
   readonly messages: Array<StoredMessage & { subject: string; msgId?: string }> = [];
   /** set to make every publish fail (a server that is down) */
   failPublish = false;
 
-  async publish(subject: string, data: Uint8Array, msgId?: string): Promise<number> {
+  /** stores one message, as a publish by anyone would; its sequence (the first copy's, for a repeated msgId) */
+  async append(subject: string, data: Uint8Array, msgId?: string): Promise<number> {
+    return (await this.publish([{ subject, data, ...(msgId ? { msgId } : {}) }]))[0]!.seq;
+  }
+
+  /** the runner's publisher, as background work gets it */
+  async publish(messages: readonly Emit[]): Promise<Published[]> {
     if (this.failPublish) throw new Error('publish failed: no responders');
-    const dup = msgId ? this.messages.find((m) => m.msgId === msgId) : undefined;
-    if (dup) return dup.seq;
-    const seq = this.messages.length + 1;
-    this.messages.push({ seq, subject, data, ...(msgId ? { msgId } : {}) });
-    return seq;
+    return messages.map(({ subject, data, msgId }) => {
+      const dup = msgId ? this.messages.find((m) => m.msgId === msgId) : undefined;
+      if (dup) return { subject, seq: dup.seq, duplicate: true };
+      const seq = this.messages.length + 1;
+      this.messages.push({ seq, subject, data, ...(msgId ? { msgId } : {}) });
+      return { subject, seq, duplicate: false };
+    });
   }
 
   async readNext(_stream: string, subject: string, fromSeq: number): Promise<StoredMessage | null> {
@@ -150,11 +158,13 @@ export class MemoryStreams implements StreamAccess {
   }
 }
 
-export interface FakeContext extends StageContext {
+/** A stage's context and a background task's (the publisher is the same memory streams). */
+export interface FakeContext extends BackgroundContext {
   clock: FakeClock;
   http: FakeHttp;
   kv: FakeKv;
   streams: MemoryStreams;
+  publisher: MemoryStreams;
 }
 
 export interface FakeContextOptions {
@@ -174,6 +184,7 @@ export interface FakeContextOptions {
 }
 
 export function createFakeContext(overrides: FakeContextOptions = {}): FakeContext {
+  const streams = overrides.streams ?? new MemoryStreams();
   return {
     settings: parseSettings({ crawlId: 'test', ...overrides.settings }),
     clock: fakeClock(overrides.now ?? T0),
@@ -191,7 +202,8 @@ export function createFakeContext(overrides: FakeContextOptions = {}): FakeConte
     },
     http: fakeHttp(overrides.respond),
     maxPayloadBytes: overrides.maxPayloadBytes ?? 8 * 1024 * 1024,
-    streams: overrides.streams ?? new MemoryStreams(),
+    streams,
+    publisher: streams,
     resolveHost: async (host) => (overrides.addresses && host in overrides.addresses ? overrides.addresses[host]! : '192.0.2.1'),
   };
 }
@@ -248,4 +260,21 @@ export function subjectsOf(outcome: Outcome): string[] {
 
 function summarize(outcome: Outcome) {
   return outcome.kind === 'emit' ? { kind: 'emit', subjects: subjectsOf(outcome) } : outcome;
+}
+
+/**
+ * What the runner does with an `emit` outcome, against the fake context: publish its
+ * messages to the memory streams, then run `beforeAck` and `afterPublish` with their acks.
+ */
+export async function settleLikeRunner(ctx: FakeContext, outcome: Outcome): Promise<Published[]> {
+  if (outcome.kind !== 'emit') return [];
+  const published = await ctx.publisher.publish(outcome.messages);
+  await outcome.beforeAck?.(published);
+  await outcome.afterPublish?.(published);
+  return published;
+}
+
+/** The outcome of a gate intake that queued its URL: one message, on the host's queue. */
+export function queuedOnly(outcome: Outcome): boolean {
+  return outcome.kind === 'emit' && outcome.messages.length === 1 && outcome.messages[0]!.subject.startsWith('crawl.hostq.') && !!outcome.beforeAck;
 }

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { createExtractStage } from '../../stages/extract/index.js';
 import { encodeFetched, SchemaError, type FetchedPage } from '../../schemas/index.js';
 import { readValidators } from '../../stages/shared/validators.js';
-import type { Outcome, StageDefinition } from '../../pipeline/stage.js';
+import type { Outcome, ConsumerStage } from '../../pipeline/stage.js';
 import { FIXTURE_DIR } from '../../scripts/extraction-eval.js';
 import { renderPage } from '../../testweb/render-page.js';
 import { buildSiteModel } from '../../testweb/site-model.js';
@@ -34,7 +34,7 @@ function fetched(url: string, html: string, over: Partial<FetchedPage> = {}): Fe
 }
 
 /** One message through a stage as the runner does it: decode, then handle; a SchemaError from either is the runner's dead letter. */
-async function runLikeRunner(def: StageDefinition<any>, data: Uint8Array, ctxOptions: FakeContextOptions) {
+async function runLikeRunner(def: ConsumerStage<any>, data: Uint8Array, ctxOptions: FakeContextOptions) {
   const ctx = createFakeContext(ctxOptions);
   let outcome: Outcome | { kind: 'schema-error'; reason: string };
   try {
@@ -43,12 +43,12 @@ async function runLikeRunner(def: StageDefinition<any>, data: Uint8Array, ctxOpt
     if (!(err instanceof SchemaError)) throw err;
     outcome = { kind: 'schema-error', reason: err.message };
   }
-  if (outcome.kind === 'emit') await outcome.afterPublish?.();
+  if (outcome.kind === 'emit') await outcome.afterPublish?.([]);
   return { outcome, ctx };
 }
 
 /** What an outcome does, as plain data: the bytes it would publish, the counts, the validators it keeps. */
-async function effects(def: StageDefinition<any>, data: Uint8Array, url: string, ctxOptions: FakeContextOptions = {}) {
+async function effects(def: ConsumerStage<any>, data: Uint8Array, url: string, ctxOptions: FakeContextOptions = {}) {
   const { outcome, ctx } = await runLikeRunner(def, data, ctxOptions);
   const messages = outcome.kind === 'emit' ? outcome.messages.map((m) => ({ subject: m.subject, msgId: m.msgId, hex: Buffer.from(m.data).toString('hex') })) : [];
   const counts = ['pages', 'json_ld'].flatMap((what) => ['ok', 'noindex', 'invalid'].map((o) => ctx.metrics.total('extract', what, o)));

@@ -5,7 +5,7 @@ import { serveHost } from '../../stages/politeness-gate/serve-host.js';
 import { formatDuration, formatWaitSummary, hostWaitSources, listHostWaits, summarizeWaits } from '../../stages/politeness-gate/index.js';
 import type { HttpRequest } from '../../ports/http.js';
 import type { AdmittedUrl } from '../../schemas/index.js';
-import { createFakeContext, httpResponse, stageInput, type FakeContext, type Responder } from '../support/fake-context.js';
+import { createFakeContext, httpResponse, settleLikeRunner, stageInput, type FakeContext, type Responder } from '../support/fake-context.js';
 
 let seq = 0;
 const admitted = (host: string, path: string): AdmittedUrl => ({
@@ -27,7 +27,7 @@ const robots: Responder = (req: HttpRequest) => {
 };
 
 async function queue(ctx: FakeContext, host: string, ...paths: string[]) {
-  for (const p of paths) await handleGateIntake(stageInput(admitted(host, p), { streamSeq: ++seq, subject: 'crawl.frontier.0' }), ctx);
+  for (const p of paths) await settleLikeRunner(ctx, await handleGateIntake(stageInput(admitted(host, p), { streamSeq: ++seq, subject: 'crawl.frontier.0' }), ctx));
 }
 
 describe('why hosts wait', () => {

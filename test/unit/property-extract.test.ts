@@ -314,7 +314,7 @@ async function extract(p: FetchedPage, maxDepth = 5): Promise<Result> {
     links = decodeDiscoveredLinks(second.data);
   }
   // the runner publishes, then runs the after-publish step (keeps the validators)
-  await out.afterPublish?.();
+  await out.afterPublish?.([]);
   const kept = await readValidators(ctx.kv.validators, p.url);
   return { page, links, ms, kept };
 }

@@ -476,7 +476,7 @@ describe('fetch: properties (hostile responses)', () => {
         }
 
         // the runner publishes, then runs afterPublish: the host is free again, paced
-        await outcome.afterPublish?.();
+        await outcome.afterPublish?.([]);
         const slot = await slotOf(ctx, g.host);
         assert.equal(slot.lease_id, null, 'lease released');
         assert.equal(slot.lease_until, 0);

@@ -8,7 +8,7 @@ import { createFakeContext, emitted, stageInput, type FakeContext } from '../sup
 const candidate = (path: string): CandidateUrl => ({ v: 1, url: `https://example.com/${path}`, host: 'example.com', domain: 'example.com', depth: 1, source_url: null, via: 'link' });
 
 /** publishes candidates on partition 0 as normalize would; returns their stream sequences */
-const publish = (ctx: FakeContext, ...paths: string[]) => Promise.all(paths.map((p) => ctx.streams.publish('crawl.normalized.0', encodeCandidate(candidate(p)))));
+const publish = (ctx: FakeContext, ...paths: string[]) => Promise.all(paths.map((p) => ctx.streams.append('crawl.normalized.0', encodeCandidate(candidate(p)))));
 
 describe('seen-filter partition: open, snapshot, takeover', () => {
   test('a new crawl starts empty and saves a snapshot at once; a takeover loads it and replays the rest of the stream', async () => {

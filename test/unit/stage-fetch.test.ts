@@ -67,7 +67,7 @@ async function granted(respond: Responder, opts: FakeContextOptions = {}): Promi
 /** one fetch, settled as the runner does: outputs "published", then the after-publish step */
 const fetch = async (ctx: FakeContext, g: FetchGrant) => {
   const outcome = await handleFetch(stageInput(g, { subject: 'crawl.ready.0' }), ctx);
-  if (outcome.kind === 'emit') await outcome.afterPublish?.();
+  if (outcome.kind === 'emit') await outcome.afterPublish?.([]);
   return outcome;
 };
 

@@ -6,7 +6,7 @@ import { MemoryKvStore, parseJsonValue } from '../../pipeline/kv-store.js';
 import { decodeOutcome, type AdmittedUrl, type ExtractedPage } from '../../schemas/index.js';
 import { patternKey, tallyKey, type TrapTally } from '../../stages/shared/traps/trap-tally.js';
 import { readTail } from '../../stages/shared/host-state/host-slot.js';
-import { createFakeContext, decodedOn, stageInput, type FakeContext } from '../support/fake-context.js';
+import { createFakeContext, decodedOn, queuedOnly, settleLikeRunner, stageInput, type FakeContext } from '../support/fake-context.js';
 
 const HOST = 'cal.example';
 let seq = 0;
@@ -24,8 +24,12 @@ const admitted = (path: string, extra: Partial<AdmittedUrl> = {}): AdmittedUrl =
   ...extra,
 });
 
-const intake = (ctx: FakeContext, m: AdmittedUrl, deliveryCount = 1, streamSeq = ++seq) =>
-  handleGateIntake(stageInput(m, { subject: 'crawl.frontier.0', streamSeq, deliveryCount }), ctx);
+/** the intake's outcome, settled as the runner would (the host-queue message published, the tail noted) */
+async function intake(ctx: FakeContext, m: AdmittedUrl, deliveryCount = 1, streamSeq = ++seq) {
+  const outcome = await handleGateIntake(stageInput(m, { subject: 'crawl.frontier.0', streamSeq, deliveryCount }), ctx);
+  await settleLikeRunner(ctx, outcome);
+  return outcome;
+}
 
 const queued = (ctx: FakeContext) => ctx.streams.on('crawl.hostq').length;
 const tallyOf = async (ctx: FakeContext) => parseJsonValue<TrapTally>((await ctx.kv.traps.get(tallyKey(HOST)))!.value);
@@ -33,7 +37,7 @@ const tallyOf = async (ctx: FakeContext) => parseJsonValue<TrapTally>((await ctx
 describe('politeness-gate intake: crawl-trap defences', () => {
   test('past the pattern budget a URL is not queued but ends as filtered, saying why', async () => {
     const ctx = createFakeContext({ settings: { maxUrlsPerPattern: 2 } });
-    for (const day of ['01', '02']) assert.deepEqual(await intake(ctx, admitted(`/cal/2026/11/${day}`)), { kind: 'emit', messages: [] });
+    for (const day of ['01', '02']) assert.ok(queuedOnly(await intake(ctx, admitted(`/cal/2026/11/${day}`))));
     const outcome = await intake(ctx, admitted('/cal/2026/11/03'));
     const [row] = decodedOn(outcome, 'crawl.outcomes', decodeOutcome);
     assert.equal(row!.outcome, 'filtered');
@@ -58,7 +62,7 @@ describe('politeness-gate intake: crawl-trap defences', () => {
     const s = ++seq;
     await intake(ctx, m, 1, s);
     // the first delivery died before its ack: the same message comes again
-    assert.deepEqual(await intake(ctx, m, 2, s), { kind: 'emit', messages: [] });
+    assert.ok(queuedOnly(await intake(ctx, m, 2, s)));
     assert.equal(queued(ctx), 1, 'one copy in the host queue');
     assert.equal((await tallyOf(ctx)).urls, 1, 'counted once');
     assert.equal(await readTail(ctx.kv.hosts, HOST), ctx.streams.on('crawl.hostq')[0]!.seq);
@@ -67,7 +71,7 @@ describe('politeness-gate intake: crawl-trap defences', () => {
   test('a retry of a fetch (attempt > 0) was counted when new: it is queued even over budget', async () => {
     const ctx = createFakeContext({ settings: { maxUrlsPerPattern: 1 } });
     await intake(ctx, admitted('/cal/2026/11/01'));
-    assert.deepEqual(await intake(ctx, admitted('/cal/2026/11/01', { attempt: 1 })), { kind: 'emit', messages: [] });
+    assert.ok(queuedOnly(await intake(ctx, admitted('/cal/2026/11/01', { attempt: 1 }))));
     assert.equal(queued(ctx), 2);
     assert.equal((await tallyOf(ctx)).urls, 1);
   });

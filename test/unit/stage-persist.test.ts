@@ -4,7 +4,7 @@ import { createPersistStage, type OutputWriter } from '../../stages/persist/inde
 import { decodePersistInput, type PersistInput } from '../../stages/persist/handle.js';
 import type { RowBatch } from '../../stages/persist/rows.js';
 import { encodeFinal, encodeOutcome, type FinalPage, type UrlOutcome } from '../../schemas/index.js';
-import type { Outcome, StageDefinition } from '../../pipeline/stage.js';
+import type { Outcome, ConsumerStage } from '../../pipeline/stage.js';
 import { createFakeContext, stageInput, type FakeContext } from '../support/fake-context.js';
 
 /** An OutputWriter that records batches; each write waits until the test lets it finish (or fail). */
@@ -339,7 +339,7 @@ describe('persist', () => {
     const a = track(handle(outcomeIn(urlOutcome(1))));
     await settle();
     assert.equal(a.state, 'pending');
-    await (stage as StageDefinition<PersistInput>).close!(ctx as FakeContext);
+    await (stage as ConsumerStage<PersistInput>).close!(ctx as FakeContext);
     await settle();
     assert.equal(a.state, 'resolved');
     assert.equal(writer.batches.length, 1);
