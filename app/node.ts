@@ -1,6 +1,6 @@
 import { jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { createHttpClient } from '../pipeline/adapters/http-client.js';
+import { createHttpClient } from '../pipeline/adapters/http/client.js';
 import { parseResolveRule } from '../pipeline/adapters/resolve-map.js';
 import { streamAccess } from '../pipeline/adapters/stream-access.js';
 import { hostAddressResolver } from '../pipeline/adapters/host-address.js';

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import zlib from 'node:zlib';
-import { createHttpClient } from '../../pipeline/adapters/http-client.js';
+import { createHttpClient } from '../../pipeline/adapters/http/client.js';
 import { HttpFetchError, type HttpClient, type HttpRequest } from '../../ports/http.js';
 import { matchResolve, parseResolveRule } from '../../pipeline/adapters/resolve-map.js';
 

@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createHttpClient } from '../../pipeline/adapters/http-client.js';
+import { createHttpClient } from '../../pipeline/adapters/http/client.js';
 import { HttpFetchError, type HttpRequest } from '../../ports/http.js';
 import { DnsCache, DnsLookupError } from '../../pipeline/adapters/dns-cache.js';
 import { parseResolveRule } from '../../pipeline/adapters/resolve-map.js';
