@@ -7,6 +7,7 @@ import { STAGE_NAMES } from '../pipeline/stage.js';
 import { decodeDeadLetter, decodeMessage, decodeSeed } from '../schemas/index.js';
 import { joinCrawl } from './connection.js';
 import { exitWhenDrained } from './exit.js';
+import { formatTable, oneLine } from './table-format.js';
 import { UsageError, parseIntOption } from './usage-error.js';
 
 const FORMATS = ['table', 'json'] as const;
@@ -189,38 +190,12 @@ function listed(l: Letter): ListedLetter {
   return rest;
 }
 
-/** One line, control characters escaped, cut to `width` characters with an ellipsis. */
-function cell(v: string | number | null, width = Infinity): string {
-  if (v === null) return '-';
-  const s = String(v).replace(/[\u0000-\u001f\u007f]/g, (c) =>
-    c === '\n' ? '\\n' : c === '\r' ? '\\r' : c === '\t' ? '\\t' : `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`,
-  );
-  const chars = [...s];
-  return chars.length <= width ? s : chars.slice(0, width - 1).join('') + '…';
-}
 
 function table(letters: Letter[], total: number, what: string): string {
-  const header = ['seq', 'stage', 'failed_at', 'deliveries', 'subject', 'stream_seq', 'reason', 'payload'];
-  const right = [true, false, false, true, false, true, false, false];
-  const rows = letters.map((l) => [
-    cell(l.seq),
-    cell(l.stage),
-    cell(l.failed_at),
-    cell(l.delivery_count),
-    cell(l.subject),
-    cell(l.stream_seq),
-    cell(l.reason, REASON_WIDTH),
-    cell(l.preview, PREVIEW_WIDTH),
-  ]);
-  const widths = header.map((h, i) => Math.max([...h].length, ...rows.map((r) => [...r[i]!].length)));
-  const pad = (s: string, i: number, isHeader: boolean) => {
-    const fill = ' '.repeat(widths[i]! - [...s].length);
-    return !isHeader && right[i] ? fill + s : s + fill;
-  };
-  const line = (cells: string[], isHeader: boolean) => cells.map((c, i) => pad(c, i, isHeader)).join(' | ').trimEnd();
-  const out = [line(header, true), widths.map((w) => '-'.repeat(w)).join('-+-'), ...rows.map((r) => line(r, false))];
-  out.push(letters.length < total ? `(${letters.length} of ${total} ${what}; --limit N shows more)` : `(${letters.length} ${what})`);
-  return out.join('\n') + '\n';
+  const columns = ['seq', 'stage', 'failed_at', 'deliveries', 'subject', 'stream_seq', 'reason', 'payload'];
+  const rows = letters.map((l) => [l.seq, l.stage, l.failed_at, l.delivery_count, l.subject, l.stream_seq, l.reason, l.preview]);
+  const footer = letters.length < total ? `(${letters.length} of ${total} ${what}; --limit N shows more)` : `(${letters.length} ${what})`;
+  return formatTable(columns, rows, { footer, nullText: '-', maxWidth: { 6: REASON_WIDTH, 7: PREVIEW_WIDTH } });
 }
 
 /**
@@ -251,11 +226,11 @@ async function requeue(nc: NatsConnection, jsm: JetStreamManager, letters: Lette
       results.push({ ...listed(l), requeued_to: { stream: ack.stream, seq: ack.seq, duplicate: ack.duplicate }, error: null });
       if (format === 'table') {
         const again = ack.duplicate ? ' (already published by an earlier requeue)' : '';
-        process.stdout.write(`requeued #${l.seq} ${l.stage}: ${l.subject} -> ${ack.stream} #${ack.seq}${again}  ${cell(l.preview, PREVIEW_WIDTH)}\n`);
+        process.stdout.write(`requeued #${l.seq} ${l.stage}: ${l.subject} -> ${ack.stream} #${ack.seq}${again}  ${oneLine(l.preview, PREVIEW_WIDTH)}\n`);
       }
     } catch (err) {
       failed += 1;
-      const error = cell((err as Error).message, 200);
+      const error = oneLine((err as Error).message, 200);
       process.stderr.write(`failed to requeue dead letter #${l.seq} (${l.stage}) to ${l.subject}: ${error}; left in place\n`);
       results.push({ ...listed(l), requeued_to: null, error });
     }

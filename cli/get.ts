@@ -1,10 +1,10 @@
+import { sqlString } from '../pipeline/adapters/sql-quote.js';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { openOutputDatabase } from '../pipeline/adapters/duckdb-views.js';
 import { readWarcRecord } from '../stages/archive/index.js';
 import { UsageError } from './usage-error.js';
 
-const q = (s: string): string => `'${s.replace(/'/g, "''")}'`;
 
 /**
  * `crawl get URL` / `crawl get --fetch-id ID`: the stored WARC record of the URL's latest
@@ -18,7 +18,7 @@ export async function runGet(url: string | undefined, o: { out: string; fetchId?
   const db = await openOutputDatabase(outDir);
   let row: unknown[] | undefined;
   try {
-    const where = url !== undefined ? `url = ${q(url)}` : `fetch_id = ${q(o.fetchId!)}`;
+    const where = url !== undefined ? `url = ${sqlString(url)}` : `fetch_id = ${sqlString(o.fetchId!)}`;
     const res = await db.run(
       // the content first: a later 304 or duplicate (revisit) only points back at a response
       `SELECT warc_filename, warc_record_offset, warc_record_length FROM captures WHERE ${where}

@@ -1,8 +1,9 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline/promises';
-import { formatResult, openOutputDatabase, type OutputDatabase, type ResultFormat } from '../pipeline/adapters/duckdb-views.js';
-import { sqlString } from '../pipeline/adapters/duckdb-output.js';
+import { openOutputDatabase, type OutputDatabase } from '../pipeline/adapters/duckdb-views.js';
+import { formatResult, type ResultFormat } from './table-format.js';
+import { sqlString } from '../pipeline/adapters/sql-quote.js';
 import { isRemoteOutput } from '../pipeline/adapters/output-layout.js';
 import { s3SetupStatements } from '../pipeline/adapters/s3-settings.js';
 import { TABLE_NAMES } from '../schemas/output-tables.js';

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { EDGES } from '../ops/nats/edges.js';
-import { formatResult } from '../pipeline/adapters/duckdb-views.js';
+import { formatResult } from './table-format.js';
 import { joinOrOpenCrawl } from './connection.js';
 
 const DAY_NS = 86_400e9;

@@ -18,7 +18,7 @@ import { promises as fsp } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { sqlString } from './duckdb-output.js';
+import { sqlString } from './sql-quote.js';
 import { processAlive } from '../process-alive.js';
 
 /** 512 MB, as DuckDB counts (488 MiB): the compaction's limit unless told otherwise. */

@@ -15,6 +15,7 @@
  *
  * This is the only module (with duckdb-views.ts) that imports @duckdb/node-api.
  */
+import { sqlIdent, sqlString } from './sql-quote.js';
 import { randomBytes } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
@@ -78,14 +79,6 @@ export class OutputRowError extends Error {
     super(`${table}[${rowIndex}].${column}: ${message}`);
     this.name = 'OutputRowError';
   }
-}
-
-export function sqlString(s: string): string {
-  return `'${s.replace(/'/g, "''")}'`;
-}
-
-export function sqlIdent(s: string): string {
-  return `"${s.replace(/"/g, '""')}"`;
 }
 
 const stagingTable = (t: TableName): string => `_stage_${t}`;

@@ -18,6 +18,7 @@
  * A table with no files yet gets an empty, correctly typed view. Views are
  * rebuilt before a query whenever a table goes from "no files" to "has files"
  * (or back). */
+import { sqlString, sqlIdent } from './sql-quote.js';
 import path from 'node:path';
 import {
   DuckDBArrayValue,
@@ -48,10 +49,7 @@ export interface OutputDatabase {
   close(): Promise<void>;
 }
 
-export type ResultFormat = 'table' | 'csv' | 'json';
 
-const q = (s: string): string => `'${s.replace(/'/g, "''")}'`;
-const id = (s: string): string => `"${s.replace(/"/g, '""')}"`;
 
 /** Partition keys of the deduplicating views (besides the pages url rule). */
 export const DEDUP_KEYS: Readonly<Record<TableName, readonly string[]>> = {
@@ -83,7 +81,7 @@ export interface OutputDatabaseOptions {
 }
 
 async function hasFiles(conn: DuckDBConnection, glob: string): Promise<boolean> {
-  const r = await conn.runAndReadAll(`SELECT count(*) FROM (SELECT * FROM glob(${q(glob)}) LIMIT 1)`);
+  const r = await conn.runAndReadAll(`SELECT count(*) FROM (SELECT * FROM glob(${sqlString(glob)}) LIMIT 1)`);
   return Number(r.getRows()[0]![0]) > 0;
 }
 
@@ -95,7 +93,7 @@ async function presentColumns(conn: DuckDBConnection, src: string): Promise<Set<
 /** Every column of TABLES; ones missing in every file (older schema) become typed NULLs. */
 function columnList(cols: readonly ColumnDef[], present: Set<string> | null): string[] {
   return cols.map((c) =>
-    present?.has(c.name) ? `CAST(${id(c.name)} AS ${c.type}) AS ${id(c.name)}` : `CAST(NULL AS ${c.type}) AS ${id(c.name)}`,
+    present?.has(c.name) ? `CAST(${sqlIdent(c.name)} AS ${c.type}) AS ${sqlIdent(c.name)}` : `CAST(NULL AS ${c.type}) AS ${sqlIdent(c.name)}`,
   );
 }
 
@@ -103,13 +101,13 @@ async function rawViewSelect(conn: DuckDBConnection, outDir: string, table: Tabl
   const cols: readonly ColumnDef[] = TABLES[table];
   const parts: string[] = [];
   if (sources.partitioned) {
-    const src = `read_parquet(${q(partitionedGlob(outDir, table))}, hive_partitioning = true, hive_types = ${HIVE_TYPES}, union_by_name = true, filename = '_file')`;
+    const src = `read_parquet(${sqlString(partitionedGlob(outDir, table))}, hive_partitioning = true, hive_types = ${HIVE_TYPES}, union_by_name = true, filename = '_file')`;
     const list = columnList(cols, await presentColumns(conn, src));
     parts.push(`SELECT ${list.join(', ')}, version, _file FROM ${src}`);
   }
   if (sources.legacy) {
     // the first release's flat layout: no partitions, so version 0
-    const src = `read_parquet(${q(legacyGlob(outDir, table))}, union_by_name = true, filename = '_file')`;
+    const src = `read_parquet(${sqlString(legacyGlob(outDir, table))}, union_by_name = true, filename = '_file')`;
     const list = columnList(cols, await presentColumns(conn, src));
     parts.push(`SELECT ${list.join(', ')}, 0 AS version, _file FROM ${src}`);
   }
@@ -123,17 +121,17 @@ async function rawViewSelect(conn: DuckDBConnection, outDir: string, table: Tabl
 
 /** `<table>_all`: every version, each logical row once per version. */
 function allVersionsViewSelect(table: TableName): string {
-  const cols = (TABLES[table] as readonly ColumnDef[]).map((c) => id(c.name)).join(', ');
-  const keys = [...DEDUP_KEYS[table], 'version'].map(id).join(', ');
+  const cols = (TABLES[table] as readonly ColumnDef[]).map((c) => sqlIdent(c.name)).join(', ');
+  const keys = [...DEDUP_KEYS[table], 'version'].map(sqlIdent).join(', ');
   // Identical duplicates: keep the copy from the earliest file (names sort by write time).
-  return `SELECT ${cols}, version FROM ${id('raw_' + table)} QUALIFY row_number() OVER (PARTITION BY ${keys} ORDER BY _file) = 1`;
+  return `SELECT ${cols}, version FROM ${sqlIdent('raw_' + table)} QUALIFY row_number() OVER (PARTITION BY ${keys} ORDER BY _file) = 1`;
 }
 
 /** `<table>`: the newest version of each row, each logical row once. */
 function dedupViewSelect(table: TableName): string {
-  const cols = (TABLES[table] as readonly ColumnDef[]).map((c) => id(c.name)).join(', ');
-  const keys = DEDUP_KEYS[table].map(id).join(', ');
-  const raw = id('raw_' + table);
+  const cols = (TABLES[table] as readonly ColumnDef[]).map((c) => sqlIdent(c.name)).join(', ');
+  const keys = DEDUP_KEYS[table].map(sqlIdent).join(', ');
+  const raw = sqlIdent('raw_' + table);
   const source = PAGE_VERSIONED.has(table)
     ? `SELECT r.* FROM ${raw} r LEFT JOIN _page_versions pv ON r.crawl_id = pv.crawl_id AND r.fetch_id = pv.fetch_id ` +
       `WHERE pv.version IS NULL OR r.version = pv.version`
@@ -234,15 +232,15 @@ export async function openOutputDatabase(out: string, options: OutputDatabaseOpt
       const sources = { partitioned: await hasFiles(conn, partitionedGlob(outDir, table)), legacy: await hasFiles(conn, legacyGlob(outDir, table)) };
       const key = `${sources.partitioned}/${sources.legacy}`;
       if (state.get(table) === key) continue;
-      await conn.run(`CREATE OR REPLACE VIEW ${id('raw_' + table)} AS ${await rawViewSelect(conn, outDir, table, sources, options.version)}`);
+      await conn.run(`CREATE OR REPLACE VIEW ${sqlIdent('raw_' + table)} AS ${await rawViewSelect(conn, outDir, table, sources, options.version)}`);
       state.set(table, key);
     }
     // built on the raw views, which DuckDB binds at query time: created once
     if (!viewsCreated) {
       await conn.run(`CREATE VIEW _page_versions AS ${PAGE_VERSIONS_VIEW}`);
       for (const table of TABLE_NAMES) {
-        await conn.run(`CREATE VIEW ${id(table)} AS ${dedupViewSelect(table)}`);
-        await conn.run(`CREATE VIEW ${id(table + '_all')} AS ${allVersionsViewSelect(table)}`);
+        await conn.run(`CREATE VIEW ${sqlIdent(table)} AS ${dedupViewSelect(table)}`);
+        await conn.run(`CREATE VIEW ${sqlIdent(table + '_all')} AS ${allVersionsViewSelect(table)}`);
       }
       await conn.run(`CREATE VIEW hosts AS ${HOSTS_VIEW}`);
       viewsCreated = true;
@@ -285,123 +283,4 @@ export async function openOutputDatabase(out: string, options: OutputDatabaseOpt
       instance.closeSync();
     },
   };
-}
-
-// ---- formatting -------------------------------------------------------------
-
-function cellText(v: unknown): string {
-  if (v === null || v === undefined) return '';
-  if (typeof v === 'string') return v;
-  if (typeof v === 'number' || typeof v === 'boolean' || typeof v === 'bigint') return String(v);
-  if (v instanceof Date) return v.toISOString();
-  return JSON.stringify(v, jsonReplacer);
-}
-
-function jsonReplacer(_k: string, v: unknown): unknown {
-  return typeof v === 'bigint' ? v.toString() : v;
-}
-
-/** Terminal column width of one code point (CJK/fullwidth/emoji = 2, combining = 0). */
-function charWidth(cp: number): number {
-  if (cp === 0x200b || cp === 0x200d || (cp >= 0x0300 && cp <= 0x036f) || (cp >= 0xfe00 && cp <= 0xfe0f)) return 0;
-  if (
-    (cp >= 0x1100 && cp <= 0x115f) ||
-    (cp >= 0x2e80 && cp <= 0xa4cf) ||
-    (cp >= 0xac00 && cp <= 0xd7a3) ||
-    (cp >= 0xf900 && cp <= 0xfaff) ||
-    (cp >= 0xfe30 && cp <= 0xfe4f) ||
-    (cp >= 0xff00 && cp <= 0xff60) ||
-    (cp >= 0xffe0 && cp <= 0xffe6) ||
-    (cp >= 0x1f300 && cp <= 0x1faff) ||
-    (cp >= 0x20000 && cp <= 0x3fffd)
-  ) {
-    return 2;
-  }
-  return 1;
-}
-
-function displayWidth(s: string): number {
-  let w = 0;
-  for (const ch of s) w += charWidth(ch.codePointAt(0)!);
-  return w;
-}
-
-const MAX_CELL = 80;
-
-/** Table-mode cell: control chars escaped (keeps alignment), truncated to MAX_CELL columns. */
-function tableCell(v: unknown): string {
-  if (v === null || v === undefined) return 'NULL';
-  const s = cellText(v).replace(/[\u0000-\u001f\u007f]/g, (c) =>
-    c === '\n' ? '\\n' : c === '\r' ? '\\r' : c === '\t' ? '\\t' : `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`,
-  );
-  if (displayWidth(s) <= MAX_CELL) return s;
-  let out = '';
-  let w = 0;
-  for (const ch of s) {
-    const cw = charWidth(ch.codePointAt(0)!);
-    if (w + cw > MAX_CELL - 1) break;
-    out += ch;
-    w += cw;
-  }
-  return out + '…';
-}
-
-function pad(s: string, width: number, right: boolean): string {
-  const fill = ' '.repeat(Math.max(0, width - displayWidth(s)));
-  return right ? fill + s : s + fill;
-}
-
-function csvField(v: unknown): string {
-  if (v === null || v === undefined) return '';
-  const s = cellText(v);
-  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
-}
-
-export function formatResult(result: QueryResult, format: ResultFormat): string {
-  const { columns, rows } = result;
-  switch (format) {
-    case 'csv': {
-      const lines = [columns.map(csvField).join(',')];
-      for (const r of rows) lines.push(columns.map((_, i) => csvField(r[i])).join(','));
-      return lines.join('\r\n') + '\r\n';
-    }
-    case 'json': {
-      // Duplicate column names (e.g. SELECT a.x, b.x) get a numeric suffix so no value is lost.
-      const seen = new Map<string, number>();
-      const keys = columns.map((c) => {
-        const n = seen.get(c) ?? 0;
-        seen.set(c, n + 1);
-        return n === 0 ? c : `${c}_${n}`;
-      });
-      const objs = rows.map((r) => {
-        const o: Record<string, unknown> = {};
-        keys.forEach((k, i) => (o[k] = r[i] === undefined ? null : r[i]));
-        return o;
-      });
-      return JSON.stringify(objs, jsonReplacer, 2) + '\n';
-    }
-    case 'table': {
-      const header = columns.map((c) => tableCell(c));
-      const body = rows.map((r) => columns.map((_, i) => tableCell(r[i])));
-      const numeric = columns.map((_, i) => rows.length > 0 && rows.every((r) => r[i] === null || r[i] === undefined || typeof r[i] === 'number' || typeof r[i] === 'bigint'));
-      const widths = header.map((h, i) => Math.max(displayWidth(h), ...body.map((b) => displayWidth(b[i]!))));
-      const line = (cells: string[], isHeader: boolean): string =>
-        cells
-          .map((c, i) => pad(c, widths[i]!, !isHeader && numeric[i]!))
-          .join(' | ')
-          .trimEnd();
-      const out: string[] = [];
-      if (columns.length > 0) {
-        out.push(line(header, true));
-        out.push(widths.map((w) => '-'.repeat(w)).join('-+-'));
-        for (const b of body) out.push(line(b, false));
-      }
-      out.push(`(${rows.length} ${rows.length === 1 ? 'row' : 'rows'})`);
-      return out.join('\n') + '\n';
-    }
-    default: {
-      const never: never = format;
-      throw new Error(`unknown format: ${String(never)}`);
-    }
-  }
 }

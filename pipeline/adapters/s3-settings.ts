@@ -5,19 +5,20 @@
  * `INSTALL httpfs` downloads the extension once per machine from DuckDB's extension
  * repository; after that it is loaded from the local cache.
  */
-const q = (s: string): string => `'${s.replace(/'/g, "''")}'`;
+import { sqlString } from './sql-quote.js';
+
 
 export function s3SetupStatements(env: NodeJS.ProcessEnv = process.env): string[] {
   const secret: string[] = ['TYPE s3'];
   if (env.AWS_ACCESS_KEY_ID && env.AWS_SECRET_ACCESS_KEY) {
-    secret.push(`KEY_ID ${q(env.AWS_ACCESS_KEY_ID)}`, `SECRET ${q(env.AWS_SECRET_ACCESS_KEY)}`);
-    if (env.AWS_SESSION_TOKEN) secret.push(`SESSION_TOKEN ${q(env.AWS_SESSION_TOKEN)}`);
+    secret.push(`KEY_ID ${sqlString(env.AWS_ACCESS_KEY_ID)}`, `SECRET ${sqlString(env.AWS_SECRET_ACCESS_KEY)}`);
+    if (env.AWS_SESSION_TOKEN) secret.push(`SESSION_TOKEN ${sqlString(env.AWS_SESSION_TOKEN)}`);
   } else {
     // profiles, instance roles, SSO…: the AWS SDK's usual lookup
     secret.push('PROVIDER credential_chain');
   }
   const region = env.AWS_REGION ?? env.AWS_DEFAULT_REGION;
-  if (region) secret.push(`REGION ${q(region)}`);
+  if (region) secret.push(`REGION ${sqlString(region)}`);
   const endpoint = env.AWS_ENDPOINT_URL_S3 ?? env.AWS_ENDPOINT_URL;
   if (endpoint) {
     let url: URL;
@@ -26,7 +27,7 @@ export function s3SetupStatements(env: NodeJS.ProcessEnv = process.env): string[
     } catch {
       throw new Error(`AWS_ENDPOINT_URL must be a URL such as http://127.0.0.1:9000, got "${endpoint}"`);
     }
-    secret.push(`ENDPOINT ${q(url.host)}`, `USE_SSL ${url.protocol === 'https:'}`, `URL_STYLE 'path'`);
+    secret.push(`ENDPOINT ${sqlString(url.host)}`, `USE_SSL ${url.protocol === 'https:'}`, `URL_STYLE 'path'`);
   }
   return ['INSTALL httpfs', 'LOAD httpfs', `CREATE OR REPLACE SECRET crawl_output_s3 (${secret.join(', ')})`];
 }

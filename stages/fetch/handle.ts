@@ -1,64 +1,19 @@
-import {
-  encodeAdmitted,
-  encodeDiscoveredLinks,
-  encodeExchange,
-  type FetchGrant,
-  type OutcomeKind,
-} from '../../schemas/index.js';
+import { encodeAdmitted, type FetchGrant } from '../../schemas/index.js';
 import { HttpFetchError, type HttpResponse } from '../../ports/http.js';
 import { subjectFor } from '../../pipeline/partition.js';
 import { emit, type Emit, type Outcome, type StageContext, type StageInput } from '../../pipeline/stage.js';
 import { confirmLease, emptySlot, readSlot, releaseSlot } from '../shared/host-state/host-slot.js';
-import { nextPacing, type FetchFeedback } from '../shared/host-state/host-pacing.js';
+import { nextPacing, pacingOf, type FetchFeedback } from '../shared/host-state/host-pacing.js';
 import { judgeFetch } from '../shared/failure-policy.js';
-import { harvestPdfLinks } from './pdf-links.js';
-import { MESSAGE_SLACK_BYTES, utf8Length, withinBudget } from '../shared/messages/message-budget.js';
-import { conditionalHeaders, readValidators, type Validators } from '../shared/validators.js';
+import { conditionalHeaders, readValidators } from '../shared/validators.js';
 import { extendIp, releaseIp } from '../shared/host-state/ip-slot.js';
-import { pacingOf } from '../shared/host-state/host-pacing.js';
-import { stableId } from '../shared/messages/stage-ids.js';
-import { outcomeEmit } from '../shared/messages/outcome-emit.js';
-import { classifyResponse } from './classify-response.js';
+import { exchangeEmit, type ExchangeFacts } from '../shared/messages/exchange-emit.js';
+import { fetchOutcome, notModifiedEmits, responseEmits, retryEmits, withNote, type Attempt } from './attempt-emits.js';
 import { MESSAGE_OVERHEAD_BYTES } from './spec.js';
-import { exchangeEmit, exchangeInfo, type ExchangeFacts } from '../shared/messages/exchange-emit.js';
 
-/** Redirect hops followed from the URL first linked; one more is refused. */
-export const MAX_REDIRECTS = 5;
 
 /** How long after the end of a response the host's next delay starts (see handleFetch). */
 export const PACING_GUARD_MS = 25;
-
-/** Why a redirect is not followed (a loop, or too many hops), or null to follow it. */
-export function redirectStop(chain: readonly string[], target: string): string | null {
-  if (chain.includes(target)) return `redirect loop: ${[...chain, target].join(' -> ')}, not followed`;
-  if (chain.length > MAX_REDIRECTS) return `too many redirects: more than ${MAX_REDIRECTS} from ${chain[0]}, ${target} not followed`;
-  return null;
-}
-
-function fetchOutcome(
-  ctx: StageContext,
-  g: FetchGrant,
-  outcome: OutcomeKind,
-  reason: string,
-  status: number | null,
-  fetchTime: number,
-  durationMs: number | null,
-  redirect: string | null = null,
-): Emit {
-  return outcomeEmit(ctx, `outcome:${g.fetch_id}:${outcome}`, {
-    event_id: stableId(outcome, g.fetch_id),
-    fetch_id: g.fetch_id,
-    url: g.url,
-    host: g.host,
-    outcome,
-    reason,
-    fetch_status: status,
-    fetch_time: fetchTime,
-    duration_ms: durationMs,
-    depth: g.depth,
-    fetch_redirect: redirect,
-  });
-}
 
 /**
  * A grant whose lease lapsed (it waited too long in the stream, or another process took
@@ -72,111 +27,6 @@ function backToGate(ctx: StageContext, g: FetchGrant): Outcome {
     msgId: `regrant:${g.fetch_id}:${g.lease_id}`,
     data: encodeAdmitted(admitted),
   });
-}
-
-function responseEmits(ctx: StageContext, g: FetchGrant, res: HttpResponse, start: number, durationMs: number, pacingNote: string, facts: ExchangeFacts): Emit[] {
-  const verdict = classifyResponse(res, g.url, ctx.settings.pageTypes);
-  switch (verdict.kind) {
-    case 'redirect': {
-      const chain = [...(g.redirect_chain ?? []), g.url];
-      const target = verdict.location;
-      const stop = redirectStop(chain, target);
-      const outcome = fetchOutcome(ctx, g, 'redirect', stop ?? `redirect to ${target}`, res.status, start, durationMs, target);
-      if (stop) {
-        ctx.metrics.count('fetch', 'redirects', 'stopped');
-        return [outcome];
-      }
-      return [
-        outcome,
-        {
-          subject: subjectFor('links', g.host, ctx.settings.partitions),
-          msgId: `redirect:${g.fetch_id}`,
-          // a redirect is the same resource at another address: its target keeps the depth, and
-          // goes through normalize, seen-filter and the gate like any link (scope, dedup, robots)
-          data: encodeDiscoveredLinks({ v: 1, source_url: g.url, depth: g.depth, via: 'redirect', links: [{ url: target }], redirect_chain: chain }),
-        },
-      ];
-    }
-    case 'http_error':
-      return [fetchOutcome(ctx, g, 'http_error', withNote(verdict.reason, pacingNote), res.status, start, durationMs)];
-    case 'pdf': {
-      // URLs normalize would refuse anyway (over 2048 characters) are dropped, and the rest must fit one message
-      const links = withinBudget(
-        harvestPdfLinks(res.body).filter((u) => u.length <= 2048),
-        (u) => utf8Length(u) + 16,
-        Math.max(0, ctx.maxPayloadBytes - MESSAGE_SLACK_BYTES),
-      );
-      const reason = `${verdict.mimeType}: not stored; ${links.length} links harvested${res.truncated ? ' (body truncated)' : ''}`;
-      const out = [fetchOutcome(ctx, g, 'unsupported_content', reason, res.status, start, durationMs)];
-      if (links.length > 0 && g.depth + 1 <= ctx.settings.maxDepth) {
-        out.push({
-          subject: subjectFor('links', g.host, ctx.settings.partitions),
-          msgId: `pdf-links:${g.fetch_id}`,
-          data: encodeDiscoveredLinks({ v: 1, source_url: g.url, depth: g.depth + 1, via: 'link', links: links.map((url) => ({ url, anchor: '', rel: 'pdf' })) }),
-        });
-      }
-      return out;
-    }
-    case 'unsupported_content':
-      return [fetchOutcome(ctx, g, 'unsupported_content', verdict.reason, res.status, start, durationMs)];
-    case 'html':
-      return [
-        {
-          subject: subjectFor('fetched', g.host, ctx.settings.partitions),
-          msgId: `fetched:${g.fetch_id}`,
-          // the exchange rides along for the archive; extract's decoder drops it
-          data: encodeExchange({
-            v: 1,
-            fetch_id: g.fetch_id,
-            url: g.url,
-            host: g.host,
-            domain: g.domain,
-            depth: g.depth,
-            fetch_time: start,
-            fetch_status: res.status,
-            duration_ms: durationMs,
-            content_type: verdict.mimeType,
-            charset: verdict.charset,
-            headers: res.headers,
-            body: res.body,
-            truncated: res.truncated,
-            ...(g.redirect_chain ? { redirect_chain: g.redirect_chain } : {}),
-            exchange: exchangeInfo({ ...facts, kind: 'page' }),
-          }),
-        },
-      ];
-  }
-}
-
-/**
- * A retryable failure (5xx, 429, timeout, network error) with retries left: a `retry` row
- * in fetch_log and the URL back in its host's queue, where the host's backoff (or its
- * Retry-After) decides when it is tried again.
- */
-function retryEmits(ctx: StageContext, g: FetchGrant, feedback: FetchFeedback, status: number | null, start: number, durationMs: number, pacingNote: string): Emit[] {
-  const attempt = (g.attempt ?? 0) + 1;
-  const { lease_id: _lease, granted_at: _granted, delay_ms: _delay, ip: _ip, ...admitted } = g;
-  const what = feedback.kind === 'network_error' ? feedback.code : `http ${status}`;
-  ctx.metrics.count('fetch', 'retries', feedback.kind);
-  return [
-    outcomeEmit(ctx, `outcome:${g.fetch_id}:retry:${attempt}`, {
-      event_id: stableId('retry', g.fetch_id, attempt),
-      fetch_id: g.fetch_id,
-      url: g.url,
-      host: g.host,
-      outcome: 'retry',
-      reason: withNote(`${what}: retry ${attempt} of ${ctx.settings.maxRetries}`, pacingNote),
-      fetch_status: status,
-      fetch_time: start,
-      duration_ms: durationMs,
-      depth: g.depth,
-    }),
-    {
-      subject: subjectFor('frontier', g.host, ctx.settings.partitions),
-      msgId: `retry:${g.fetch_id}:${attempt}`,
-      data: encodeAdmitted({ ...admitted, attempt }),
-    },
-  ];
 }
 
 export async function handleFetch(input: StageInput<FetchGrant>, ctx: StageContext): Promise<Outcome> {
@@ -246,18 +96,19 @@ export async function handleFetch(input: StageInput<FetchGrant>, ctx: StageConte
     attempt: g.attempt ?? 0,
     ...(g.redirect_chain ? { redirectChain: g.redirect_chain } : {}),
   };
+  const a: Attempt = { ctx, g, start, durationMs, status: res?.status ?? null, pacingNote };
   let out: Emit[];
   if (res?.status === 304 && previous) {
-    out = notModifiedEmits(ctx, g, previous, start, durationMs);
+    out = notModifiedEmits(a, previous);
   } else if (retryable && (g.attempt ?? 0) < s.maxRetries) {
-    out = retryEmits(ctx, g, feedback, res?.status ?? null, start, durationMs, pacingNote);
+    out = retryEmits(a, feedback);
   } else if (res) {
-    out = responseEmits(ctx, g, res, start, durationMs, pacingNote, facts);
+    out = responseEmits(a, res, facts);
   } else if (failure!.code === 'refused') {
     ctx.log.warn({ url: g.url, reason: failure!.message }, 'SSRF guard refused an address');
-    out = [fetchOutcome(ctx, g, 'refused', failure!.message || 'refused by the SSRF guard', null, start, durationMs)];
+    out = [fetchOutcome(a, 'refused', failure!.message || 'refused by the SSRF guard')];
   } else {
-    out = [fetchOutcome(ctx, g, 'network_error', withNote(`${failure!.code}: ${failure!.message}`, pacingNote), null, start, durationMs)];
+    out = [fetchOutcome(a, 'network_error', withNote(`${failure!.code}: ${failure!.message}`, pacingNote))];
   }
   // every exchange is archived: an HTML page through its fetched message, anything else here
   if (!out.some((m) => m.subject.startsWith('crawl.fetched.'))) out.push(exchangeEmit(facts, s.partitions));
@@ -265,21 +116,6 @@ export async function handleFetch(input: StageInput<FetchGrant>, ctx: StageConte
   // the host is released only once the outputs are published: a grant redelivered after that
   // is recognised as done, and one redelivered before it still holds the lease and fetches again
   return { kind: 'emit', messages: out, afterPublish: () => release(ctx, g, paceFrom, feedback, draw) };
-}
-
-/** A 304 to a conditional GET: the page is unchanged, and so are its links, followed as the first fetch did. */
-function notModifiedEmits(ctx: StageContext, g: FetchGrant, previous: Validators, start: number, durationMs: number): Emit[] {
-  const since = new Date(previous.fetch_time).toISOString();
-  const validator = previous.etag ? `ETag ${previous.etag}` : `Last-Modified ${previous.last_modified}`;
-  const out = [fetchOutcome(ctx, g, 'not_modified', `not modified since the fetch of ${since} (${validator})`, 304, start, durationMs)];
-  if (previous.links?.length && g.depth + 1 <= ctx.settings.maxDepth) {
-    out.push({
-      subject: subjectFor('links', g.host, ctx.settings.partitions),
-      msgId: `links:${g.fetch_id}`,
-      data: encodeDiscoveredLinks({ v: 1, source_url: g.url, depth: g.depth + 1, via: 'link', links: previous.links.map((url) => ({ url })) }),
-    });
-  }
-  return out;
 }
 
 /** Frees the host (paced by what the request showed) and the grant's place on its IP. */
@@ -300,7 +136,6 @@ function locationOf(res: HttpResponse, url: string): string | null {
   }
 }
 
-const withNote = (reason: string, note: string) => (note ? `${reason}; ${note}` : reason);
 
 /** What the release will decide for the host, from its current failure count. */
 async function pacingPreview(ctx: StageContext, host: string, feedback: FetchFeedback, end: number, draw: number): Promise<string> {

@@ -4,7 +4,8 @@ import { promises as fsp } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ParquetTableWriter, OutputRowError } from '../../pipeline/adapters/duckdb-output.js';
-import { openOutputDatabase, formatResult, type QueryResult } from '../../pipeline/adapters/duckdb-views.js';
+import { openOutputDatabase, type QueryResult } from '../../pipeline/adapters/duckdb-views.js';
+import { formatResult } from '../../cli/table-format.js';
 import { TABLES, type PageRow } from '../../schemas/output-tables.js';
 
 import { T0, link, logRow, page } from '../support/output-rows.js';

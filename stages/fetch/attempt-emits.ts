@@ -1,0 +1,182 @@
+/**
+ * The messages one fetch attempt ends in: its fetch_log row, and what follows from the
+ * response (the page for extract, a redirect's target or a PDF's links for normalize, the
+ * URL back in the frontier for a retry). Pure: no I/O.
+ */
+import { encodeAdmitted, encodeDiscoveredLinks, encodeExchange, type FetchGrant, type OutcomeKind } from '../../schemas/index.js';
+import type { HttpResponse } from '../../ports/http.js';
+import { subjectFor } from '../../pipeline/partition.js';
+import type { Emit, StageContext } from '../../pipeline/stage.js';
+import type { FetchFeedback } from '../shared/host-state/host-pacing.js';
+import { MESSAGE_SLACK_BYTES, utf8Length, withinBudget } from '../shared/messages/message-budget.js';
+import { stableId } from '../shared/messages/stage-ids.js';
+import { outcomeEmit } from '../shared/messages/outcome-emit.js';
+import { exchangeInfo, type ExchangeFacts } from '../shared/messages/exchange-emit.js';
+import type { Validators } from '../shared/validators.js';
+import { classifyResponse } from './classify-response.js';
+import { harvestPdfLinks } from './pdf-links.js';
+
+/** Redirect hops followed from the URL first linked; one more is refused. */
+export const MAX_REDIRECTS = 5;
+
+/** Why a redirect is not followed (a loop, or too many hops), or null to follow it. */
+export function redirectStop(chain: readonly string[], target: string): string | null {
+  if (chain.includes(target)) return `redirect loop: ${[...chain, target].join(' -> ')}, not followed`;
+  if (chain.length > MAX_REDIRECTS) return `too many redirects: more than ${MAX_REDIRECTS} from ${chain[0]}, ${target} not followed`;
+  return null;
+}
+
+/** One request made for a grant, as the rows it ends in describe it. */
+export interface Attempt {
+  ctx: StageContext;
+  g: FetchGrant;
+  /** when the request started, and how long it took */
+  start: number;
+  durationMs: number;
+  /** the response's status; null when there was none */
+  status: number | null;
+  /** after a failure: the host's pacing decision, appended to the reason */
+  pacingNote: string;
+}
+
+export function fetchOutcome(a: Attempt, outcome: OutcomeKind, reason: string, redirect: string | null = null): Emit {
+  const { ctx, g } = a;
+  return outcomeEmit(ctx, `outcome:${g.fetch_id}:${outcome}`, {
+    event_id: stableId(outcome, g.fetch_id),
+    fetch_id: g.fetch_id,
+    url: g.url,
+    host: g.host,
+    outcome,
+    reason,
+    fetch_status: a.status,
+    fetch_time: a.start,
+    duration_ms: a.durationMs,
+    depth: g.depth,
+    fetch_redirect: redirect,
+  });
+}
+
+export function responseEmits(a: Attempt, res: HttpResponse, facts: ExchangeFacts): Emit[] {
+  const { ctx, g } = a;
+  const verdict = classifyResponse(res, g.url, ctx.settings.pageTypes);
+  switch (verdict.kind) {
+    case 'redirect': {
+      const chain = [...(g.redirect_chain ?? []), g.url];
+      const target = verdict.location;
+      const stop = redirectStop(chain, target);
+      const outcome = fetchOutcome(a, 'redirect', stop ?? `redirect to ${target}`, target);
+      if (stop) {
+        ctx.metrics.count('fetch', 'redirects', 'stopped');
+        return [outcome];
+      }
+      return [
+        outcome,
+        {
+          subject: subjectFor('links', g.host, ctx.settings.partitions),
+          msgId: `redirect:${g.fetch_id}`,
+          // a redirect is the same resource at another address: its target keeps the depth, and
+          // goes through normalize, seen-filter and the gate like any link (scope, dedup, robots)
+          data: encodeDiscoveredLinks({ v: 1, source_url: g.url, depth: g.depth, via: 'redirect', links: [{ url: target }], redirect_chain: chain }),
+        },
+      ];
+    }
+    case 'http_error':
+      return [fetchOutcome(a, 'http_error', withNote(verdict.reason, a.pacingNote))];
+    case 'pdf': {
+      // URLs normalize would refuse anyway (over 2048 characters) are dropped, and the rest must fit one message
+      const links = withinBudget(
+        harvestPdfLinks(res.body).filter((u) => u.length <= 2048),
+        (u) => utf8Length(u) + 16,
+        Math.max(0, ctx.maxPayloadBytes - MESSAGE_SLACK_BYTES),
+      );
+      const reason = `${verdict.mimeType}: not stored; ${links.length} links harvested${res.truncated ? ' (body truncated)' : ''}`;
+      const out = [fetchOutcome(a, 'unsupported_content', reason)];
+      if (links.length > 0 && g.depth + 1 <= ctx.settings.maxDepth) {
+        out.push({
+          subject: subjectFor('links', g.host, ctx.settings.partitions),
+          msgId: `pdf-links:${g.fetch_id}`,
+          data: encodeDiscoveredLinks({ v: 1, source_url: g.url, depth: g.depth + 1, via: 'link', links: links.map((url) => ({ url, anchor: '', rel: 'pdf' })) }),
+        });
+      }
+      return out;
+    }
+    case 'unsupported_content':
+      return [fetchOutcome(a, 'unsupported_content', verdict.reason)];
+    case 'html':
+      return [
+        {
+          subject: subjectFor('fetched', g.host, ctx.settings.partitions),
+          msgId: `fetched:${g.fetch_id}`,
+          // the exchange rides along for the archive; extract's decoder drops it
+          data: encodeExchange({
+            v: 1,
+            fetch_id: g.fetch_id,
+            url: g.url,
+            host: g.host,
+            domain: g.domain,
+            depth: g.depth,
+            fetch_time: a.start,
+            fetch_status: res.status,
+            duration_ms: a.durationMs,
+            content_type: verdict.mimeType,
+            charset: verdict.charset,
+            headers: res.headers,
+            body: res.body,
+            truncated: res.truncated,
+            ...(g.redirect_chain ? { redirect_chain: g.redirect_chain } : {}),
+            exchange: exchangeInfo({ ...facts, kind: 'page' }),
+          }),
+        },
+      ];
+  }
+}
+
+/**
+ * A retryable failure (5xx, 429, timeout, network error) with retries left: a `retry` row
+ * in fetch_log and the URL back in its host's queue, where the host's backoff (or its
+ * Retry-After) decides when it is tried again.
+ */
+export function retryEmits(a: Attempt, feedback: FetchFeedback): Emit[] {
+  const { ctx, g } = a;
+  const attempt = (g.attempt ?? 0) + 1;
+  const { lease_id: _lease, granted_at: _granted, delay_ms: _delay, ip: _ip, ...admitted } = g;
+  const what = feedback.kind === 'network_error' ? feedback.code : `http ${a.status}`;
+  ctx.metrics.count('fetch', 'retries', feedback.kind);
+  return [
+    outcomeEmit(ctx, `outcome:${g.fetch_id}:retry:${attempt}`, {
+      event_id: stableId('retry', g.fetch_id, attempt),
+      fetch_id: g.fetch_id,
+      url: g.url,
+      host: g.host,
+      outcome: 'retry',
+      reason: withNote(`${what}: retry ${attempt} of ${ctx.settings.maxRetries}`, a.pacingNote),
+      fetch_status: a.status,
+      fetch_time: a.start,
+      duration_ms: a.durationMs,
+      depth: g.depth,
+    }),
+    {
+      subject: subjectFor('frontier', g.host, ctx.settings.partitions),
+      msgId: `retry:${g.fetch_id}:${attempt}`,
+      data: encodeAdmitted({ ...admitted, attempt }),
+    },
+  ];
+}
+
+/** A 304 to a conditional GET: the page is unchanged, and so are its links, followed as the first fetch did. */
+export function notModifiedEmits(a: Attempt, previous: Validators): Emit[] {
+  const { ctx, g } = a;
+  const since = new Date(previous.fetch_time).toISOString();
+  const validator = previous.etag ? `ETag ${previous.etag}` : `Last-Modified ${previous.last_modified}`;
+  const out = [fetchOutcome(a, 'not_modified', `not modified since the fetch of ${since} (${validator})`)];
+  if (previous.links?.length && g.depth + 1 <= ctx.settings.maxDepth) {
+    out.push({
+      subject: subjectFor('links', g.host, ctx.settings.partitions),
+      msgId: `links:${g.fetch_id}`,
+      data: encodeDiscoveredLinks({ v: 1, source_url: g.url, depth: g.depth + 1, via: 'link', links: previous.links.map((url) => ({ url })) }),
+    });
+  }
+  return out;
+}
+
+export const withNote = (reason: string, note: string) => (note ? `${reason}; ${note}` : reason);
