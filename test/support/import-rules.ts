@@ -1,0 +1,114 @@
+/**
+ * The layering of the product code, as rules over its imports (see the README's code map):
+ *
+ *   cli/  ->  app/  ->  stages/  ->  pipeline/  ->  ports/, schemas/, ops/
+ *
+ * each folder may import the ones to its right, never one to its left. Within stages/, a
+ * stage folder imports only itself and stages/shared/, which imports no stage; stages reach
+ * the outside world through ports/ (never pipeline/adapters/) and name streams through
+ * ops/nats/edges.ts and consumer-spec.ts only. Libraries that talk to servers (NATS, undici,
+ * DuckDB, prom-client) are imported below the stages only. testweb/ stands alone.
+ */
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+
+export interface SourceFile {
+  /** repository-relative, with forward slashes: `stages/fetch/handle.ts` */
+  path: string;
+  text: string;
+}
+
+export interface Violation {
+  file: string;
+  imports: string;
+  rule: string;
+}
+
+const PRODUCT_FOLDERS = ['ports', 'schemas', 'ops', 'pipeline', 'stages', 'app', 'cli', 'testweb'] as const;
+type Folder = (typeof PRODUCT_FOLDERS)[number];
+
+/** What each folder may import of ours (its own folder is always allowed). */
+const MAY_IMPORT: Record<Folder, readonly Folder[]> = {
+  ports: [],
+  schemas: [],
+  ops: [],
+  pipeline: ['ports', 'schemas', 'ops'],
+  stages: ['pipeline', 'ports', 'schemas', 'ops'],
+  app: ['stages', 'pipeline', 'ports', 'schemas', 'ops'],
+  cli: ['app', 'stages', 'pipeline', 'ports', 'schemas', 'ops', 'testweb'],
+  testweb: [],
+};
+
+/** Libraries that open connections: the stages get them through ports and the context. */
+const SERVER_LIBRARIES = /^(@nats-io\/|nats$|undici$|@duckdb\/|prom-client$)/;
+const NO_SERVER_LIBRARIES: readonly Folder[] = ['stages', 'schemas', 'ports'];
+
+/** The ops/ modules a stage may name streams and consumers with. */
+const OPS_FOR_STAGES = new Set(['ops/nats/edges.ts', 'ops/nats/consumer-spec.ts']);
+
+const IMPORT = /(?:^|\n)\s*(?:import|export)\s[^;]*?\sfrom\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g;
+
+function importsOf(text: string): string[] {
+  const out: string[] = [];
+  for (const m of text.matchAll(IMPORT)) out.push((m[1] ?? m[2])!);
+  return out;
+}
+
+const folderOf = (p: string): Folder | null => {
+  const top = p.split('/')[0] as Folder;
+  return (PRODUCT_FOLDERS as readonly string[]).includes(top) ? top : null;
+};
+
+/** `stages/fetch/handle.ts` -> `fetch`; shared -> `shared`; a file directly in stages/ -> null */
+const stageFolderOf = (p: string): string | null => {
+  const parts = p.split('/');
+  return parts[0] === 'stages' && parts.length > 2 ? parts[1]! : null;
+};
+
+export function checkImports(files: readonly SourceFile[]): Violation[] {
+  const violations: Violation[] = [];
+  for (const f of files) {
+    const from = folderOf(f.path);
+    if (!from) continue;
+    for (const spec of importsOf(f.text)) {
+      const add = (rule: string) => violations.push({ file: f.path, imports: spec, rule });
+      if (!spec.startsWith('.')) {
+        if (NO_SERVER_LIBRARIES.includes(from) && SERVER_LIBRARIES.test(spec)) add(`${from}/ does not import server libraries (${spec}): they come through ports/ and the stage context`);
+        continue;
+      }
+      const target = path.posix.normalize(path.posix.join(path.posix.dirname(f.path), spec)).replace(/\.js$/, '.ts');
+      const to = folderOf(target);
+      if (!to) {
+        add(`product code imports only product folders (${PRODUCT_FOLDERS.join(', ')})`);
+        continue;
+      }
+      if (to !== from && !MAY_IMPORT[from].includes(to)) {
+        add(`${from}/ may import ${MAY_IMPORT[from].length ? MAY_IMPORT[from].map((x) => x + '/').join(', ') : 'nothing of ours'} besides itself, not ${to}/`);
+        continue;
+      }
+      if (from === 'stages') {
+        if (target.startsWith('pipeline/adapters/')) add('stages reach the outside world through ports/, never pipeline/adapters/');
+        if (to === 'ops' && !OPS_FOR_STAGES.has(target)) add('stages name streams through ops/nats/edges.ts and consumer-spec.ts only');
+        const own = stageFolderOf(f.path);
+        const other = stageFolderOf(target);
+        if (own === 'shared' && to === 'stages' && other !== 'shared') add('stages/shared/ imports no stage');
+        else if (to === 'stages' && other !== null && other !== 'shared' && other !== own) add(`a stage folder imports only itself and stages/shared/, not stages/${other}/`);
+      }
+    }
+  }
+  return violations;
+}
+
+/** Every .ts file of the product folders under `root`. */
+export function readProductSources(root: string): SourceFile[] {
+  const out: SourceFile[] = [];
+  const walk = (dir: string) => {
+    for (const name of readdirSync(path.join(root, dir))) {
+      const rel = `${dir}/${name}`;
+      if (statSync(path.join(root, rel)).isDirectory()) walk(rel);
+      else if (name.endsWith('.ts') && !name.endsWith('.d.ts')) out.push({ path: rel, text: readFileSync(path.join(root, rel), 'utf8') });
+    }
+  };
+  for (const folder of PRODUCT_FOLDERS) walk(folder);
+  return out;
+}
