@@ -5,13 +5,11 @@
  * the writer holds the sorted batches of a row group plus that row group encoded: about
  * three times the merge's input, plus some 30 MB of its own. The sort of rows carrying
  * large strings (pages.text and text_full, ~45 KB a page) does not spill to disk reliably,
- * and a row group is at least 2,048 rows (92 MB of such pages), so the bound has to be on
- * the merge's input. Measured with DuckDB 1.5 and pages of 45 KB
- * (scripts/compact-memory-repro.ts): at a 512 MB limit 200 MB of input merge and 270 MB
- * fail; at 128 MB, 27 MB merge and 31 MB fail. A sixth of the limit keeps clear of both.
- * The input is measured as the uncompressed size the Parquet footers record (≈ the rows
- * in memory): zstd shrinks text ~3x, so a bound on file size alone let 128 MiB of files,
- * ~400 MB of rows, into one sort.
+ * and a row group is at least 2,048 rows, so the bound has to be on the merge's input: a
+ * sixth of the memory limit, which the measurements in docs/performance.md (from
+ * scripts/compact-memory-repro.ts) show keeps clear of failing. The input is measured as the
+ * uncompressed size the Parquet footers record (about the rows in memory), since zstd
+ * shrinks text about threefold and a bound on file size alone lets far more into one sort.
  */
 import { randomBytes } from 'node:crypto';
 import { promises as fsp } from 'node:fs';

@@ -15,9 +15,9 @@ let applied = false;
  *
  * nats-core 3.4's `RequestOne.resolver`, on a reply, resolves the request and then calls
  * `cancel()`, which rejects the already-resolved promise with `new RequestError("cancelled")`.
- * The rejection is a no-op, but the Error captures a stack trace: 4.4 % of the crawl
- * process's CPU in `npm run bench` (every KV read and write, publish ack and API call is a
- * request), and `noAsyncTraces` does not cover it. On success this does what the client
+ * The rejection is a no-op, but the Error captures a stack trace, and every KV read and
+ * write, publish ack and API call is a request: a visible share of the crawl's CPU (see
+ * docs/performance.md), which `noAsyncTraces` does not remove. On success this does what the client
  * does without that rejection: stop the timer, drop the request from the mux, resolve.
  * Errors go through the client's own code unchanged.
  *

@@ -8,8 +8,8 @@ interface ProtocolInternals {
  * Makes the client write to its socket once per event-loop turn instead of once per
  * microtask checkpoint. The client (nats-core 3.x) flushes its outbound buffer in a
  * microtask, and our stages' publishes, acks and KV requests each run in their own promise
- * continuation, so nearly every command went out in a write of its own: about 8% of the
- * crawl process's CPU in `writeBuffer`, and as many reads for nats-server. Deferring the
+ * continuation, so nearly every command would go out in a write of its own (and cost
+ * nats-server a read each; docs/performance.md has the measurement). Deferring the
  * flush to `setImmediate` gathers everything the turn produced into one write; a command
  * waits at most until the current I/O callbacks finish.
  *

@@ -6,8 +6,8 @@ import type { CrawlSettings } from '../../../pipeline/settings.js';
 /**
  * What the crawl-trap defences know about a host, one KV entry per host (`_b.<host>` in
  * `crawl-traps`), shared by every gate and simhash process and changed only by
- * compare-and-set. (They used to share `crawl-hosts`, whose every write reaches every gate's
- * watch: two writes a page sent to each gate for nothing.)
+ * compare-and-set. Not in `crawl-hosts`: every write there reaches every gate's watch, and
+ * the gates have no use for these.
  *
  * - how many new URLs the host has had queued (the per-host page budget);
  * - per URL pattern (see url-pattern.ts): how many new URLs it produced (the pattern

@@ -1,6 +1,6 @@
 /**
- * Every example query of the README (between the `readme-queries` markers) runs through
- * `crawl sql` against a real crawl and returns rows. The output has what the examples ask
+ * Every example query of the README and of docs/output-and-queries.md (between the
+ * `example-queries` markers) runs through `crawl sql` against a real crawl and returns rows. The output has what the examples ask
  * about: two crawls over one store (with pages changed in between) and a replay.
  */
 import { after, before, describe, it } from 'node:test';
@@ -14,20 +14,22 @@ import { openOutputDatabase } from '../../pipeline/adapters/duckdb-views.js';
 import { runCli } from '../support/crawl-cli.js';
 import { E2E, runShortCrawl } from '../support/e2e-web.js';
 
-const README = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../README.md');
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+/** where example queries are written down for users */
+const QUERY_FILES = ['README.md', 'docs/output-and-queries.md'];
 
 /** The ```sql blocks between the markers, each with its first comment line as its name. */
-export function readmeQueries(text: string): Array<{ name: string; sql: string }> {
-  const start = text.indexOf('<!-- readme-queries:start -->');
-  const end = text.indexOf('<!-- readme-queries:end -->');
-  assert.ok(start >= 0 && end > start, 'the README has the query markers');
+export function exampleQueries(text: string, file: string): Array<{ name: string; sql: string }> {
+  const start = text.indexOf('<!-- example-queries:start -->');
+  const end = text.indexOf('<!-- example-queries:end -->');
+  assert.ok(start >= 0 && end > start, `${file} has the query markers`);
   return [...text.slice(start, end).matchAll(/```sql\n([\s\S]*?)```/g)].map((m) => ({
     name: /^--\s*(.*)$/m.exec(m[1]!)?.[1] ?? m[1]!.slice(0, 40),
     sql: m[1]!.trim(),
   }));
 }
 
-describe('README example queries', () => {
+describe('example queries of the README and the docs', () => {
   let web: TestWeb;
   let out: string;
   before(async () => {
@@ -42,8 +44,8 @@ describe('README example queries', () => {
   const crawl = (crawlId: string) => runShortCrawl(web, out, crawlId);
 
   it('each returns rows from a real crawl, recrawl and replay', async () => {
-    const queries = readmeQueries(readFileSync(README, 'utf8'));
-    assert.ok(queries.length >= 6, `found ${queries.length} queries`);
+    const queries = QUERY_FILES.flatMap((f) => exampleQueries(readFileSync(path.join(ROOT, f), 'utf8'), f));
+    assert.ok(queries.length >= 9, `found ${queries.length} queries`);
 
     await crawl('crawl-1');
     const db = await openOutputDatabase(out);
