@@ -16,6 +16,7 @@ import { compactOutput } from '../pipeline/adapters/duckdb-compact.js';
 import { compactSummaryLine } from './compact.js';
 import { hasEmbeddedStore, natsUrlFromEnv, openCrawlConnection } from './connection.js';
 import { startProgress } from './progress.js';
+import { stopOnSignal } from './stop-signal.js';
 import { hostWaitSources, listHostWaits, summarizeWaits } from '../stages/politeness-gate/index.js';
 import { streamAccess } from '../pipeline/adapters/stream-access.js';
 import { readSeeds } from './seeds-input.js';
@@ -64,12 +65,7 @@ export async function runCrawl(o: RunOptions): Promise<number> {
   const conn = await openCrawlConnection(outDir, 'crawl run');
   let node: Awaited<ReturnType<typeof startNode>> | undefined;
   let progress: ReturnType<typeof startProgress> | undefined;
-  let stopRequested = false;
-  const onSignal = () => {
-    stopRequested = true;
-  };
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
+  const stop = stopOnSignal();
   try {
     const jsm = await applyCrawlTopology(conn.nc, { retention });
     const kv = await openKvStores(conn.nc);
@@ -88,17 +84,16 @@ export async function runCrawl(o: RunOptions): Promise<number> {
     }
     const waitSources = hostWaitSources(kv, streamAccess(conn.nc), settings);
     progress = startProgress(jsm, node.metrics, process.stderr, async () => summarizeWaits(await listHostWaits(waitSources, Date.now())));
-    if (o.untilIdle) await waitUntilIdle(jsm, kv.hosts, () => stopRequested);
-    else while (!stopRequested) await sleep(250);
+    if (o.untilIdle) await waitUntilIdle(jsm, kv.hosts, () => stop.requested);
+    else await stop.stopped();
   } finally {
     progress?.stop();
     await node?.stop();
     await conn.close();
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    stop.dispose();
   }
   // persist has flushed and closed: every file of this process is complete, so none need a grace period
-  if (o.untilIdle && o.compact !== false && !stopRequested) {
+  if (o.untilIdle && o.compact !== false && !stop.requested) {
     try {
       process.stderr.write(compactSummaryLine(await compactOutput(outDir, { minAgeMs: 0 })) + '\n');
     } catch (err) {

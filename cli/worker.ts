@@ -1,5 +1,4 @@
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { openKvStores } from '../pipeline/adapters/nats-kv.js';
 import { startNode } from '../app/node.js';
 import { readStoredSettings } from '../app/settings-store.js';
@@ -8,6 +7,7 @@ import type { LogOptions } from './log-options.js';
 import { STAGE_NAMES, type StageName } from '../pipeline/stage.js';
 import { joinCrawl } from './connection.js';
 import { UsageError } from './usage-error.js';
+import { stopOnSignal } from './stop-signal.js';
 
 /** `crawl worker --stage NAME`: one stage in this process, joined to a running crawl; start as many as needed. */
 export async function runWorker(o: { stage: string; concurrency?: number; extractThreads?: number; out: string } & LogOptions): Promise<number> {
@@ -18,12 +18,7 @@ export async function runWorker(o: { stage: string; concurrency?: number; extrac
   const outDir = path.resolve(o.out);
   const nc = await joinCrawl(outDir, `crawl worker ${stage}`);
   const log = createLogger(`worker-${stage}`, { level: o.logLevel, file: o.logFile });
-  let stop = false;
-  const onSignal = () => {
-    stop = true;
-  };
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
+  const stop = stopOnSignal();
   try {
     const settings = await readStoredSettings(await openKvStores(nc));
     if (!settings) throw new UsageError('the crawl has no settings yet: start it with `crawl run` or `crawl topology apply` first');
@@ -34,9 +29,10 @@ export async function runWorker(o: { stage: string; concurrency?: number; extrac
       extract: { threads: o.extractThreads },
     });
     log.info({ stage, concurrency: o.concurrency ?? 'default' }, 'worker started');
-    while (!stop) await sleep(200);
+    await stop.stopped();
     await node.stop();
   } finally {
+    stop.dispose();
     await nc.drain().catch(() => undefined);
   }
   return 0;
