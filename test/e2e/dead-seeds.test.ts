@@ -9,14 +9,15 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expectedCrawl, startTestDns, startTestWeb, ROBOTS_503_HOST, type TestDns, type TestWeb } from '../../testweb/index.js';
 import { openOutputDatabase } from '../../pipeline/adapters/duckdb-views.js';
-import { runCli, startCli } from '../support/crawl-cli.js';
+import { CLI, runCli, shellQuote, startCli } from '../support/crawl-cli.js';
 import { E2E, storedPages } from '../support/e2e-web.js';
 import type { CrawlStatus } from '../../cli/status.js';
 
@@ -89,6 +90,16 @@ describe('a seed list with dead hosts ends cleanly', () => {
     const expected = expectedCrawl(web.model, { userAgentToken: E2E.token, maxDepth: 5, seeds: healthy, redirectHopCost: 0 });
     const stored = new Set((await storedPages(out)).urls);
     assert.deepEqual([...expected.pages.keys()].filter((u) => !stored.has(u)), [], 'the healthy hosts are complete');
+
+    // a page's WARC record through a pipe: whole when read to the end, quiet when the reader stops early
+    const get = `${shellQuote(process.execPath)} ${shellQuote(CLI)} get --out ${shellQuote(out)} --payload ${shellQuote(healthy[0]!)}`;
+    const whole = spawnSync('bash', ['-c', `set -o pipefail; ${get} | (sleep 0.5; cat) | wc -c`], { encoding: 'utf8' });
+    const direct = spawnSync('bash', ['-c', `${get} > ${shellQuote(path.join(dir, 'page.html'))}`], { encoding: 'utf8' });
+    assert.equal(whole.status, 0, whole.stderr);
+    assert.equal(direct.status, 0, direct.stderr);
+    assert.equal(Number(whole.stdout.trim()), statSync(path.join(dir, 'page.html')).size, 'the pipe got the whole page');
+    const early = spawnSync('bash', ['-c', `${get} | head -c 10 >/dev/null; echo "\${PIPESTATUS[0]}"`], { encoding: 'utf8' });
+    assert.deepEqual([early.stdout.trim(), early.stderr], ['0', ''], 'a reader that stops early ends it quietly');
 
     const db = await openOutputDatabase(out);
     let rows: unknown[][];

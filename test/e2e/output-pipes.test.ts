@@ -9,13 +9,11 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { CLI } from '../support/crawl-cli.js';
+import { CLI, shellQuote } from '../support/crawl-cli.js';
 
 /** ~40,000 rows of 200+ characters: several MB in every format */
 const BIG_QUERY = "SELECT i, repeat('x', 200) || i AS pad FROM range(40000) t(i)";
 const sh = (script: string) => spawnSync('bash', ['-c', script], { encoding: 'utf8', timeout: 120_000 });
-const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
-
 describe('crawl sql output through a pipe', () => {
   let dir: string;
   let out: string;
@@ -28,9 +26,9 @@ describe('crawl sql output through a pipe', () => {
 
   for (const format of ['table', 'csv', 'json'] as const) {
     it(`${format}: a slow pipe receives every byte the same query writes to a file`, () => {
-      const sql = `${quote(process.execPath)} ${quote(CLI)} sql --out ${quote(out)} --format ${format} ${quote(BIG_QUERY)}`;
+      const sql = `${shellQuote(process.execPath)} ${shellQuote(CLI)} sql --out ${shellQuote(out)} --format ${format} ${shellQuote(BIG_QUERY)}`;
       const file = path.join(dir, `result.${format}`);
-      const toFile = sh(`${sql} > ${quote(file)}`);
+      const toFile = sh(`${sql} > ${shellQuote(file)}`);
       assert.equal(toFile.status, 0, toFile.stderr);
       const size = statSync(file).size;
       assert.ok(size > 3_000_000, `several MB of output (${size} bytes)`);
@@ -45,7 +43,7 @@ describe('crawl sql output through a pipe', () => {
     });
 
     it(`${format}: | head -1 ends the command with status 0 and nothing on stderr`, () => {
-      const r = sh(`${quote(process.execPath)} ${quote(CLI)} sql --out ${quote(out)} --format ${format} ${quote(BIG_QUERY)} 2>${quote(path.join(dir, 'err'))} | head -1; echo "status=\${PIPESTATUS[0]}"; cat ${quote(path.join(dir, 'err'))}`);
+      const r = sh(`${shellQuote(process.execPath)} ${shellQuote(CLI)} sql --out ${shellQuote(out)} --format ${format} ${shellQuote(BIG_QUERY)} 2>${shellQuote(path.join(dir, 'err'))} | head -1; echo "status=\${PIPESTATUS[0]}"; cat ${shellQuote(path.join(dir, 'err'))}`);
       const lines = r.stdout.trim().split('\n');
       assert.equal(lines.length, 2, `one line of output, then the status, and no error output: ${r.stdout}`);
       assert.equal(lines[1], 'status=0');

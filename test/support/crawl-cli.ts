@@ -12,6 +12,9 @@ export interface CliRun {
   done: Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>;
 }
 
+/** A word for bash: `it's` -> `'it'\''s'` (for tests that pipe the CLI into other tools). */
+export const shellQuote = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
+
 /** Starts `crawl ARGS...` as its own process, like a user would. */
 export function startCli(args: string[], env: NodeJS.ProcessEnv = {}): CliRun {
   const child = spawn(process.execPath, [CLI, ...args], {
