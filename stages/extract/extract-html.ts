@@ -12,6 +12,7 @@ import { documentBaseUrl, resolveCanonical, resolveHref } from './links.js';
 import { normalizeLanguage } from './metadata.js';
 import { detectLanguage } from './detect-language.js';
 import { getAttr, Walker } from './html-walker.js';
+import type { TextSource } from './main-text.js';
 
 export { MAX_ANCHOR_TEXT, MAX_HEADINGS, MAX_HREFLANG } from './html-walker.js';
 
@@ -45,6 +46,8 @@ export interface ExtractedHtml {
   text: string;
   /** The visible text without boilerplate (main-text.ts), one line per block. */
   mainText: string;
+  /** `main`, or `fallback_full` when no main text was found and `mainText` is the full text */
+  textSource: TextSource;
   links: ExtractedLink[];
   canonicalUrl: string | null;
   metaRobots: { noindex: boolean; nofollow: boolean };
@@ -105,13 +108,14 @@ export function extractHtml(html: string, pageUrl: string): ExtractedHtml {
   const root = doc?.childNodes.find((n): n is Element => n.nodeName === 'html');
   const markupLanguage = normalizeLanguage(root ? getAttr(root, 'lang') : null) ?? walker.metaLanguage ?? walker.ogLocale;
   const text = walker.text();
-  const mainText = walker.mainText();
+  const { text: mainText, source: textSource } = walker.mainText();
   const detected = markupLanguage === null ? detectLanguage(mainText.length >= 200 ? mainText : text) : null;
 
   return {
     title: walker.title ?? '',
     text,
     mainText,
+    textSource,
     links,
     canonicalUrl: walker.canonicalHref === null ? null : resolveCanonical(walker.canonicalHref, base),
     metaRobots: { ...walker.robots },
