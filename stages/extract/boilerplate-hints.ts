@@ -46,12 +46,14 @@ export interface ElementHints {
   caption: boolean;
   /** an author or date line */
   byline: boolean;
+  /** of them, an author line (class byline or author, rel=author, itemprop=author) */
+  author: boolean;
   /** Readability's class weight: −25 for a negative id, −25 for a negative class, +25 for each positive one */
   weight: number;
   share: boolean;
 }
 
-const NONE: ElementHints = { chrome: false, unlikely: false, caption: false, byline: false, weight: 0, share: false };
+const NONE: ElementHints = { chrome: false, unlikely: false, caption: false, byline: false, author: false, weight: 0, share: false };
 
 function attrOf(el: Element, name: string): string | null {
   for (const a of el.attrs) if (a.name === name) return a.value;
@@ -104,6 +106,7 @@ export function elementHints(el: Element, inArticle: boolean): ElementHints {
     if (NEGATIVE.test(s)) weight -= 25;
     if (POSITIVE.test(s)) weight += 25;
   }
-  const byline = rel === 'author' || itemprop.includes('author') || itemprop.startsWith('date') || BYLINE.test(both) || DATE.test(both);
-  return { chrome: false, unlikely, caption: CAPTION.test(both), byline, weight, share: SHARE.test(both) };
+  const author = rel === 'author' || itemprop.includes('author') || BYLINE.test(both);
+  const byline = author || itemprop.startsWith('date') || DATE.test(both);
+  return { chrome: false, unlikely, caption: CAPTION.test(both), byline, author, weight, share: SHARE.test(both) };
 }

@@ -1,7 +1,8 @@
 /**
  * HTML extraction: title, visible text and main text, outlinks (with where they came from),
- * canonical URL, meta robots, language, description, headings, OpenGraph, JSON-LD and
- * hreflang alternates from one parse5 parse plus one iterative tree walk.
+ * canonical URL, meta robots, language, description, headings, OpenGraph, JSON-LD,
+ * hreflang alternates, and the article's author, publication time and site name, from one
+ * parse5 parse plus one iterative tree walk.
  *
  * Pure and total: any input string (truncated, malformed, binary garbage) yields a result,
  * never an exception. The walk uses an explicit stack, so arbitrarily deep trees are fine.
@@ -11,6 +12,7 @@ import { chunkedTextAdapter } from './chunked-text-adapter.js';
 import { documentBaseUrl, resolveCanonical, resolveHref } from './links.js';
 import { normalizeLanguage } from './metadata.js';
 import { detectLanguage } from './detect-language.js';
+import { articleMeta } from './article-meta.js';
 import { getAttr, Walker } from './html-walker.js';
 import type { TextSource } from './main-text.js';
 
@@ -65,6 +67,12 @@ export interface ExtractedHtml {
   /** JSON-LD blocks skipped because they did not parse (or exceeded the caps). */
   jsonLdInvalid: number;
   hreflang: HreflangAlternate[];
+  /** the article's author(s), from JSON-LD, meta tags or the byline; null when the page does not say */
+  author: string | null;
+  /** when the article was first published (epoch ms, UTC), from JSON-LD, meta tags or a `<time>` near the title */
+  publishedAt: number | null;
+  /** the site's name (og:site_name, the JSON-LD publisher's) */
+  siteName: string | null;
 }
 
 type Element = DefaultTreeAdapterTypes.Element;
@@ -109,6 +117,15 @@ export function extractHtml(html: string, pageUrl: string): ExtractedHtml {
   const markupLanguage = normalizeLanguage(root ? getAttr(root, 'lang') : null) ?? walker.metaLanguage ?? walker.ogLocale;
   const text = walker.text();
   const { text: mainText, source: textSource } = walker.mainText();
+  const article = articleMeta({
+    jsonLd: walker.jsonLd.blocks,
+    openGraph: walker.openGraph,
+    metaAuthor: walker.article.metaAuthor,
+    metaPublished: walker.article.metaPublished,
+    applicationName: walker.article.applicationName,
+    bylineText: walker.article.bylineText,
+    timeNearTitle: walker.article.timeNearTitle,
+  });
   const detected = markupLanguage === null ? detectLanguage(mainText.length >= 200 ? mainText : text) : null;
 
   return {
@@ -127,5 +144,6 @@ export function extractHtml(html: string, pageUrl: string): ExtractedHtml {
     jsonLd: walker.jsonLd.blocks,
     jsonLdInvalid: walker.jsonLd.invalid,
     hreflang,
+    ...article,
   };
 }

@@ -8,6 +8,7 @@
 import { parseFragment, html as p5html, type DefaultTreeAdapterTypes } from 'parse5';
 import { chunkedTextAdapter, textOf, type ChunkedTextNode } from './chunked-text-adapter.js';
 import { applyRobotsContent, collapseChunks, collapseWhitespace, LINE_BREAK, normalizeLanguage, truncate } from './metadata.js';
+import { ArticleSignals } from './article-meta.js';
 import { elementHints, isArticleElement } from './boilerplate-hints.js';
 import { selectMainText, type MainText } from './main-text.js';
 import { IN_CAPTION, IN_CHROME, IN_LINK, IN_UNLIKELY, PageLayout } from './page-layout.js';
@@ -28,6 +29,8 @@ const ANCHOR_CHUNK_BUDGET = 250_000;
 export const MAX_HEADINGS = 200;
 const MAX_HEADING_TEXT = 500;
 export const MAX_HREFLANG = 200;
+/** An author element is short (PageLayout.closeByline), so this only bounds the work. */
+const MAX_BYLINE_TEXT = 200;
 
 /** Elements whose content is never rendered as text (iframe src and JSON-LD are read before skipping). */
 const SKIPPED = new Set(['script', 'style', 'template', 'iframe', 'noembed', 'noframes']);
@@ -131,6 +134,8 @@ export class Walker {
   ogDescription: string | null = null;
   ogLocale: string | null = null;
   readonly robots = { noindex: false, nofollow: false };
+  /** what the page says about its author, date and site (article-meta.ts) */
+  readonly article = new ArticleSignals();
 
   text(): string {
     return collapseChunks(this.pieces, true);
@@ -213,13 +218,18 @@ export class Walker {
       this.enter(kinds, 1);
       stack.push(new Marker('within', null, 0, kinds));
     }
-    if (hints.byline) stack.push(new Marker('byline', null, this.layout.openByline()));
+    if (hints.byline) stack.push(new Marker('byline', null, this.layout.openByline(this.pieces.length), hints.author ? 1 : 0));
+    if (tag === 'time') {
+      const datetime = getAttr(el, 'datetime');
+      if (datetime !== null) this.article.time(datetime);
+    }
     if (box && this.layout.openBox(tag, hints, this.pieces.length)) stack.push(BOX_END);
     const level = HEADING_LEVEL[tag];
     if (level !== undefined && el.namespaceURI === p5html.NS.HTML) {
       // the marker keeps the enclosing level (in `level`) to restore it, and the heading's own
       stack.push(new Marker('heading', null, this.pieces.length, this.layout.headingLevel * 8 + level));
       this.layout.headingLevel = level;
+      if (level === 1) this.article.headline();
     }
   }
 
@@ -228,9 +238,14 @@ export class Walker {
       case 'within':
         this.enter(m.level, -1);
         break;
-      case 'byline':
-        this.layout.closeByline(m.start);
+      case 'byline': {
+        const from = this.layout.closeByline(m.start);
+        // an author element's text, for `author` when the page's metadata does not name one
+        if (from >= 0 && m.level === 1 && this.article.bylineText === null) {
+          this.article.byline(collapseChunks(this.pieces, false, from, this.pieces.length, MAX_BYLINE_TEXT));
+        }
         break;
+      }
       case 'box':
         this.layout.closeBox(this.pieces.length);
         break;
@@ -391,6 +406,7 @@ export class Walker {
       return;
     }
     const name = rawName?.trim().toLowerCase();
+    this.article.meta(name ?? null, getAttr(el, 'itemprop')?.trim().toLowerCase() ?? null, content);
     if (name === 'robots') {
       applyRobotsContent(content, this.robots);
     } else if (name === 'description') {

@@ -22,6 +22,7 @@ const MAX_BYLINE_CHARS = 100;
 
 /** Where the text stood when an author or date element opened (PageLayout.openByline). */
 interface BylineStart {
+  piece: number;
   block: number;
   raw: number;
   total: number;
@@ -157,24 +158,27 @@ export class PageLayout {
   }
 
   /** An author or date element opens; returns what `closeByline` takes. */
-  openByline(): number {
-    this.bylines.push({ block: this.blocks.length, raw: this.raw, total: this.total });
+  openByline(pieces: number): number {
+    this.bylines.push({ piece: pieces, block: this.blocks.length, raw: this.raw, total: this.total });
     return this.bylines.length - 1;
   }
 
   /**
    * An author or date element closes: if it was short, its text counts as byline text in
-   * the blocks it spans (it is only known now whether it was short).
+   * the blocks it spans (it is only known now whether it was short). Returns the first
+   * text piece of a short one with text, else -1.
    */
-  closeByline(opened: number): void {
+  closeByline(opened: number): number {
     const from = this.bylines[opened]!;
     if (opened === this.bylines.length - 1) this.bylines.pop();
-    if (this.total - from.total > MAX_BYLINE_CHARS) return;
+    const chars = this.total - from.total;
+    if (chars === 0 || chars > MAX_BYLINE_CHARS) return -1;
     for (let i = from.block; i < this.blocks.length; i++) {
       const b = this.blocks[i]!;
       b.bylineChars += i === from.block ? b.rawChars - from.raw : b.rawChars;
     }
     this.byline += from.block === this.blocks.length ? this.raw - from.raw : this.raw;
+    return from.piece;
   }
 
   /** Closes the current text block (at block-box and table-cell boundaries); `pieces` is where the next one starts. */
