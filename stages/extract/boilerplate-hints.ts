@@ -13,9 +13,12 @@ import type { DefaultTreeAdapterTypes } from 'parse5';
 
 type Element = DefaultTreeAdapterTypes.Element;
 
-/** Always page chrome. `header` only outside an article: `<article><header>` holds the headline. */
+/**
+ * Always page chrome. `header` too: the site's holds its logo and menu, an article's own its
+ * headline, standfirst, byline and date, none of which is main text (the headline is `title`).
+ */
 // not `form`: ASP.NET pages wrap the whole body in one
-const CHROME_TAGS = new Set(['nav', 'aside', 'footer', 'menu', 'dialog', 'button', 'select', 'textarea', 'input']);
+const CHROME_TAGS = new Set(['nav', 'aside', 'footer', 'header', 'menu', 'dialog', 'button', 'select', 'textarea', 'input']);
 const CHROME_ROLES = new Set([
   'navigation', 'banner', 'contentinfo', 'complementary', 'menu', 'menubar', 'search', 'dialog', 'alertdialog', 'toolbar', 'alert',
 ]);
@@ -60,25 +63,17 @@ function attrOf(el: Element, name: string): string | null {
   return null;
 }
 
-/** `article` and `main`, role=main/article and itemprop=articleBody: inside them a `header` is the article's own. */
-export function isArticleElement(el: Element): boolean {
-  if (el.tagName === 'article' || el.tagName === 'main') return true;
-  if (el.attrs.length === 0) return false;
-  const role = attrOf(el, 'role')?.trim().toLowerCase();
-  return role === 'main' || role === 'article' || attrOf(el, 'itemprop')?.toLowerCase() === 'articlebody';
-}
-
 /** At most this many characters of a class or id are looked at: class soup is bounded. */
 const MAX_HINT = 300;
 
 /**
- * The hints of one element. `inArticle`: an ancestor is an article (isArticleElement).
- * `html` and `body` carry site-wide classes (`single-post has-sidebar`), never hints.
+ * The hints of one element. `html` and `body` carry site-wide classes (`single-post
+ * has-sidebar`), never hints.
  */
-export function elementHints(el: Element, inArticle: boolean): ElementHints {
+export function elementHints(el: Element): ElementHints {
   const tag = el.tagName;
   if (tag === 'html' || tag === 'body') return NONE;
-  if (CHROME_TAGS.has(tag) || (tag === 'header' && !inArticle)) return { ...NONE, chrome: true };
+  if (CHROME_TAGS.has(tag)) return { ...NONE, chrome: true };
   if (CAPTION_TAGS.has(tag)) return { ...NONE, caption: true };
   if (tag === 'time') return { ...NONE, byline: true };
   if (el.attrs.length === 0) return NONE;

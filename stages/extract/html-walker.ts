@@ -9,7 +9,7 @@ import { parseFragment, html as p5html, type DefaultTreeAdapterTypes } from 'par
 import { chunkedTextAdapter, textOf, type ChunkedTextNode } from './chunked-text-adapter.js';
 import { applyRobotsContent, collapseChunks, collapseWhitespace, LINE_BREAK, normalizeLanguage, truncate } from './metadata.js';
 import { ArticleSignals } from './article-meta.js';
-import { elementHints, isArticleElement } from './boilerplate-hints.js';
+import { elementHints } from './boilerplate-hints.js';
 import { selectMainText, type MainText } from './main-text.js';
 import { IN_CAPTION, IN_CHROME, IN_LINK, IN_UNLIKELY, PageLayout } from './page-layout.js';
 import { addJsonLd, MAX_OPENGRAPH_KEYS, MAX_OPENGRAPH_VALUE, openGraphKey, refreshTarget, type JsonLdState } from './structured-data.js';
@@ -63,7 +63,7 @@ class Marker {
     readonly link: RawLink | null = null,
     /** anchor: first anchor piece; heading: first text piece; byline: what PageLayout.openByline said */
     readonly start = 0,
-    /** heading: the enclosing and own level; within: the IN_* / ARTICLE bits the element opened */
+    /** heading: the enclosing and own level; within: the IN_* bits the element opened; byline: 1 for an author element */
     readonly level = 0,
   ) {}
 }
@@ -73,9 +73,7 @@ const NOSCRIPT_END = new Marker('noscript');
 const BOX_END = new Marker('box');
 const CELL_END = new Marker('cell');
 
-/** A `within` bit beside page-layout.ts's IN_*: inside an article (where a `header` is the article's own). */
-const IN_ARTICLE = 1 << 8;
-const WITHIN_KINDS = [IN_CHROME, IN_UNLIKELY, IN_CAPTION, IN_ARTICLE];
+const WITHIN_KINDS = [IN_CHROME, IN_UNLIKELY, IN_CAPTION];
 
 /** Elements without text that main-text selection counts in their box (page-layout.ts). */
 const COUNTED_ELEMENTS = new Set(['img', 'picture', 'iframe', 'video', 'object', 'embed', 'input']);
@@ -112,8 +110,8 @@ export class Walker {
   private hidden = 0;
   private noscript = 0;
   private anchorDepth = 0;
-  /** how many open elements are of each kind (IN_CHROME … IN_ARTICLE, boilerplate-hints.ts), by bit number */
-  private readonly open = new Int32Array(9);
+  /** how many open elements are of each kind (IN_CHROME, IN_UNLIKELY, IN_CAPTION: boilerplate-hints.ts), by bit number */
+  private readonly open = new Int32Array(4);
   /** the kinds at least one open element is of (bits) */
   private within = 0;
   /** text blocks and boxes for main-text selection */
@@ -206,14 +204,13 @@ export class Walker {
     }
   }
 
-  /** Chrome / unlikely / caption / byline / article / box / heading scopes, for main-text selection and headings. */
+  /** Chrome / unlikely / caption / byline / box / heading scopes, for main-text selection and headings. */
   private openScopes(el: Element, box: boolean, stack: Array<Node | Marker>): void {
     const tag = el.tagName;
     if (COUNTED_ELEMENTS.has(tag)) this.layout.element(tag);
-    const hints = elementHints(el, (this.within & IN_ARTICLE) !== 0);
+    const hints = elementHints(el);
     const kinds =
-      (hints.chrome ? IN_CHROME : hints.unlikely ? IN_UNLIKELY : 0) | (hints.caption ? IN_CAPTION : 0) |
-      (isArticleElement(el) ? IN_ARTICLE : 0);
+      (hints.chrome ? IN_CHROME : hints.unlikely ? IN_UNLIKELY : 0) | (hints.caption ? IN_CAPTION : 0);
     if (kinds !== 0) {
       this.enter(kinds, 1);
       stack.push(new Marker('within', null, 0, kinds));
