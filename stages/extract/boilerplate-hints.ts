@@ -56,7 +56,11 @@ export interface ElementHints {
   share: boolean;
 }
 
-const NONE: ElementHints = { chrome: false, unlikely: false, caption: false, byline: false, author: false, weight: 0, share: false };
+// shared, read-only: most elements get one of these, and a walk meets thousands of elements
+const NONE: ElementHints = Object.freeze({ chrome: false, unlikely: false, caption: false, byline: false, author: false, weight: 0, share: false });
+const CHROME: ElementHints = Object.freeze({ ...NONE, chrome: true });
+const CAPTION_ONLY: ElementHints = Object.freeze({ ...NONE, caption: true });
+const DATE_ONLY: ElementHints = Object.freeze({ ...NONE, byline: true });
 
 function attrOf(el: Element, name: string): string | null {
   for (const a of el.attrs) if (a.name === name) return a.value;
@@ -68,14 +72,15 @@ const MAX_HINT = 300;
 
 /**
  * The hints of one element. `html` and `body` carry site-wide classes (`single-post
- * has-sidebar`), never hints.
+ * has-sidebar`), never hints. `box`: the element is a box of the page layout; only a box's
+ * class weight and share-bar hint are used, so only a box's are worked out.
  */
-export function elementHints(el: Element): ElementHints {
+export function elementHints(el: Element, box: boolean): ElementHints {
   const tag = el.tagName;
   if (tag === 'html' || tag === 'body') return NONE;
-  if (CHROME_TAGS.has(tag)) return { ...NONE, chrome: true };
-  if (CAPTION_TAGS.has(tag)) return { ...NONE, caption: true };
-  if (tag === 'time') return { ...NONE, byline: true };
+  if (CHROME_TAGS.has(tag)) return CHROME;
+  if (CAPTION_TAGS.has(tag)) return CAPTION_ONLY;
+  if (tag === 'time') return DATE_ONLY;
   if (el.attrs.length === 0) return NONE;
   let id = '';
   let cls = '';
@@ -88,20 +93,22 @@ export function elementHints(el: Element): ElementHints {
     else if (a.name === 'role') role = a.value.trim().toLowerCase();
     else if (a.name === 'rel') rel = a.value.toLowerCase();
     else if (a.name === 'itemprop') itemprop = a.value.toLowerCase();
-    else if (a.name === 'aria-hidden' && a.value === 'true') return { ...NONE, chrome: true };
-    else if (a.name === 'aria-modal' && a.value === 'true') return { ...NONE, chrome: true };
+    else if (a.name === 'aria-hidden' && a.value === 'true') return CHROME;
+    else if (a.name === 'aria-modal' && a.value === 'true') return CHROME;
   }
-  if (CHROME_ROLES.has(role)) return { ...NONE, chrome: true };
+  if (CHROME_ROLES.has(role)) return CHROME;
   if (id === '' && cls === '' && rel === '' && itemprop === '') return NONE;
   const both = `${cls} ${id}`;
   const unlikely = tag !== 'a' && tag !== 'main' && (UNLIKELY.test(both) || UNLIKELY_WORDS.test(both)) && !MAYBE_CONTENT.test(both);
-  let weight = 0;
-  for (const s of [cls, id]) {
-    if (s === '') continue;
-    if (NEGATIVE.test(s)) weight -= 25;
-    if (POSITIVE.test(s)) weight += 25;
-  }
   const author = rel === 'author' || itemprop.includes('author') || BYLINE.test(both);
   const byline = author || itemprop.startsWith('date') || DATE.test(both);
-  return { chrome: false, unlikely, caption: CAPTION.test(both), byline, author, weight, share: SHARE.test(both) };
+  const hints = { chrome: false, unlikely, caption: CAPTION.test(both), byline, author, weight: 0, share: false };
+  if (!box) return hints;
+  for (const s of [cls, id]) {
+    if (s === '') continue;
+    if (NEGATIVE.test(s)) hints.weight -= 25;
+    if (POSITIVE.test(s)) hints.weight += 25;
+  }
+  hints.share = SHARE.test(both);
+  return hints;
 }

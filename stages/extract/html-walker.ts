@@ -81,13 +81,6 @@ const COUNTED_ELEMENTS = new Set(['img', 'picture', 'iframe', 'video', 'object',
 const HEADING_LEVEL: Record<string, number> = { h1: 1, h2: 2, h3: 3, h4: 4, h5: 5, h6: 6 };
 const LINK_REL_SOURCES: ReadonlyArray<[string, LinkSource]> = [['alternate', 'link-alternate'], ['next', 'link-next'], ['prev', 'link-prev'], ['previous', 'link-prev']];
 
-/** Characters other than whitespace/controls in text chunks (whitespace between tags must not dilute link density). */
-function visibleChars(chunks: readonly string[]): number {
-  let n = 0;
-  for (const s of chunks) for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) > 32) n++;
-  return n;
-}
-
 export function getAttr(el: Element, name: string): string | null {
   const attrs = el.attrs;
   for (let i = 0; i < attrs.length; i++) if (attrs[i]!.name === name) return attrs[i]!.value;
@@ -146,7 +139,6 @@ export class Walker {
     const texts = blocks.map((b) => {
       const t = collapseChunks(this.pieces, false, b.start, b.end);
       b.chars = t.length;
-      b.commas = countCommas(t);
       return t;
     });
     return selectMainText(this.layout, texts, this.title ?? '');
@@ -154,7 +146,7 @@ export class Walker {
 
   private addText(chunks: readonly string[]): void {
     this.pieces.push(chunks);
-    this.layout.text(visibleChars(chunks), this.anchorDepth > 0 ? this.within | IN_LINK : this.within);
+    this.layout.text(chunks, this.anchorDepth > 0 ? this.within | IN_LINK : this.within);
   }
 
   private lineBreak(): void {
@@ -208,7 +200,7 @@ export class Walker {
   private openScopes(el: Element, box: boolean, stack: Array<Node | Marker>): void {
     const tag = el.tagName;
     if (COUNTED_ELEMENTS.has(tag)) this.layout.element(tag);
-    const hints = elementHints(el);
+    const hints = elementHints(el, box);
     const kinds =
       (hints.chrome ? IN_CHROME : hints.unlikely ? IN_UNLIKELY : 0) | (hints.caption ? IN_CAPTION : 0);
     if (kinds !== 0) {
@@ -428,15 +420,6 @@ export class Walker {
     this.hidden++;
     stack.push(NOSCRIPT_END, parseFragment(raw, { treeAdapter: chunkedTextAdapter }));
   }
-}
-
-/** Commas of any script (Readability's list): a paragraph's commas say it is prose. */
-const COMMAS = new Set([0x2c, 0x60c, 0xfe50, 0xfe10, 0xfe11, 0x2e41, 0x2e34, 0x2e32, 0xff0c, 0x3001]);
-
-function countCommas(s: string): number {
-  let n = 0;
-  for (let i = 0; i < s.length; i++) if (COMMAS.has(s.charCodeAt(i))) n++;
-  return n;
 }
 
 function pushChildren(stack: Array<Node | Marker>, children: readonly Node[]): void {

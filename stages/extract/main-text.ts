@@ -58,9 +58,10 @@ const TITLE_SIMILARITY = 0.75;
 /** `texts[i]` is the collapsed text of block i; `title` the page's `<title>`. */
 export function selectMainText(layout: PageLayout, texts: readonly string[], title: string): MainText {
   const titleWords = new Set(words(title));
+  const headline = layout.blocks.map((b, i) => b.headingLevel > 0 && b.headingLevel <= 2 && similarity(titleWords, texts[i]!) > TITLE_SIMILARITY);
   let best: { kept: Uint8Array; chars: number } | null = null;
   for (const attempt of ATTEMPTS) {
-    const kept = selectBlocks(layout, texts, titleWords, attempt);
+    const kept = selectBlocks(layout, texts, headline, attempt);
     let chars = 0;
     for (let i = 0; i < kept.length; i++) if (kept[i] === 1) chars += layout.blocks[i]!.chars;
     // not for a cookie notice beside a short text, but for an article the strict rules lost
@@ -76,7 +77,8 @@ export function selectMainText(layout: PageLayout, texts: readonly string[], tit
   return { text: lines.join('\n'), source: 'main' };
 }
 
-function selectBlocks(layout: PageLayout, texts: readonly string[], titleWords: ReadonlySet<string>, attempt: Attempt): Uint8Array {
+/** `headline[i]`: block i is a heading that repeats the title. */
+function selectBlocks(layout: PageLayout, texts: readonly string[], headline: readonly boolean[], attempt: Attempt): Uint8Array {
   const { blocks, boxes } = layout;
   const counts = (i: number) => {
     const b = blocks[i]!;
@@ -99,8 +101,7 @@ function selectBlocks(layout: PageLayout, texts: readonly string[], titleWords: 
   for (let i = 0; i < blocks.length; i++) {
     if (kept[i] === 0) continue;
     const b = blocks[i]!;
-    const headline = b.headingLevel > 0 && b.headingLevel <= 2 && similarity(titleWords, texts[i]!) > TITLE_SIMILARITY;
-    if (removed[i] === 1 || !counts(i) || headline || isFurniture(b, texts[i]!) || isLinkLine(b)) kept[i] = 0;
+    if (removed[i] === 1 || !counts(i) || headline[i] || isFurniture(b, texts[i]!) || isLinkLine(b)) kept[i] = 0;
   }
   dropTrailingLinks(blocks, kept);
   // nothing held the paragraphs (div soup, text straight in the body): judge blocks by their neighbours

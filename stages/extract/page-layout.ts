@@ -13,6 +13,9 @@ export const IN_CHROME = 2;
 export const IN_UNLIKELY = 4;
 export const IN_CAPTION = 8;
 
+/** Commas of other scripts (Readability's list): a paragraph's commas say it is prose. */
+const OTHER_COMMAS = new Set([0x60c, 0xfe50, 0xfe10, 0xfe11, 0x2e41, 0x2e34, 0x2e32, 0xff0c, 0x3001]);
+
 /**
  * An author or date element with more text than this is not a byline (Readability's
  * `_isValidByline` says 100 characters; visible characters here exclude spaces): WordPress
@@ -45,9 +48,9 @@ export interface TextBlock {
   bylineChars: number;
   /** 1–6 for the text of an h1–h6, else 0 */
   headingLevel: number;
-  /** Collapsed text length and comma count: filled in by the walker once the walk is done. */
-  chars: number;
   commas: number;
+  /** Collapsed text length: filled in by the walker once the walk is done. */
+  chars: number;
 }
 
 export interface Box {
@@ -89,6 +92,7 @@ export class PageLayout {
   private depth = 0;
   private blockStart = 0;
   private raw = 0;
+  private commas = 0;
   private link = 0;
   private links = 0;
   private chrome = 0;
@@ -141,8 +145,21 @@ export class PageLayout {
     else box.embeds++;
   }
 
-  /** Adds `n` visible characters to the current block; `within` says what they sit in (IN_* bits). */
-  text(n: number, within: number): void {
+  /**
+   * Adds a text node's chunks to the current block; `within` says what they sit in (IN_*
+   * bits). Counts characters other than whitespace and controls (whitespace between tags must
+   * not dilute link density) and, in the same pass, commas.
+   */
+  text(chunks: readonly string[], within: number): void {
+    let n = 0;
+    for (const s of chunks) {
+      for (let i = 0; i < s.length; i++) {
+        const c = s.charCodeAt(i);
+        if (c <= 32) continue;
+        n++;
+        if (c === 0x2c || (c >= 0x60c && OTHER_COMMAS.has(c))) this.commas++;
+      }
+    }
     this.raw += n;
     this.total += n;
     if (within === 0) return;
@@ -196,11 +213,11 @@ export class PageLayout {
         captionChars: this.caption,
         bylineChars: this.byline,
         headingLevel: this.headingLevel,
+        commas: this.commas,
         chars: 0,
-        commas: 0,
       });
     }
     this.blockStart = pieces;
-    this.raw = this.link = this.links = this.chrome = this.unlikely = this.caption = this.byline = 0;
+    this.raw = this.commas = this.link = this.links = this.chrome = this.unlikely = this.caption = this.byline = 0;
   }
 }
