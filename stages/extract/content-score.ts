@@ -133,7 +133,8 @@ function withSiblings(layout: PageLayout, stats: BoxStats, score: Float64Array, 
   const roots: number[] = [];
   const loose: number[] = [];
   if (parent < 0) return { roots: [top], loose };
-  const threshold = Math.max(10, score[top]! * 0.2);
+  // a top box reached by climbing out of lone children may not be a candidate: it scores 0 then
+  const threshold = Math.max(10, (Number.isNaN(score[top]!) ? 0 : score[top]!) * 0.2);
   const isProse = (chars: number, linkDensity: number, text: () => string) =>
     (chars > 80 && linkDensity < 0.25) || (chars > 0 && chars <= 80 && linkDensity === 0 && SENTENCE_END.test(text()));
   const p = boxes[parent]!;

@@ -92,7 +92,8 @@ export function extractPage(p: FetchedPage, s: ExtractSettings): PageExtraction 
         text_full: textFull,
         ...structured,
         description: noindex ? null : doc.description,
-        text_source: doc.textSource,
+        // a noindex page keeps no text, so there is nothing to say where it came from
+        text_source: noindex ? undefined : doc.textSource,
         // from the same metadata as the description, and likewise not kept for noindex pages
         author: noindex ? null : doc.author,
         published_at: noindex ? null : doc.publishedAt,

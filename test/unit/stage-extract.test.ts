@@ -139,6 +139,7 @@ describe('extract', () => {
       assert.equal(e.nofollow, c.nofollow);
       // the lone link "x" is all link text: boilerplate for the main text, kept in the full text
       assert.equal(e.text, c.noindex ? '' : 'Secret words.');
+      assert.equal(e.text_source, c.noindex ? undefined : 'main');
       assert.equal(e.text_full, c.noindex ? '' : 'Secret words.\nx');
       assert.equal(e.description, c.noindex ? null : 'D');
       assert.equal(e.title, 'T', 'the title is kept either way');
