@@ -44,7 +44,7 @@ export interface ContentRegion {
 const isRoot = (layout: PageLayout, box: number) => box < 0 || layout.boxes[box]!.tag === 'body' || layout.boxes[box]!.tag === 'html';
 
 /** Whether `box` is `ancestor` or inside it. */
-export function within(layout: PageLayout, box: number, ancestor: number): boolean {
+function within(layout: PageLayout, box: number, ancestor: number): boolean {
   for (let b = box; b >= 0; b = layout.boxes[b]!.parent) if (b === ancestor) return true;
   return false;
 }
