@@ -74,6 +74,14 @@ export const TABLES = {
     col('json_ld', 'VARCHAR', true),
     /** JSON array of {lang, url} from <link rel="alternate" hreflang> */
     col('hreflang', 'VARCHAR', true),
+    /** where `text` came from: `main` (main-text selection) or `fallback_full` (none found: the full text) */
+    col('text_source', 'VARCHAR', true),
+    /** the article's author(s) (JSON-LD, meta tags or byline) */
+    col('author', 'VARCHAR', true),
+    /** when the article was first published (JSON-LD datePublished, article:published_time, a <time> near the title) */
+    col('published_at', 'TIMESTAMP', true),
+    /** og:site_name, or the JSON-LD publisher's name */
+    col('site_name', 'VARCHAR', true),
   ],
   links: [
     col('fetch_id', 'VARCHAR'),
@@ -194,6 +202,11 @@ export interface PageRow {
   opengraph: string | null;
   json_ld: string | null;
   hreflang: string | null;
+  text_source: string | null;
+  author: string | null;
+  /** epoch ms, UTC */
+  published_at: number | null;
+  site_name: string | null;
 }
 
 /** One outgoing link found in a page. */

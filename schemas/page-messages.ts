@@ -54,6 +54,13 @@ export const ExtractedPage = FetchedPage.omit({ body: true, headers: true }).ext
   /** parsed JSON-LD things */
   json_ld: z.array(z.unknown()).optional(),
   hreflang: z.array(z.object({ lang: z.string(), url: z.string() })).optional(),
+  // Added with article fields, optional for the same reason.
+  /** `main`, or `fallback_full` when no main text was found and `text` is the full text */
+  text_source: z.enum(['main', 'fallback_full']).optional(),
+  author: z.string().nullable().optional(),
+  /** epoch ms (UTC) */
+  published_at: z.number().nullable().optional(),
+  site_name: z.string().nullable().optional(),
 });
 export type ExtractedPage = z.infer<typeof ExtractedPage>;
 

@@ -99,10 +99,11 @@ function anchor(link: PageLink): string {
   return `<a href="${escapeHtml(link.href)}">${escapeHtml(link.text)}</a>`;
 }
 
-/** One block of the article: its markup and its visible text. */
+/** One block of the article: its markup and its visible text (`furniture`: the headline and byline, which are not main text). */
 interface ArticleBlock {
   html: string;
   text: string;
+  furniture?: boolean;
 }
 
 /** The article (main content) of a page, block by block: headline, byline, section headings, paragraphs. */
@@ -111,10 +112,10 @@ function articleBlocks(page: HtmlResource): ArticleBlock[] {
   if (page.wordChanges > 0) mutate(paragraphs, page.textSeed, page.lang, page.wordChanges);
   const punct = mulberry32(deriveSeed(page.textSeed, 'punctuation'));
   const inline = page.links.filter((l) => l.area === 'inline');
-  const blocks: ArticleBlock[] = [{ html: `<h1>${escapeHtml(page.title)}</h1>`, text: page.title }];
+  const blocks: ArticleBlock[] = [{ html: `<h1>${escapeHtml(page.title)}</h1>`, text: page.title, furniture: true }];
   const minutes = Math.max(1, Math.round(paragraphs.length / 4));
   const byline = `${CHROME[page.lang].by} ${AUTHORS[page.textSeed % AUTHORS.length]} · ${minutes} min`;
-  blocks.push({ html: `<p class="byline">${escapeHtml(byline)}</p>`, text: byline });
+  blocks.push({ html: `<p class="byline">${escapeHtml(byline)}</p>`, text: byline, furniture: true });
   // Inline links go one per paragraph, spread over the article, mid-sentence.
   const stride = Math.max(1, Math.floor(paragraphs.length / Math.max(1, inline.length)));
   paragraphs.forEach((p, i) => {
@@ -141,13 +142,13 @@ function articleBlocks(page: HtmlResource): ArticleBlock[] {
 }
 
 /**
- * The main text of a page as a reader would mark it: the article's headline, byline,
- * headings and paragraphs (with the anchor text of links inside them), one block per line.
- * Not: cookie banner, header, menu, breadcrumbs, share bar, related links, sidebar,
- * comments, footer.
+ * The main text of a page as a reader would mark it: the article's headings and paragraphs
+ * (with the anchor text of links inside them), one block per line. Not: the headline (it is
+ * the page's title) and byline (its author), cookie banner, header, menu, breadcrumbs, share
+ * bar, related links, sidebar, comments, footer.
  */
 export function expectedMainText(page: HtmlResource): string {
-  return articleBlocks(page).map((b) => b.text).join('\n');
+  return articleBlocks(page).filter((b) => !b.furniture).map((b) => b.text).join('\n');
 }
 
 /** Page-chrome words beyond words.ts's LABELS, so a German page's boilerplate is German too. */

@@ -1,91 +1,114 @@
 /**
- * What an element's tag, role, id, class and aria-label say about its content: boilerplate
- * (navigation, banners, sidebars, comments, cookie notices, share bars, ads) or the main
- * content container (`<main>`, `<article>`, "article-body" …). These are hints for
- * main-text.ts, which also judges blocks without any hint (link density, length).
+ * What an element's tag, role, id and class say about its content, for main-text.ts:
+ * - chrome: navigation, banners, sidebars, dialogs by tag or ARIA role (never main text);
+ * - unlikely: an id/class that names comments, menus, sidebars, share bars, cookie notices …
+ *   (dropped on the first attempt, kept on a retry when that leaves too little text);
+ * - caption: a figure, its caption, or an id/class that says caption or credit;
+ * - byline: an author or date line (class byline, author, date …, `<time>`, rel=author);
+ * - a class weight (−50 … +50) that moves the content score of the box, and whether it is a share bar.
+ * The word lists are Mozilla Readability's (its REGEXPS), which are tuned on the real web,
+ * plus a few of trafilatura's and this project's (cookie, consent, newsletter …).
  */
 import type { DefaultTreeAdapterTypes } from 'parse5';
 
 type Element = DefaultTreeAdapterTypes.Element;
 
-export type ElementHint = 'boilerplate' | 'content' | null;
-
-/** Always boilerplate. `header` only outside a content container: `<article><header>` holds the headline. */
-// not `form`: ASP.NET pages wrap the whole body in one
-const BOILERPLATE_TAGS = new Set(['nav', 'aside', 'footer', 'menu', 'dialog', 'button', 'select']);
-const BOILERPLATE_ROLES = new Set(['navigation', 'banner', 'contentinfo', 'complementary', 'menu', 'menubar', 'search', 'dialog', 'alertdialog', 'toolbar']);
-
 /**
- * Words that mark boilerplate when they appear anywhere in an id/class/aria-label value
- * (`commentlist`, `relatedPosts`, `cookie-consent`): long and specific enough not to hit
- * content by accident.
+ * Always page chrome. `header` too: the site's holds its logo and menu, an article's own its
+ * headline, standfirst, byline and date, none of which is main text (the headline is `title`).
  */
-const BOILERPLATE_SUBSTRINGS = [
-  'comment', 'sidebar', 'related', 'cookie', 'consent', 'gdpr', 'newsletter', 'subscribe', 'breadcrumb',
-  'social', 'sharing', 'share-', 'advert', 'sponsor', 'promo', 'disqus', 'navbar', 'navigation', 'masthead',
-  'outbrain', 'taboola', 'recommend', 'popular', 'trending', 'signup', 'sign-up', 'login', 'paywall',
-];
-/** Short words that mark boilerplate only as a whole token of the value (`ad`, `nav`, `share`). */
-const BOILERPLATE_TOKENS = new Set([
-  'ad', 'ads', 'nav', 'menu', 'share', 'tags', 'tag', 'banner', 'popup', 'modal', 'widget', 'widgets', 'pager',
-  'pagination', 'footer', 'foot', 'toolbar', 'skip', 'toc',
+// not `form`: ASP.NET pages wrap the whole body in one
+const CHROME_TAGS = new Set(['nav', 'aside', 'footer', 'header', 'menu', 'dialog', 'button', 'select', 'textarea', 'input']);
+const CHROME_ROLES = new Set([
+  'navigation', 'banner', 'contentinfo', 'complementary', 'menu', 'menubar', 'search', 'dialog', 'alertdialog', 'toolbar', 'alert',
 ]);
-/** Tokens that mark the content container. */
-const CONTENT_TOKENS = new Set([
-  'article', 'content', 'main', 'post', 'entry', 'story', 'text', 'body', 'prose', 'blog-post', 'post-body',
-  'article-body', 'articlebody', 'entry-content', 'post-content', 'main-content', 'story-body', 'page-content',
-  'markdown-body', 'article-content', 'single-post', 'recipe', 'product',
-]);
+
+const UNLIKELY =
+  /-ad-|ai2html|banner|breadcrumb|combx|comment|community|cover-wrap|disqus|extra|footer|gdpr|header|legends|menu|related|remark|replies|rss|shoutbox|sidebar|skyscraper|social|sponsor|supplemental|ad-break|agegate|pagination|pager|popup|yom-remote|cookie|consent|newsletter|outbrain|taboola|recommend|trending|navbar|most-?read|most-?popular/;
+/** Short words that say boilerplate only as a whole word of a class (`ad-slot`, `ads`, not `head`, `download`). */
+const UNLIKELY_WORDS = /(?:^|[\s_-])(?:ad|ads|advert|advertisement|signature|share|tags)(?:$|[\s_-])/;
+/** An unlikely word next to one of these may still be the content (`article-header`, `main-column`). */
+const MAYBE_CONTENT = /and|article|body|column|content|main|mathjax|shadow/;
+const POSITIVE = /article|body|content|entry|hentry|h-entry|main|page|pagination|post|text|blog|story/;
+const NEGATIVE =
+  /-ad-|hidden|^hid$| hid$| hid |^hid |banner|combx|comment|com-|contact|footer|gdpr|masthead|media|meta|outbrain|promo|related|scroll|share|shoutbox|sidebar|skyscraper|sponsor|shopping|tags|widget|cookie|newsletter|caption|credit/;
+const BYLINE = /byline|author|dateline|writtenby|p-author/;
+/** date and time lines: whole words of a class (`post-date`, `timestamp`), not parts (`update`, `runtime`) */
+const DATE = /(?:^|[\s_-])(?:date|time|timestamp|published|pubdate|posted-on|updated|datetime)(?:$|[\s_-])/;
+const CAPTION = /caption|credit|photo-?desc|image-?desc/;
+const CAPTION_TAGS = new Set(['figcaption']);
+/** A share bar (Readability's `shareElements`). */
+const SHARE = /(?:\b|_)(?:share|sharedaddy)(?:\b|_)/;
+
+export interface ElementHints {
+  /** nav, aside, footer, role=navigation …: never main text */
+  chrome: boolean;
+  /** id/class name boilerplate: not main text unless that leaves too little */
+  unlikely: boolean;
+  /** a figure or caption */
+  caption: boolean;
+  /** an author or date line */
+  byline: boolean;
+  /** of them, an author line (class byline or author, rel=author, itemprop=author) */
+  author: boolean;
+  /** Readability's class weight: −25 for a negative id, −25 for a negative class, +25 for each positive one */
+  weight: number;
+  share: boolean;
+}
+
+// shared, read-only: most elements get one of these, and a walk meets thousands of elements
+const NONE: ElementHints = Object.freeze({ chrome: false, unlikely: false, caption: false, byline: false, author: false, weight: 0, share: false });
+const CHROME: ElementHints = Object.freeze({ ...NONE, chrome: true });
+const CAPTION_ONLY: ElementHints = Object.freeze({ ...NONE, caption: true });
+const DATE_ONLY: ElementHints = Object.freeze({ ...NONE, byline: true });
 
 function attrOf(el: Element, name: string): string | null {
   for (const a of el.attrs) if (a.name === name) return a.value;
   return null;
 }
 
-/** Lowercased id + class + aria-label, or '' (at most 300 chars looked at: class soup is bounded). */
-function hintText(el: Element): string {
-  let s = '';
-  for (const a of el.attrs) {
-    if (a.name === 'id' || a.name === 'class' || a.name === 'aria-label') s += ` ${a.value.slice(0, 300)}`;
-  }
-  return s.toLowerCase();
-}
-
-/** Each class/id word, and its parts split at '-' and '_' (`ad-slot` → ad-slot, ad, slot). */
-function tokensOf(s: string): string[] {
-  const out: string[] = [];
-  for (const word of s.split(/[\s]+/)) {
-    if (word.length === 0) continue;
-    out.push(word);
-    if (/[-_:]/.test(word)) for (const part of word.split(/[-_:]+/)) if (part.length > 0) out.push(part);
-  }
-  return out;
-}
+/** At most this many characters of a class or id are looked at: class soup is bounded. */
+const MAX_HINT = 300;
 
 /**
- * The hint of one element. `inContainer`: an ancestor is a content container, where a
- * `header` (tag or class) is the article's own header, not the site's.
- * Boilerplate words win over content ones: `<article class="comment">` is a comment.
+ * The hints of one element. `html` and `body` carry site-wide classes (`single-post
+ * has-sidebar`), never hints. `box`: the element is a box of the page layout; only a box's
+ * class weight and share-bar hint are used, so only a box's are worked out.
  */
-export function elementHint(el: Element, inContainer: boolean): ElementHint {
+export function elementHints(el: Element, box: boolean): ElementHints {
   const tag = el.tagName;
-  if (BOILERPLATE_TAGS.has(tag)) return 'boilerplate';
-  if (tag === 'header') return inContainer ? null : 'boilerplate';
-  const contentTag = tag === 'main' || tag === 'article';
-  if (el.attrs.length === 0) return contentTag ? 'content' : null;
-  const role = attrOf(el, 'role')?.trim().toLowerCase();
-  if (role !== undefined && BOILERPLATE_ROLES.has(role)) return 'boilerplate';
-  const hints = hintText(el);
-  const tokens = tokensOf(hints);
-  if (tag !== 'main' && role !== 'main') {
-    for (const w of BOILERPLATE_SUBSTRINGS) if (hints.includes(w)) return 'boilerplate';
-    for (const t of tokens) {
-      if (BOILERPLATE_TOKENS.has(t)) return 'boilerplate';
-      if (t === 'header' && !inContainer) return 'boilerplate';
-    }
+  if (tag === 'html' || tag === 'body') return NONE;
+  if (CHROME_TAGS.has(tag)) return CHROME;
+  if (CAPTION_TAGS.has(tag)) return CAPTION_ONLY;
+  if (tag === 'time') return DATE_ONLY;
+  if (el.attrs.length === 0) return NONE;
+  let id = '';
+  let cls = '';
+  let role = '';
+  let rel = '';
+  let itemprop = '';
+  for (const a of el.attrs) {
+    if (a.name === 'class') cls = a.value.slice(0, MAX_HINT).toLowerCase();
+    else if (a.name === 'id') id = a.value.slice(0, MAX_HINT).toLowerCase();
+    else if (a.name === 'role') role = a.value.trim().toLowerCase();
+    else if (a.name === 'rel') rel = a.value.toLowerCase();
+    else if (a.name === 'itemprop') itemprop = a.value.toLowerCase();
+    else if (a.name === 'aria-hidden' && a.value === 'true') return CHROME;
+    else if (a.name === 'aria-modal' && a.value === 'true') return CHROME;
   }
-  if (contentTag || role === 'main' || role === 'article') return 'content';
-  if (attrOf(el, 'itemprop')?.toLowerCase() === 'articlebody') return 'content';
-  for (const t of tokens) if (CONTENT_TOKENS.has(t)) return 'content';
-  return null;
+  if (CHROME_ROLES.has(role)) return CHROME;
+  if (id === '' && cls === '' && rel === '' && itemprop === '') return NONE;
+  const both = `${cls} ${id}`;
+  const unlikely = tag !== 'a' && tag !== 'main' && (UNLIKELY.test(both) || UNLIKELY_WORDS.test(both)) && !MAYBE_CONTENT.test(both);
+  const author = rel === 'author' || itemprop.includes('author') || BYLINE.test(both);
+  const byline = author || itemprop.startsWith('date') || DATE.test(both);
+  const hints = { chrome: false, unlikely, caption: CAPTION.test(both), byline, author, weight: 0, share: false };
+  if (!box) return hints;
+  for (const s of [cls, id]) {
+    if (s === '') continue;
+    if (NEGATIVE.test(s)) hints.weight -= 25;
+    if (POSITIVE.test(s)) hints.weight += 25;
+  }
+  hints.share = SHARE.test(both);
+  return hints;
 }

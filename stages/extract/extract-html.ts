@@ -1,7 +1,8 @@
 /**
  * HTML extraction: title, visible text and main text, outlinks (with where they came from),
- * canonical URL, meta robots, language, description, headings, OpenGraph, JSON-LD and
- * hreflang alternates from one parse5 parse plus one iterative tree walk.
+ * canonical URL, meta robots, language, description, headings, OpenGraph, JSON-LD,
+ * hreflang alternates, and the article's author, publication time and site name, from one
+ * parse5 parse plus one iterative tree walk.
  *
  * Pure and total: any input string (truncated, malformed, binary garbage) yields a result,
  * never an exception. The walk uses an explicit stack, so arbitrarily deep trees are fine.
@@ -11,7 +12,9 @@ import { chunkedTextAdapter } from './chunked-text-adapter.js';
 import { documentBaseUrl, resolveCanonical, resolveHref } from './links.js';
 import { normalizeLanguage } from './metadata.js';
 import { detectLanguage } from './detect-language.js';
+import { articleMeta } from './article-meta.js';
 import { getAttr, Walker } from './html-walker.js';
+import type { TextSource } from './main-text.js';
 
 export { MAX_ANCHOR_TEXT, MAX_HEADINGS, MAX_HREFLANG } from './html-walker.js';
 
@@ -45,6 +48,8 @@ export interface ExtractedHtml {
   text: string;
   /** The visible text without boilerplate (main-text.ts), one line per block. */
   mainText: string;
+  /** `main`, or `fallback_full` when no main text was found and `mainText` is the full text */
+  textSource: TextSource;
   links: ExtractedLink[];
   canonicalUrl: string | null;
   metaRobots: { noindex: boolean; nofollow: boolean };
@@ -62,6 +67,12 @@ export interface ExtractedHtml {
   /** JSON-LD blocks skipped because they did not parse (or exceeded the caps). */
   jsonLdInvalid: number;
   hreflang: HreflangAlternate[];
+  /** the article's author(s), from JSON-LD, meta tags or the byline; null when the page does not say */
+  author: string | null;
+  /** when the article was first published (epoch ms, UTC), from JSON-LD, meta tags or a `<time>` near the title */
+  publishedAt: number | null;
+  /** the site's name (og:site_name, the JSON-LD publisher's) */
+  siteName: string | null;
 }
 
 type Element = DefaultTreeAdapterTypes.Element;
@@ -105,13 +116,23 @@ export function extractHtml(html: string, pageUrl: string): ExtractedHtml {
   const root = doc?.childNodes.find((n): n is Element => n.nodeName === 'html');
   const markupLanguage = normalizeLanguage(root ? getAttr(root, 'lang') : null) ?? walker.metaLanguage ?? walker.ogLocale;
   const text = walker.text();
-  const mainText = walker.mainText();
+  const { text: mainText, source: textSource } = walker.mainText();
+  const article = articleMeta({
+    jsonLd: walker.jsonLd.blocks,
+    openGraph: walker.openGraph,
+    metaAuthor: walker.article.metaAuthor,
+    metaPublished: walker.article.metaPublished,
+    applicationName: walker.article.applicationName,
+    bylineText: walker.article.bylineText,
+    timeNearTitle: walker.article.timeNearTitle,
+  });
   const detected = markupLanguage === null ? detectLanguage(mainText.length >= 200 ? mainText : text) : null;
 
   return {
     title: walker.title ?? '',
     text,
     mainText,
+    textSource,
     links,
     canonicalUrl: walker.canonicalHref === null ? null : resolveCanonical(walker.canonicalHref, base),
     metaRobots: { ...walker.robots },
@@ -123,5 +144,6 @@ export function extractHtml(html: string, pageUrl: string): ExtractedHtml {
     jsonLd: walker.jsonLd.blocks,
     jsonLdInvalid: walker.jsonLd.invalid,
     hreflang,
+    ...article,
   };
 }

@@ -91,7 +91,13 @@ export function extractPage(p: FetchedPage, s: ExtractSettings): PageExtraction 
         text,
         text_full: textFull,
         ...structured,
-        description: doc.metaRobots.noindex ? null : doc.description,
+        description: noindex ? null : doc.description,
+        // a noindex page keeps no text, so there is nothing to say where it came from
+        text_source: noindex ? undefined : doc.textSource,
+        // from the same metadata as the description, and likewise not kept for noindex pages
+        author: noindex ? null : doc.author,
+        published_at: noindex ? null : doc.publishedAt,
+        site_name: noindex ? null : doc.siteName,
         language: doc.language,
         canonical_url: doc.canonicalUrl,
         noindex: doc.metaRobots.noindex,

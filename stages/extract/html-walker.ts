@@ -8,8 +8,10 @@
 import { parseFragment, html as p5html, type DefaultTreeAdapterTypes } from 'parse5';
 import { chunkedTextAdapter, textOf, type ChunkedTextNode } from './chunked-text-adapter.js';
 import { applyRobotsContent, collapseChunks, collapseWhitespace, LINE_BREAK, normalizeLanguage, truncate } from './metadata.js';
-import { elementHint } from './boilerplate-hints.js';
-import { selectMainBlocks, type ContentContainer, type TextBlock } from './main-text.js';
+import { ArticleSignals } from './article-meta.js';
+import { elementHints } from './boilerplate-hints.js';
+import { selectMainText, type MainText } from './main-text.js';
+import { IN_CAPTION, IN_CHROME, IN_LINK, IN_UNLIKELY, PageLayout } from './page-layout.js';
 import { addJsonLd, MAX_OPENGRAPH_KEYS, MAX_OPENGRAPH_VALUE, openGraphKey, refreshTarget, type JsonLdState } from './structured-data.js';
 import type { Heading, LinkSource } from './extract-html.js';
 
@@ -27,13 +29,8 @@ const ANCHOR_CHUNK_BUDGET = 250_000;
 export const MAX_HEADINGS = 200;
 const MAX_HEADING_TEXT = 500;
 export const MAX_HREFLANG = 200;
-/**
- * Containers (hinted ones such as main, article, "post-body", and plain div, section,
- * table …) are tracked up to this many and this deep (deeper blocks count toward the
- * deepest tracked one): the main-text pass walks each block's container chain.
- */
-const MAX_CONTAINERS = 2_000;
-const MAX_CONTAINER_DEPTH = 32;
+/** An author element is short (PageLayout.closeByline), so this only bounds the work. */
+const MAX_BYLINE_TEXT = 200;
 
 /** Elements whose content is never rendered as text (iframe src and JSON-LD are read before skipping). */
 const SKIPPED = new Set(['script', 'style', 'template', 'iframe', 'noembed', 'noframes']);
@@ -62,32 +59,27 @@ export interface RawLink {
 /** Stack marker popped after an element's children, to close its scope. */
 class Marker {
   constructor(
-    readonly kind: 'block' | 'hidden' | 'anchor' | 'noscript' | 'boilerplate' | 'container' | 'cell' | 'heading',
+    readonly kind: 'block' | 'hidden' | 'anchor' | 'noscript' | 'within' | 'byline' | 'box' | 'cell' | 'heading',
     readonly link: RawLink | null = null,
-    /** anchor: first anchor piece; heading: first text piece */
+    /** anchor: first anchor piece; heading: first text piece; byline: what PageLayout.openByline said */
     readonly start = 0,
+    /** heading: the enclosing and own level; within: the IN_* bits the element opened; byline: 1 for an author element */
     readonly level = 0,
   ) {}
 }
 const BLOCK_END = new Marker('block');
 const HIDDEN_END = new Marker('hidden');
 const NOSCRIPT_END = new Marker('noscript');
-const BOILERPLATE_END = new Marker('boilerplate');
-const CONTAINER_END = new Marker('container');
+const BOX_END = new Marker('box');
 const CELL_END = new Marker('cell');
 
-/** Plain elements that may frame a page's content region when nothing is hinted (main-text.ts step 3). */
-const REGION_TAGS = new Set(['body', 'div', 'section', 'table', 'tbody', 'tr', 'form', 'center', 'blockquote']);
+const WITHIN_KINDS = [IN_CHROME, IN_UNLIKELY, IN_CAPTION];
+
+/** Elements without text that main-text selection counts in their box (page-layout.ts). */
+const COUNTED_ELEMENTS = new Set(['img', 'picture', 'iframe', 'video', 'object', 'embed', 'input']);
 
 const HEADING_LEVEL: Record<string, number> = { h1: 1, h2: 2, h3: 3, h4: 4, h5: 5, h6: 6 };
 const LINK_REL_SOURCES: ReadonlyArray<[string, LinkSource]> = [['alternate', 'link-alternate'], ['next', 'link-next'], ['prev', 'link-prev'], ['previous', 'link-prev']];
-
-/** Characters other than whitespace/controls in text chunks (whitespace between tags must not dilute link density). */
-function visibleChars(chunks: readonly string[]): number {
-  let n = 0;
-  for (const s of chunks) for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) > 32) n++;
-  return n;
-}
 
 export function getAttr(el: Element, name: string): string | null {
   const attrs = el.attrs;
@@ -111,20 +103,12 @@ export class Walker {
   private hidden = 0;
   private noscript = 0;
   private anchorDepth = 0;
-  /** open elements hinted as boilerplate */
-  private boilerplate = 0;
-  /** innermost open content container, and how many are open */
-  private container = -1;
-  private containerDepth = 0;
-  readonly containers: ContentContainer[] = [];
-  /** text blocks for main-text selection; the current one starts at pieces[blockStart] */
-  readonly blocks: TextBlock[] = [];
-  private blockStart = 0;
-  private blockRaw = 0;
-  private blockLink = 0;
-  private blockBoilerplate = 0;
-  /** level of the innermost open h1–h6, 0 outside headings */
-  private headingLevel = 0;
+  /** how many open elements are of each kind (IN_CHROME, IN_UNLIKELY, IN_CAPTION: boilerplate-hints.ts), by bit number */
+  private readonly open = new Int32Array(4);
+  /** the kinds at least one open element is of (bits) */
+  private within = 0;
+  /** text blocks and boxes for main-text selection */
+  readonly layout = new PageLayout();
   readonly headings: Heading[] = [];
   readonly openGraph: Record<string, string> = {};
   private openGraphKeys = 0;
@@ -141,52 +125,32 @@ export class Walker {
   ogDescription: string | null = null;
   ogLocale: string | null = null;
   readonly robots = { noindex: false, nofollow: false };
+  /** what the page says about its author, date and site (article-meta.ts) */
+  readonly article = new ArticleSignals();
 
   text(): string {
     return collapseChunks(this.pieces, true);
   }
 
-  /** The text of the blocks main-text.ts selects, one line per block. */
-  mainText(): string {
-    this.endBlock();
-    const texts = this.blocks.map((b) => {
+  /** The main text (main-text.ts), one line per block; call once, after the walk. */
+  mainText(): MainText {
+    const blocks = this.layout.blocks;
+    this.layout.endBlock(this.pieces.length);
+    const texts = blocks.map((b) => {
       const t = collapseChunks(this.pieces, false, b.start, b.end);
       b.chars = t.length;
       return t;
     });
-    const keep = selectMainBlocks(this.blocks, this.containers);
-    return texts.filter((t, i) => keep[i] && t.length > 0).join('\n');
-  }
-
-  /** Closes the current text block (at block-box and table-cell boundaries). */
-  private endBlock(): void {
-    const end = this.pieces.length;
-    if (this.blockRaw > 0) {
-      this.blocks.push({
-        start: this.blockStart,
-        end,
-        chars: 0,
-        rawChars: this.blockRaw,
-        linkChars: this.blockLink,
-        boilerplateChars: this.blockBoilerplate,
-        container: this.container,
-        headingLevel: this.headingLevel,
-      });
-    }
-    this.blockStart = end;
-    this.blockRaw = this.blockLink = this.blockBoilerplate = 0;
+    return selectMainText(this.layout, texts, this.title ?? '');
   }
 
   private addText(chunks: readonly string[]): void {
     this.pieces.push(chunks);
-    const n = visibleChars(chunks);
-    this.blockRaw += n;
-    if (this.anchorDepth > 0) this.blockLink += n;
-    if (this.boilerplate > 0) this.blockBoilerplate += n;
+    this.layout.text(chunks, this.anchorDepth > 0 ? this.within | IN_LINK : this.within);
   }
 
   private lineBreak(): void {
-    this.endBlock();
+    this.layout.endBlock(this.pieces.length);
     const p = this.pieces;
     if (p.length > 0 && p[p.length - 1] !== BREAK) p.push(BREAK);
     if (this.anchorDepth > 0) this.anchorPieces.push(SPACE);
@@ -226,49 +190,59 @@ export class Walker {
       // element's scopes; BLOCK_END is pushed last, so the last block closes inside them.
       const block = BLOCKS.has(el.tagName);
       if (block) this.lineBreak();
-      if (this.hidden === 0) this.openScopes(el, block, stack);
+      if (this.hidden === 0) this.openScopes(el, block || el.tagName === 'td' || el.tagName === 'th', stack);
       if (block) stack.push(BLOCK_END);
       pushChildren(stack, el.childNodes);
     }
   }
 
-  /** Boilerplate / content-container / heading scopes, for main-text selection and headings. */
-  private openScopes(el: Element, block: boolean, stack: Array<Node | Marker>): void {
-    const hint = elementHint(el, this.container >= 0);
-    if (hint === 'boilerplate') {
-      this.boilerplate++;
-      stack.push(BOILERPLATE_END);
-    } else if (
-      block && this.boilerplate === 0 && (hint === 'content' || REGION_TAGS.has(el.tagName)) &&
-      this.containers.length < MAX_CONTAINERS && this.containerDepth < MAX_CONTAINER_DEPTH
-    ) {
-      this.containers.push({ parent: this.container, hinted: hint === 'content' });
-      this.container = this.containers.length - 1;
-      this.containerDepth++;
-      stack.push(CONTAINER_END);
+  /** Chrome / unlikely / caption / byline / box / heading scopes, for main-text selection and headings. */
+  private openScopes(el: Element, box: boolean, stack: Array<Node | Marker>): void {
+    const tag = el.tagName;
+    if (COUNTED_ELEMENTS.has(tag)) this.layout.element(tag);
+    const hints = elementHints(el, box);
+    const kinds =
+      (hints.chrome ? IN_CHROME : hints.unlikely ? IN_UNLIKELY : 0) | (hints.caption ? IN_CAPTION : 0);
+    if (kinds !== 0) {
+      this.enter(kinds, 1);
+      stack.push(new Marker('within', null, 0, kinds));
     }
-    const level = HEADING_LEVEL[el.tagName];
+    if (hints.byline) stack.push(new Marker('byline', null, this.layout.openByline(this.pieces.length), hints.author ? 1 : 0));
+    if (tag === 'time') {
+      const datetime = getAttr(el, 'datetime');
+      if (datetime !== null) this.article.time(datetime);
+    }
+    if (box && this.layout.openBox(tag, hints, this.pieces.length)) stack.push(BOX_END);
+    const level = HEADING_LEVEL[tag];
     if (level !== undefined && el.namespaceURI === p5html.NS.HTML) {
       // the marker keeps the enclosing level (in `level`) to restore it, and the heading's own
-      stack.push(new Marker('heading', null, this.pieces.length, this.headingLevel * 8 + level));
-      this.headingLevel = level;
+      stack.push(new Marker('heading', null, this.pieces.length, this.layout.headingLevel * 8 + level));
+      this.layout.headingLevel = level;
+      if (level === 1) this.article.headline();
     }
   }
 
   private closeScope(m: Marker): void {
     switch (m.kind) {
-      case 'boilerplate':
-        this.boilerplate--;
+      case 'within':
+        this.enter(m.level, -1);
         break;
-      case 'container':
-        this.container = this.containers[this.container]!.parent;
-        this.containerDepth--;
+      case 'byline': {
+        const from = this.layout.closeByline(m.start);
+        // an author element's text, for `author` when the page's metadata does not name one
+        if (from >= 0 && m.level === 1 && this.article.bylineText === null) {
+          this.article.byline(collapseChunks(this.pieces, false, from, this.pieces.length, MAX_BYLINE_TEXT));
+        }
+        break;
+      }
+      case 'box':
+        this.layout.closeBox(this.pieces.length);
         break;
       case 'cell':
-        this.endBlock();
+        this.layout.endBlock(this.pieces.length);
         break;
       case 'heading': {
-        this.headingLevel = m.level >> 3;
+        this.layout.headingLevel = m.level >> 3;
         if (this.headings.length < MAX_HEADINGS) {
           const text = truncate(collapseChunks(this.pieces, false, m.start, this.pieces.length, MAX_HEADING_TEXT), MAX_HEADING_TEXT);
           if (text.length > 0) this.headings.push({ level: m.level & 7, text });
@@ -297,6 +271,17 @@ export class Walker {
     }
   }
 
+  /** Counts an element of the `kinds` (bits) in (by 1) or out (by −1). */
+  private enter(kinds: number, by: 1 | -1): void {
+    for (const kind of WITHIN_KINDS) {
+      if ((kinds & kind) === 0) continue;
+      const bit = 31 - Math.clz32(kind);
+      this.open[bit] += by;
+      if (this.open[bit] === 0) this.within &= ~kind;
+      else this.within |= kind;
+    }
+  }
+
   /** Handles element-specific semantics; returns false when the subtree must not be descended. */
   private openElement(el: Element, stack: Array<Node | Marker>): boolean {
     const tag = el.tagName;
@@ -308,6 +293,7 @@ export class Walker {
         this.rawLinks.push(link);
         stack.push(new Marker('anchor', link, this.anchorPieces.length));
         this.anchorDepth++;
+        if (this.hidden === 0) this.layout.linkStart();
         return true;
       }
       case 'area': {
@@ -319,6 +305,7 @@ export class Walker {
         return false;
       }
       case 'img':
+        if (this.hidden === 0) this.layout.element('img');
         if (this.anchorDepth > 0) {
           const alt = getAttr(el, 'alt');
           if (alt) this.anchorPieces.push([' ', alt, ' ']);
@@ -331,11 +318,12 @@ export class Walker {
       case 'th':
         // a cell is its own block for main-text selection (table layouts), but stays on the row's line
         this.separate();
-        this.endBlock();
+        this.layout.endBlock(this.pieces.length);
         stack.push(CELL_END);
         return true;
       case 'iframe':
       case 'frame': {
+        if (this.hidden === 0) this.layout.element('iframe');
         const src = getAttr(el, 'src');
         if (src !== null) this.rawLinks.push({ href: src, anchorText: '', rel: '', source: 'iframe' });
         return false;
@@ -407,6 +395,7 @@ export class Walker {
       return;
     }
     const name = rawName?.trim().toLowerCase();
+    this.article.meta(name ?? null, getAttr(el, 'itemprop')?.trim().toLowerCase() ?? null, content);
     if (name === 'robots') {
       applyRobotsContent(content, this.robots);
     } else if (name === 'description') {

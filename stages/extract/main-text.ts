@@ -1,172 +1,147 @@
 /**
- * Main-text selection: which text blocks of a page are its content and which are
- * boilerplate (menus, banners, sidebars, comments, cookie notices, footers).
- *
- * The walk in extract-html.ts cuts the visible text into blocks (one per block-level box
- * or table cell) and notes for each how much of its text sat in links and in elements
- * hinted as boilerplate (boilerplate-hints.ts), and its innermost content container
- * (`<main>`, `<article>`, class "article-body" …). Then, in the spirit of Readability and
- * jusText:
- * 1. A block mostly inside boilerplate elements, or mostly link text, is never content.
- * 2. If one content container holds at least half of the page's remaining ("clean") text,
- *    the tightest such container wins and every clean block inside it is content (short
- *    ones too: list items, table cells, captions, bylines).
- * 3. Otherwise (div soup, table layouts, many small articles) each clean block is judged by
- *    its length (good / near-good / short) and then by its neighbours: near-good blocks next
- *    to good text and short blocks between good text are content, as are headings that lead
- *    into good text. Then, Readability-style, if one plain element (div, section, table …)
- *    holds nearly all of that text, what lies outside it (a cookie notice or newsletter box
- *    that is long enough to pass as prose) is dropped.
- * Linear in the number of blocks (plus containers × their nesting depth, which is capped).
+ * Main-text selection: which text blocks of a page are its content, after Mozilla
+ * Readability (which scores 0.947 on the article-extraction benchmark), on the layout the
+ * one walk of html-walker.ts records instead of on a live DOM, so that it costs a few
+ * linear passes over blocks and boxes rather than a second parse.
+ * 1. Blocks mostly in page chrome (nav, aside, footer, ARIA landmarks) never count; blocks
+ *    mostly in elements whose class names boilerplate (comments, sidebars …) do not count
+ *    on the first attempt.
+ * 2. Boxes are scored and the content region chosen (content-score.ts), then cleaned
+ *    (content-clean.ts). Inside it, what the article-extraction benchmark's ground truth
+ *    (and a reader) leaves out goes too: the heading that repeats the page title (it is
+ *    `title`), bylines and date lines, captions and photo credits, ad labels, rows of links,
+ *    and link lines after the last text. A page without structure to score is judged
+ *    block by block (context-judge.ts).
+ * 3. Like Readability, an attempt that leaves little text is tried again with fewer rules
+ *    (unlikely classes kept, then class weights ignored, then no conditional cleaning); a
+ *    looser attempt wins only if it finds much more. A page whose every attempt is empty,
+ *    while it has visible text, gets its full text, marked as such
+ *    (`text_source = fallback_full`): the main text is never empty when the page is not.
  */
+import { BoxStats } from './box-stats.js';
+import { cleanContent } from './content-clean.js';
+import { chooseRegion, scoreBoxes } from './content-score.js';
+import { judgeByContext } from './context-judge.js';
+import { isAdLabel, isBylineLine, isDateLine } from './furniture-lines.js';
+import type { PageLayout, TextBlock } from './page-layout.js';
 
-export interface TextBlock {
-  /** Range of the walker's text pieces this block covers. */
-  start: number;
-  end: number;
-  /** Characters of visible text (whitespace collapsed). */
-  chars: number;
-  /** Raw characters of text, of them inside links, of them inside boilerplate elements. */
-  rawChars: number;
-  linkChars: number;
-  boilerplateChars: number;
-  /** Innermost content container (index into the containers array), or -1. */
-  container: number;
-  /** 1–6 for the text of an h1–h6, else 0 */
-  headingLevel: number;
+export type TextSource = 'main' | 'fallback_full';
+
+export interface MainText {
+  text: string;
+  source: TextSource;
 }
 
-export interface ContentContainer {
-  /** Enclosing container, or -1. */
-  parent: number;
-  /** a hinted content container (`<main>`, `<article>`, "article-body" …); else a plain div, section, table … */
-  hinted: boolean;
+interface Attempt {
+  stripUnlikely: boolean;
+  weightClasses: boolean;
+  cleanConditionally: boolean;
 }
 
-/** Above this share of link text a block is navigation, not prose (jusText uses 0.2–0.5). */
-export const MAX_LINK_DENSITY = 0.5;
-/** Block lengths (collapsed chars) for the context-free classes; jusText's length_low/high are 70/200. */
-export const GOOD_CHARS = 150;
-export const NEAR_GOOD_CHARS = 60;
-/** A container must hold this share of the clean text to be taken as the page's content. */
-export const CONTAINER_SHARE = 0.5;
+const ATTEMPTS: readonly Attempt[] = [
+  { stripUnlikely: true, weightClasses: true, cleanConditionally: true },
+  { stripUnlikely: false, weightClasses: true, cleanConditionally: true },
+  { stripUnlikely: false, weightClasses: false, cleanConditionally: true },
+  { stripUnlikely: false, weightClasses: false, cleanConditionally: false },
+];
 /**
- * Among nested containers, an inner one holding this share of the best one's text (and all
- * its h1 headlines: `.entry-content` without the `.entry-header` above it is too tight) is
- * tighter and as good.
+ * An attempt with less text than this is tried again with fewer rules (Readability's
+ * `charThreshold` is 500 characters of raw textContent, indentation included; this counts
+ * collapsed text, and a post of a few sentences is a post).
  */
-export const TIGHTER_SHARE = 0.85;
-/** Without hints, a plain element must hold this share of the text judged content to cut away the rest. */
-export const REGION_SHARE = 0.9;
-/** A heading counts as content when good text follows within this many blocks. */
-const HEADING_LOOKAHEAD = 3;
+const MIN_ARTICLE_CHARS = 300;
+/** A looser attempt must find this many times the text of a stricter one to replace it. */
+const LOOSER_GAIN = 2;
+/** A heading this similar to the page title is the headline (Readability's `_headerDuplicatesTitle`). */
+const TITLE_SIMILARITY = 0.75;
 
-type Verdict = 'bad' | 'short' | 'near-good' | 'good';
-
-function isClean(b: TextBlock): boolean {
-  if (b.rawChars === 0 || b.chars === 0) return false;
-  if (b.boilerplateChars * 2 > b.rawChars) return false;
-  return b.linkChars <= b.rawChars * MAX_LINK_DENSITY;
-}
-
-/** Returns, per block, whether it belongs to the main text. */
-export function selectMainBlocks(blocks: readonly TextBlock[], containers: readonly ContentContainer[]): boolean[] {
-  const clean = blocks.map(isClean);
-  const chosen = chooseContainer(blocks, containers, clean, true, CONTAINER_SHARE);
-  if (chosen >= 0) {
-    return blocks.map((b, i) => clean[i]! && within(b.container, chosen, containers));
+/** `texts[i]` is the collapsed text of block i; `title` the page's `<title>`. */
+export function selectMainText(layout: PageLayout, texts: readonly string[], title: string): MainText {
+  const titleWords = new Set(words(title));
+  const headline = layout.blocks.map((b, i) => b.headingLevel > 0 && b.headingLevel <= 2 && similarity(titleWords, texts[i]!) > TITLE_SIMILARITY);
+  let best: { kept: Uint8Array; chars: number } | null = null;
+  for (const attempt of ATTEMPTS) {
+    const kept = selectBlocks(layout, texts, headline, attempt);
+    let chars = 0;
+    for (let i = 0; i < kept.length; i++) if (kept[i] === 1) chars += layout.blocks[i]!.chars;
+    // not for a cookie notice beside a short text, but for an article the strict rules lost
+    if (best === null || chars > best.chars * LOOSER_GAIN) best = { kept, chars };
+    if (chars >= MIN_ARTICLE_CHARS) break;
   }
-  const keep = judgeByContext(blocks, clean);
-  const region = chooseContainer(blocks, containers, keep, false, REGION_SHARE);
-  return region < 0 ? keep : blocks.map((b, i) => keep[i]! && within(b.container, region, containers));
+  if (best === null || best.chars === 0) {
+    const full = texts.filter((t) => t.length > 0).join('\n');
+    return { text: full, source: full === '' ? 'main' : 'fallback_full' };
+  }
+  const lines: string[] = [];
+  best.kept.forEach((k, i) => k === 1 && texts[i]!.length > 0 && lines.push(texts[i]!));
+  return { text: lines.join('\n'), source: 'main' };
 }
 
-function within(container: number, target: number, containers: readonly ContentContainer[]): boolean {
-  for (let c = container; c >= 0; c = containers[c]!.parent) if (c === target) return true;
-  return false;
+/** `headline[i]`: block i is a heading that repeats the title. */
+function selectBlocks(layout: PageLayout, texts: readonly string[], headline: readonly boolean[], attempt: Attempt): Uint8Array {
+  const { blocks, boxes } = layout;
+  const counts = (i: number) => {
+    const b = blocks[i]!;
+    return b.chars > 0 && b.chromeChars * 2 <= b.rawChars && !(attempt.stripUnlikely && b.unlikelyChars * 2 > b.rawChars);
+  };
+  const stats = new BoxStats(layout, counts);
+  const score = scoreBoxes(layout, stats, attempt.weightClasses);
+  const region = chooseRegion(layout, stats, score, (i) => texts[i]!);
+
+  const inside = new Uint8Array(boxes.length);
+  for (const r of region.roots) inside[r] = 1;
+  for (let b = 0; b < boxes.length; b++) if (inside[b] === 0 && boxes[b]!.parent >= 0 && inside[boxes[b]!.parent] === 1) inside[b] = 1;
+  const kept = new Uint8Array(blocks.length);
+  for (const r of region.roots) kept.fill(1, boxes[r]!.firstBlock, boxes[r]!.endBlock);
+  for (const i of region.loose) kept[i] = 1;
+
+  const removed = new Uint8Array(blocks.length);
+  const boxText = (b: number) => texts.slice(boxes[b]!.firstBlock, boxes[b]!.endBlock).join(' ');
+  cleanContent(layout, stats, inside, removed, boxText, attempt);
+  for (let i = 0; i < blocks.length; i++) {
+    if (kept[i] === 0) continue;
+    const b = blocks[i]!;
+    if (removed[i] === 1 || !counts(i) || headline[i] || isFurniture(b, texts[i]!) || isLinkLine(b)) kept[i] = 0;
+  }
+  dropTrailingLinks(blocks, kept);
+  // nothing held the paragraphs (div soup, text straight in the body): judge blocks by their neighbours
+  if (region.top < 0) judgeByContext(blocks, kept);
+  return kept;
+}
+
+/** Link lines after the article's last text are where to go next (next post, related, tags), not the article. */
+function dropTrailingLinks(blocks: readonly TextBlock[], kept: Uint8Array): void {
+  for (let i = blocks.length - 1; i >= 0; i--) {
+    if (kept[i] === 0) continue;
+    const b = blocks[i]!;
+    if (b.linkChars * 2 <= b.rawChars) return;
+    kept[i] = 0;
+  }
+}
+
+/** Longer text in an author or date element is prose about the author (a bio), not a byline. */
+const MAX_BYLINE_CHARS = 150;
+
+/** Figure captions and photo credits, author and date lines, ad labels: the article's furniture, not its text. */
+function isFurniture(b: TextBlock, text: string): boolean {
+  if (b.captionChars * 2 > b.rawChars || (b.bylineChars * 2 > b.rawChars && b.chars <= MAX_BYLINE_CHARS)) return true;
+  return b.chars <= MAX_BYLINE_CHARS && b.headingLevel === 0 && (isBylineLine(text) || isDateLine(text) || isAdLabel(text));
 }
 
 /**
- * The tightest container holding at least `share` of the text of the `counted` blocks (and
- * every h1 among them), considering hinted containers only or all of them; -1 if none.
+ * A line of several links and little else (a menu row, "Tags: a, b, c"); a line that is one
+ * link ("Get it at Walmart for $238.99", a URL) is often part of the article.
  */
-function chooseContainer(
-  blocks: readonly TextBlock[],
-  containers: readonly ContentContainer[],
-  counted: readonly boolean[],
-  hintedOnly: boolean,
-  share: number,
-): number {
-  if (containers.length === 0) return -1;
-  const text = new Array<number>(containers.length).fill(0);
-  const headlines = new Array<number>(containers.length).fill(0);
-  let total = 0;
-  blocks.forEach((b, i) => {
-    if (!counted[i]) return;
-    total += b.chars;
-    const h1 = b.headingLevel === 1 ? 1 : 0;
-    for (let c = b.container; c >= 0; c = containers[c]!.parent) {
-      text[c] += b.chars;
-      headlines[c] += h1;
-    }
-  });
-  if (total === 0) return -1;
-  const eligible = (c: number) => !hintedOnly || containers[c]!.hinted;
-  let best = -1;
-  for (let c = 0; c < containers.length; c++) if (eligible(c) && (best < 0 || text[c]! > text[best]!)) best = c;
-  if (best < 0 || text[best]! < total * share) return -1;
-  // the tightest container inside `best` that still holds nearly all of its text
-  const tighter = hintedOnly ? TIGHTER_SHARE : share;
-  let tight = best;
-  for (let c = 0; c < containers.length; c++) {
-    if (
-      eligible(c) && text[c]! >= text[best]! * tighter && text[c]! < text[tight]! &&
-      headlines[c] === headlines[best] && within(c, best, containers)
-    ) {
-      tight = c;
-    }
-  }
-  return tight;
+function isLinkLine(b: TextBlock): boolean {
+  return b.links >= 2 && b.linkChars * 2 > b.rawChars;
 }
 
-function judgeByContext(blocks: readonly TextBlock[], clean: readonly boolean[]): boolean[] {
-  const verdicts: Verdict[] = blocks.map((b, i) => {
-    if (!clean[i]) return 'bad';
-    if (b.headingLevel > 0) return 'short';
-    if (b.chars >= GOOD_CHARS) return 'good';
-    return b.chars >= NEAR_GOOD_CHARS ? 'near-good' : 'short';
-  });
-  const n = blocks.length;
-  // the nearest good/bad verdict before and after each block, skipping short and near-good ones
-  const before = new Array<Verdict | null>(n);
-  const after = new Array<Verdict | null>(n);
-  let last: Verdict | null = null;
-  for (let i = 0; i < n; i++) {
-    before[i] = last;
-    if (verdicts[i] === 'good' || verdicts[i] === 'bad') last = verdicts[i]!;
-  }
-  last = null;
-  for (let i = n - 1; i >= 0; i--) {
-    after[i] = last;
-    if (verdicts[i] === 'good' || verdicts[i] === 'bad') last = verdicts[i]!;
-  }
-  const keep = verdicts.map((v, i) => {
-    if (v === 'good') return true;
-    if (v === 'bad') return false;
-    if (v === 'near-good') return before[i] === 'good' || after[i] === 'good';
-    return before[i] === 'good' && after[i] === 'good';
-  });
-  for (let i = 0; i < n; i++) {
-    if (blocks[i]!.headingLevel === 0 || keep[i] || !clean[i]) continue;
-    for (let j = i + 1; j < n && j <= i + HEADING_LOOKAHEAD; j++) {
-      if (verdicts[j] === 'bad') break;
-      if (verdicts[j] === 'good') {
-        keep[i] = true;
-        break;
-      }
-    }
-  }
-  // A page with no block long enough to judge (a stub, a short note) is all content.
-  if (!keep.includes(true) && !verdicts.includes('good')) return [...clean];
-  return keep;
+const words = (s: string) => s.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter((w) => w.length > 0);
+
+/** Readability's `_textSimilarity`: the share of `text` made of words that the title has too. */
+function similarity(titleWords: ReadonlySet<string>, text: string): number {
+  const textWords = words(text);
+  if (titleWords.size === 0 || textWords.length === 0) return 0;
+  const unique = textWords.filter((w) => !titleWords.has(w));
+  return 1 - unique.join(' ').length / textWords.join(' ').length;
 }

@@ -46,6 +46,11 @@ export function pageRows(p: FinalPage, crawlId: string): RowBatch {
         opengraph: p.opengraph && Object.keys(p.opengraph).length > 0 ? JSON.stringify(p.opengraph) : null,
         json_ld: jsonOrNull(p.json_ld),
         hreflang: jsonOrNull(p.hreflang),
+        // NULL for pages extracted before these fields existed
+        text_source: p.text_source ?? null,
+        author: p.author ?? null,
+        published_at: p.published_at ?? null,
+        site_name: p.site_name ?? null,
       },
     ],
     links: p.links.map((l) => ({ fetch_id: p.fetch_id, src_url: p.url, dst_url: l.url, anchor_text: l.anchor, rel: l.rel, crawl_id: crawlId, source: l.source ?? 'a' })),

@@ -77,6 +77,16 @@ describe('end to end: crawl run --until-idle over the local test web, then its W
       assert.equal(cookieInFull, indexed, 'the full text has the cookie banner');
       assert.equal(withHeadings, indexed, 'every page has its headings');
       assert.equal(mainNotShorter, 0, 'the main text is shorter than the full text');
+      // the main text is never empty where the page has text; the article fields come through to the view
+      const article = await db.run(
+        "SELECT count(*) FILTER (WHERE text_source = 'main'), count(*) FILTER (WHERE text = '' AND length(text_full) > 500), " +
+          "count(*) FILTER (WHERE author IS NOT NULL), count(*) FILTER (WHERE author LIKE 'By %') FROM pages WHERE NOT noindex",
+      );
+      const [fromMain, emptyMain, withAuthor, authorWithBy] = article.rows[0]!.map(Number);
+      assert.equal(fromMain, indexed, 'every page has a main text of its own');
+      assert.equal(emptyMain, 0, 'no empty main text beside a full text');
+      assert.ok(withAuthor > 0, 'pages whose byline is marked up have an author');
+      assert.equal(authorWithBy, 0, 'the author is the name, without "By"');
       const sources = await db.run("SELECT DISTINCT source FROM links");
       assert.deepEqual(sources.rows.map((r) => r[0]), ['a'], 'the test web links with <a> only');
     } finally {

@@ -112,6 +112,13 @@ describe('parquet output', () => {
         ['f2', new Date(T0 + 2).toISOString(), 1236, 2],
         ['f3', new Date(T0 + 3).toISOString(), 1237, 3],
       ]);
+      // the article fields round-trip, NULL where the page did not say
+      const article = await db.run('SELECT fetch_id, text_source, author, published_at, site_name FROM pages ORDER BY fetch_id');
+      assert.deepEqual(article.rows, [
+        ['f1', 'main', null, null, 'Example'],
+        ['f2', 'main', 'Author 2', new Date(T0 - 86_400_000).toISOString(), 'Example'],
+        ['f3', 'main', null, null, 'Example'],
+      ]);
       assert.equal((await db.run('SELECT count(*) FROM raw_links')).rows[0]![0], 4);
       assert.equal((await db.run('SELECT count(*) FROM links')).rows[0]![0], 3);
       assert.equal((await db.run('SELECT count(*) FROM raw_fetch_log')).rows[0]![0], 4);

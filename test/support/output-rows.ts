@@ -36,6 +36,10 @@ export function page(i: number, over: Partial<PageRow> = {}): PageRow {
     opengraph: null,
     json_ld: null,
     hreflang: null,
+    text_source: 'main',
+    author: i % 2 === 0 ? `Author ${i}` : null,
+    published_at: i % 2 === 0 ? T0 - 86_400_000 : null,
+    site_name: 'Example',
     ...over,
   };
 }

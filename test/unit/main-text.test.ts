@@ -36,14 +36,45 @@ describe('main text', () => {
     assert.equal(main(html), PROSE);
   });
 
-  it('prefers <article>: short blocks inside it are kept, comments and share bars inside main are not', () => {
+  it("prefers <article>: short blocks inside it are kept; the article's header, comments and share bars are not", () => {
     const html =
       `<main><article><header><h1>Seals</h1><p class="byline">By Ann · 3 min</p></header><p>${PROSE}</p>` +
       `<ul><li>Length: 1.85 m</li><li>Mass: 168 kg</li></ul><p>${PROSE2}</p>` +
       `<div class="share-buttons">Share: <span>X</span> <span>Mail</span></div></article>` +
       `<section class="comments"><p>${PROSE2} I loved this.</p></section></main>` +
       `<div class="sidebar"><p>${PROSE} Advertisement.</p></div>`;
-    assert.equal(main(html), `Seals\nBy Ann · 3 min\n${PROSE}\nLength: 1.85 m\nMass: 168 kg\n${PROSE2}`);
+    assert.equal(main(html), `${PROSE}\nLength: 1.85 m\nMass: 168 kg\n${PROSE2}`);
+  });
+
+  it('drops the headline that repeats the title, bylines, date lines, captions and ad labels inside the article', () => {
+    const html =
+      `<html><head><title>Harbour seals return to the bay | Coast News</title></head><body><article>` +
+      `<h1>Harbour seals return to the bay</h1><div>By Ann Berg and Tom Ruiz</div><div>Published 10:02 AM EST Nov 19, 2019</div>` +
+      `<p>${PROSE}</p><figure><img src="s.jpg"><figcaption>A seal on a sandbank. Photo: Jane Doe</figcaption></figure>` +
+      `<div><span>Advertisement</span></div><h2>Spots</h2><p>${PROSE2}</p><span class="credit">Getty Images</span></article></body></html>`;
+    assert.equal(extractHtml(html, PAGE).mainText, `${PROSE}\nSpots\n${PROSE2}`);
+  });
+
+  it('a byline class on a whole article (WordPress: author-<name>) is not a byline', () => {
+    const html = `<article class="post author-ann"><p>${PROSE}</p><p>A short line.</p><p>${PROSE2}</p></article>`;
+    assert.equal(main(html), `${PROSE}\nA short line.\n${PROSE2}`);
+  });
+
+  it('takes the container with the most prose over a sidebar full of links, and drops trailing link lines', () => {
+    const related = ['Seals in winter', 'Where to watch seals', 'The grey seal'].map((t, i) => `<p><a href="/r${i}">${t}</a></p>`).join('');
+    const html =
+      `<div class="wrap"><div class="col">${related}</div><div class="col"><p>${PROSE}</p><p>${PROSE2}</p>` +
+      `<p>${PROSE} ${PROSE2}</p><p><a href="/next">Next post</a></p></div></div>`;
+    assert.equal(main(html), `${PROSE}\n${PROSE2}\n${PROSE} ${PROSE2}`);
+  });
+
+  it('never empty while the page has text: all of it is chrome, so the full text stands in (text_source fallback_full)', () => {
+    const html = `<!doctype html><html><body><nav><p>${PROSE}</p></nav><footer><p>${PROSE2}</p></footer></body></html>`;
+    const r = extractHtml(html, PAGE);
+    assert.equal(r.textSource, 'fallback_full');
+    assert.equal(r.mainText, r.text);
+    assert.equal(extractHtml(`<p>${PROSE}</p>`, PAGE).textSource, 'main');
+    assert.equal(extractHtml('<html><body></body></html>', PAGE).mainText, '');
   });
 
   it('judges div soup by length and neighbours: a heading leading into prose is kept, a lone short line is not', () => {
@@ -51,14 +82,15 @@ describe('main text', () => {
     assert.equal(main(html), `A title for the story\n${PROSE}\nA short line.\n${PROSE2}`);
   });
 
-  it('div soup: a long unhinted notice outside the element that holds nearly all the prose is dropped', () => {
+  it('div soup: a long unhinted notice in a box of its own is dropped; a paragraph right beside the prose is kept', () => {
     const notice = 'We use cookies and similar technologies to remember your preferences and to measure how our pages are used, please accept them.';
     const body = Array.from({ length: 10 }, (_, i) => `<div>${i % 2 ? PROSE : PROSE2}</div>`).join('');
-    const text = main(`<div>${notice}</div><div><div>${body}</div></div>`);
+    const text = main(`<div><div>${notice}</div></div><div><div>${body}</div></div>`);
     assert.doesNotMatch(text, /We use cookies/);
     assert.equal(text.split('\n').length, 10);
-    // without such an element (prose and notice side by side, the notice a large share) it stays
-    assert.match(main(`<div>${notice}</div><div>${PROSE}</div>`), /We use cookies/);
+    // beside the element that holds the prose, a paragraph of prose belongs to it (Readability's
+    // sibling rule: an article split around a figure or an ad)
+    assert.match(main(`<div>${notice}</div><div><div>${body}</div></div>`), /We use cookies/);
   });
 
   it('a stub page (nothing long enough to judge) keeps its clean text', () => {

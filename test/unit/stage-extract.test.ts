@@ -91,6 +91,38 @@ describe('extract', () => {
     });
   });
 
+  test('article fields: author, published_at and site_name from JSON-LD and meta tags; text_source says where text came from', async () => {
+    const head =
+      '<title>Seals return | Coast News</title><meta property="og:site_name" content="Coast News">' +
+      '<script type="application/ld+json">{"@context":"https://schema.org","@type":"NewsArticle","headline":"Seals return",' +
+      '"datePublished":"2019-11-19T10:02:00-05:00","author":[{"@type":"Person","name":"Ann Berg"},{"@type":"Person","name":"Tom Ruiz"}]}</script>';
+    const body = '<article><h1>Seals return</h1><p class="byline">By Ann Berg and Tom Ruiz</p><p>The harbour seals are back in the bay, and more of them than in any year since counting began.</p></article>';
+    const e = onlyOn(await extract(ctxWith(), page(doc(head, body))), 'crawl.extracted', decodeExtracted);
+    assert.equal(e.author, 'Ann Berg, Tom Ruiz');
+    assert.equal(e.published_at, Date.UTC(2019, 10, 19, 15, 2));
+    assert.equal(e.site_name, 'Coast News');
+    assert.equal(e.text_source, 'main');
+    // the headline is the title and the byline the author: neither is main text
+    assert.equal(e.text, 'The harbour seals are back in the bay, and more of them than in any year since counting began.');
+    const row = pageRows({ ...e, simhash: '0', near_duplicate_of: null }, 'c').pages[0]!;
+    assert.deepEqual([row.author, row.published_at, row.site_name, row.text_source], [e.author, e.published_at, e.site_name, 'main']);
+
+    // without metadata: the byline element and a <time> after the headline; none of it when the page does not say
+    const plain = doc('<title>Seals</title>', '<h1>Seals</h1><span class="author">By Ann Berg</span><time datetime="2019-11-19">Nov 19</time><p>Seals.</p>');
+    const p2 = onlyOn(await extract(ctxWith(), page(plain)), 'crawl.extracted', decodeExtracted);
+    assert.deepEqual([p2.author, p2.published_at, p2.site_name], ['Ann Berg', Date.UTC(2019, 10, 19), null]);
+    const bare = onlyOn(await extract(ctxWith(), page(doc('<title>T</title>', '<p>Seals.</p>'))), 'crawl.extracted', decodeExtracted);
+    assert.deepEqual([bare.author, bare.published_at, bare.site_name], [null, null, null]);
+  });
+
+  test('a page whose text is all page chrome keeps its full text as text, with text_source fallback_full', async () => {
+    const body = '<nav><p>Home · News · Sport · Weather · Contact us · About this site · Jobs</p></nav><footer><p>© 2024 Example</p></footer>';
+    const e = onlyOn(await extract(ctxWith(), page(doc('<title>T</title>', body))), 'crawl.extracted', decodeExtracted);
+    assert.equal(e.text_source, 'fallback_full');
+    assert.equal(e.text, e.text_full);
+    assert.notEqual(e.text, '');
+  });
+
   const robotsCases: Array<{ name: string; meta: string; noindex: boolean; nofollow: boolean }> = [
     { name: 'noindex', meta: '<meta name="robots" content="noindex">', noindex: true, nofollow: false },
     { name: 'nofollow', meta: '<meta name="robots" content="nofollow">', noindex: false, nofollow: true },
@@ -107,6 +139,7 @@ describe('extract', () => {
       assert.equal(e.nofollow, c.nofollow);
       // the lone link "x" is all link text: boilerplate for the main text, kept in the full text
       assert.equal(e.text, c.noindex ? '' : 'Secret words.');
+      assert.equal(e.text_source, c.noindex ? undefined : 'main');
       assert.equal(e.text_full, c.noindex ? '' : 'Secret words.\nx');
       assert.equal(e.description, c.noindex ? null : 'D');
       assert.equal(e.title, 'T', 'the title is kept either way');

@@ -92,6 +92,10 @@ function finalPage(n: number, over: Partial<FinalPage> = {}): FinalPage {
     opengraph: { 'og:title': 'Title' },
     json_ld: [{ '@type': 'Article', headline: 'Title' }],
     hreflang: [],
+    text_source: 'main',
+    author: 'Jane Doe',
+    published_at: 1_699_000_000_000,
+    site_name: 'Example News',
     simhash: '0123456789abcdef',
     near_duplicate_of: 'https://mirror.example.org/p',
     ...over,
@@ -259,6 +263,10 @@ describe('persist', () => {
         opengraph: '{"og:title":"Title"}',
         json_ld: '[{"@type":"Article","headline":"Title"}]',
         hreflang: null,
+        text_source: 'main',
+        author: 'Jane Doe',
+        published_at: 1_699_000_000_000,
+        site_name: 'Example News',
       },
     ]);
     assert.deepEqual(batch.links, [
@@ -289,6 +297,14 @@ describe('persist', () => {
     const row = writer.batches[0]!.pages[0]!;
     assert.equal(row.redirected_from, 'https://www.example.com/old');
     assert.deepEqual(JSON.parse(row.redirect_chain!), ['https://www.example.com/old', 'https://www.example.com/older']);
+  });
+
+  test('a page extracted before text_source and the article fields existed gets NULLs there', async () => {
+    const { writer, handle } = setup({ maxRows: 1, maxDelayMs: 60_000 });
+    const { text_source: _s, author: _a, published_at: _p, site_name: _n, ...older } = finalPage(1);
+    await handle(pageIn(older));
+    const row = writer.batches[0]!.pages[0]!;
+    assert.deepEqual([row.text_source, row.author, row.published_at, row.site_name], [null, null, null, null]);
   });
 
   test('a truncated page is logged as such', async () => {
