@@ -15,32 +15,9 @@ import { detectLanguage } from './detect-language.js';
 import { articleMeta } from './article-meta.js';
 import { getAttr, Walker } from './html-walker.js';
 import type { TextSource } from './main-text.js';
+import type { ExtractedLink, Heading, HreflangAlternate } from './page-parts.js';
 
 export { MAX_ANCHOR_TEXT, MAX_HEADINGS, MAX_HREFLANG } from './html-walker.js';
-
-/** Where a link was found. */
-export type LinkSource = 'a' | 'area' | 'link-alternate' | 'link-next' | 'link-prev' | 'iframe' | 'meta-refresh';
-
-export interface ExtractedLink {
-  /** Absolute URL, resolved against `<base href>` if present else the page URL; fragment kept. */
-  url: string;
-  /** Whitespace-collapsed anchor text (for `area`, and images inside `a`: the alt text), max 500 chars. */
-  anchorText: string;
-  /** `rel` attribute lowercased and whitespace-collapsed, '' if none. */
-  rel: string;
-  source: LinkSource;
-}
-
-export interface Heading {
-  level: number;
-  text: string;
-}
-
-export interface HreflangAlternate {
-  /** the hreflang value as written, lowercased (`de-at`, `x-default`) */
-  lang: string;
-  url: string;
-}
 
 export interface ExtractedHtml {
   title: string;

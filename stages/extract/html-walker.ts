@@ -13,7 +13,7 @@ import { elementHints } from './boilerplate-hints.js';
 import { selectMainText, type MainText } from './main-text.js';
 import { IN_CAPTION, IN_CHROME, IN_LINK, IN_UNLIKELY, PageLayout } from './page-layout.js';
 import { addJsonLd, MAX_OPENGRAPH_KEYS, MAX_OPENGRAPH_VALUE, openGraphKey, refreshTarget, type JsonLdState } from './structured-data.js';
-import type { Heading, LinkSource } from './extract-html.js';
+import type { Heading, LinkSource } from './page-parts.js';
 
 type Node = DefaultTreeAdapterTypes.Node;
 type Element = DefaultTreeAdapterTypes.Element;

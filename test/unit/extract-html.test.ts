@@ -1,7 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { parse } from 'parse5';
-import { extractHtml, MAX_ANCHOR_TEXT, type ExtractedLink } from '../../stages/extract/extract-html.js';
+import { extractHtml, MAX_ANCHOR_TEXT } from '../../stages/extract/extract-html.js';
+import { type ExtractedLink } from '../../stages/extract/page-parts.js';
 import { collapseChunks, collapseWhitespace, normalizeLanguage } from '../../stages/extract/metadata.js';
 import { mulberry32 } from '../../testweb/prng.js';
 
