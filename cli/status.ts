@@ -72,7 +72,12 @@ async function readStatus(nc: Parameters<typeof openKvStores>[0], outDir: string
   const at = Date.now();
   const hosts = await listHostWaits(hostWaitSources(kv, streamAccess(nc), settings), at);
   // two requests a host: the hosts tried soonest are counted, the rest stay null
-  for (const h of hosts.slice(0, COUNTED_HOSTS)) if (h.queued === null) h.queued = await countFrom(jsm, h.subject, h.fromSeq);
+  for (const h of hosts.slice(0, COUNTED_HOSTS)) {
+    if (h.queued !== null) continue;
+    let n = 0;
+    for (const q of h.queues) n += await countFrom(jsm, q.subject, q.fromSeq);
+    h.queued = n;
+  }
   const waiting = summarizeWaits(hosts);
   return {
     crawl_id: settings.crawlId,

@@ -9,8 +9,8 @@ export const EDGES = {
   discovered: { stream: 'CRAWL_DISCOVERED', subjects: ['crawl.seeds', 'crawl.links.*'] },
   normalized: { stream: 'CRAWL_NORMALIZED', subjects: ['crawl.normalized.*'] },
   frontier: { stream: 'CRAWL_FRONTIER', subjects: ['crawl.frontier.*'] },
-  /** one queue per host, `crawl.hostq.<p>.<hostkey>`: URLs waiting for their host, read by sequence */
-  hostq: { stream: 'CRAWL_HOSTQ', subjects: ['crawl.hostq.*.*'] },
+  /** queues per host, `crawl.hostq.<p>.<hostkey>[.<lane>]`: URLs waiting for their host, read by sequence */
+  hostq: { stream: 'CRAWL_HOSTQ', subjects: ['crawl.hostq.*.*', 'crawl.hostq.*.*.*'] },
   ready: { stream: 'CRAWL_READY', subjects: ['crawl.ready.*'] },
   fetched: { stream: 'CRAWL_FETCHED', subjects: ['crawl.fetched.*', 'crawl.exchanges.*'] },
   extracted: { stream: 'CRAWL_EXTRACTED', subjects: ['crawl.extracted.*'] },
@@ -57,4 +57,6 @@ export const BUCKETS = {
   config: 'crawl-config',
   /** WARC-Payload-Digest -> first capture (URL, date, record id): identical-payload revisits */
   digests: 'crawl-digests',
+  /** crawl jobs (`crawl serve`): one entry per job, and the service's leases and revisit cursor */
+  jobs: 'crawl-jobs',
 } as const;

@@ -109,7 +109,8 @@ export function extractPage(p: FetchedPage, s: ExtractSettings): PageExtraction 
   // nofollow: links are recorded in the output but not followed. Links from a page at the
   // maximum depth are not sent on either: normalize would only reject them all for depth.
   const follow = !doc.metaRobots.nofollow;
-  if (follow && links.length > 0 && p.depth + 1 <= s.maxDepth) {
+  // (a job has a maximum depth of its own, which normalize applies)
+  if (follow && links.length > 0 && (p.job !== undefined || p.depth + 1 <= s.maxDepth)) {
     messages.push({
       subject: subjectFor('links', p.host, s.partitions),
       msgId: `links:${p.fetch_id}`,
@@ -120,6 +121,7 @@ export function extractPage(p: FetchedPage, s: ExtractSettings): PageExtraction 
         via: 'link',
         // normalize needs no link source; the output's links table has it
         links: links.map(({ url, anchor, rel }) => ({ url, anchor, rel })),
+        ...(p.job !== undefined ? { job: p.job } : {}),
       }),
     });
   }

@@ -95,6 +95,7 @@ export async function handleFetch(input: StageInput<FetchGrant>, ctx: StageConte
     refersToDate: res?.status === 304 && previous ? previous.fetch_time : null,
     attempt: g.attempt ?? 0,
     ...(g.redirect_chain ? { redirectChain: g.redirect_chain } : {}),
+    job: g.job,
   };
   const a: Attempt = { ctx, g, start, durationMs, status: res?.status ?? null, pacingNote };
   let out: Emit[];
