@@ -4,3 +4,4 @@ export * from './page-messages.js';
 export * from './outcome-messages.js';
 export * from './exchange-messages.js';
 export * from './job-messages.js';
+export * from './revisit-messages.js';

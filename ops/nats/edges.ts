@@ -15,6 +15,12 @@ export const EDGES = {
   fetched: { stream: 'CRAWL_FETCHED', subjects: ['crawl.fetched.*', 'crawl.exchanges.*'] },
   extracted: { stream: 'CRAWL_EXTRACTED', subjects: ['crawl.extracted.*'] },
   results: { stream: 'CRAWL_RESULTS', subjects: ['crawl.pages.*', 'crawl.outcomes.*'] },
+  /**
+   * crawl jobs' revisit schedule, `crawl.revisit.<slot>.<job>`: one message per scheduled URL
+   * under the time slot it is due in; the service takes each slot when it comes due and purges
+   * it. A schedule, not a log: it keeps its messages until then, whatever the retention flags.
+   */
+  revisits: { stream: 'CRAWL_REVISITS', subjects: ['crawl.revisit.*.*'], schedule: true },
   deadletter: { stream: 'CRAWL_DEADLETTER', subjects: ['crawl.dlq.>'] },
 } as const;
 
@@ -34,6 +40,7 @@ export const SUBJECTS = {
   extracted: 'crawl.extracted',
   pages: 'crawl.pages',
   outcomes: 'crawl.outcomes',
+  revisit: 'crawl.revisit',
   deadletter: 'crawl.dlq',
 } as const;
 
