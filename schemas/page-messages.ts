@@ -32,6 +32,8 @@ export const FetchedPage = z.object({
   sitemap_level: z.number().int().nonnegative().optional(),
   /** the response's Last-Modified (epoch ms), a freshness hint for the first revisit */
   last_modified: z.number().optional(),
+  /** a job page's validators as sent, for the conditional GET of its revisit */
+  validators: z.object({ etag: z.string().nullable(), last_modified: z.string().nullable() }).optional(),
 });
 export type FetchedPage = z.infer<typeof FetchedPage>;
 

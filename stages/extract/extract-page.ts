@@ -30,7 +30,8 @@ export interface ExtractCount {
 export interface PageExtraction {
   messages: Emit[];
   counts: ExtractCount[];
-  validators: { url: string; headers: Record<string, string>; fetchTime: number; links: string[] };
+  /** null for a crawl job's page: its revisit carries its validators instead of a KV entry per URL */
+  validators: { url: string; headers: Record<string, string>; fetchTime: number; links: string[] } | null;
 }
 
 const jsonBytes = (v: unknown) => utf8Length(JSON.stringify(v) ?? '') + 1;
@@ -130,6 +131,6 @@ export function extractPage(p: FetchedPage, s: ExtractSettings): PageExtraction 
     messages,
     counts,
     // for a later crawl's conditional GET (and the links to follow if the answer is 304)
-    validators: { url: p.url, headers: p.headers, fetchTime: p.fetch_time, links: follow ? links.map((l) => l.url) : [] },
+    validators: p.job !== undefined ? null : { url: p.url, headers: p.headers, fetchTime: p.fetch_time, links: follow ? links.map((l) => l.url) : [] },
   };
 }

@@ -19,7 +19,7 @@ export function extractionOutcome(x: PageExtraction, ctx: StageContext): Outcome
   return {
     kind: 'emit',
     messages: x.messages,
-    afterPublish: () => storeValidators(ctx.kv.validators, v.url, v.headers, v.fetchTime, v.links),
+    ...(v ? { afterPublish: () => storeValidators(ctx.kv.validators, v.url, v.headers, v.fetchTime, v.links) } : {}),
   };
 }
 

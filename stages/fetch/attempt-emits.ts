@@ -15,6 +15,9 @@ import { exchangeInfo, type ExchangeFacts } from '../shared/messages/exchange-em
 import type { Validators } from '../shared/validators.js';
 import { jobFieldsOf, jobOf } from '../shared/job-fields.js';
 
+/** ETag and Last-Modified as the response sent them (a revisit's conditional GET sends them back). */
+export const validatorsOf = (res: HttpResponse) => ({ etag: res.headers['etag'] ?? null, last_modified: res.headers['last-modified'] ?? null });
+
 /** Last-Modified as a freshness hint (epoch ms), when the response has a valid one. */
 function lastModifiedOf(res: HttpResponse): { last_modified?: number } {
   const t = Date.parse(res.headers['last-modified'] ?? '');
@@ -144,6 +147,7 @@ export function responseEmits(a: Attempt, res: HttpResponse, facts: ExchangeFact
             ...(g.redirect_chain ? { redirect_chain: g.redirect_chain } : {}),
             ...jobFieldsOf(g),
             ...lastModifiedOf(res),
+            ...(g.job !== undefined ? { validators: validatorsOf(res) } : {}),
             exchange: exchangeInfo({ ...facts, kind: 'page' }),
           }),
         },

@@ -9,7 +9,7 @@ export const fetchInput: StageInputSpec = {
   ackWaitMs: 30_000,
   maxAckPending: 2_000,
 };
-export const fetchEmits = ['fetched', 'discovered', 'results', 'frontier'] as const;
+export const fetchEmits = ['fetched', 'discovered', 'results', 'frontier', 'revisits'] as const;
 
 /** Room kept in a message for everything but the body (headers, URL, fields). */
 export const MESSAGE_OVERHEAD_BYTES = 256 * 1024;
