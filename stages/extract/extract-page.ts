@@ -3,36 +3,10 @@ import { subjectFor } from '../../pipeline/partition.js';
 import type { Emit } from '../../pipeline/stage.js';
 import { contentDigest } from '../shared/content-digest.js';
 import { decodeBody } from './decode-body.js';
+import { extractSitemap } from './sitemap-page.js';
+import type { ExtractCount, ExtractSettings, PageExtraction } from './extraction.js';
 import { extractHtml, type ExtractedHtml } from './extract-html.js';
 import { cutToBytes, MESSAGE_SLACK_BYTES, utf8Length, withinBudget } from '../shared/messages/message-budget.js';
-
-/**
- * Everything extracting a page depends on besides the page: plain data, so that the work
- * can run in a worker thread (stages/extract/extract-worker.ts) as well as inline.
- */
-export interface ExtractSettings {
-  /** false drops titles (the replay test's deliberate bug) */
-  titles: boolean;
-  /** the largest message the server accepts */
-  maxPayloadBytes: number;
-  partitions: number;
-  maxDepth: number;
-}
-
-/** A metric count to add on the main thread: `extract/<what>{outcome}` by `by`. */
-export interface ExtractCount {
-  what: string;
-  outcome: string;
-  by: number;
-}
-
-/** What extracting one fetched page gives: messages to publish, counts, and the validators to keep once they are out. */
-export interface PageExtraction {
-  messages: Emit[];
-  counts: ExtractCount[];
-  /** null for a crawl job's page: its revisit carries its validators instead of a KV entry per URL */
-  validators: { url: string; headers: Record<string, string>; fetchTime: number; links: string[] } | null;
-}
 
 const jsonBytes = (v: unknown) => utf8Length(JSON.stringify(v) ?? '') + 1;
 
@@ -57,6 +31,7 @@ export function extractFetchedMessage(data: Uint8Array, s: ExtractSettings): Pag
 }
 
 export function extractPage(p: FetchedPage, s: ExtractSettings): PageExtraction {
+  if (p.fetch_as === 'sitemap') return extractSitemap(p, s);
   const { text: html, charset } = decodeBody(p.body, p.charset, { truncated: p.truncated });
   const doc = extractHtml(html, p.url);
   const { body: _body, headers: _headers, ...meta } = p;

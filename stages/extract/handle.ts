@@ -1,7 +1,8 @@
 import type { FetchedPage } from '../../schemas/index.js';
 import type { Outcome, StageContext, StageInput } from '../../pipeline/stage.js';
 import { storeValidators } from '../shared/validators.js';
-import { extractPage, type ExtractSettings, type PageExtraction } from './extract-page.js';
+import { extractPage } from './extract-page.js';
+import { type ExtractSettings, type PageExtraction } from './extraction.js';
 
 /** Options a replay may change (for example to fix a bug in what extract keeps). */
 export interface ExtractOptions {

@@ -69,7 +69,7 @@ export function fetchOutcome(a: Attempt, outcome: OutcomeKind, reason: string, r
 
 export function responseEmits(a: Attempt, res: HttpResponse, facts: ExchangeFacts): Emit[] {
   const { ctx, g } = a;
-  const verdict = classifyResponse(res, g.url, ctx.settings.pageTypes);
+  const verdict = classifyResponse(res, g.url, ctx.settings.pageTypes, g.fetch_as);
   switch (verdict.kind) {
     case 'redirect': {
       const chain = [...(g.redirect_chain ?? []), g.url];

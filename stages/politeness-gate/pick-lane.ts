@@ -26,6 +26,8 @@ export type LanePick =
       stopped: string | null;
       /** the job's own minimum delay between requests (0: none) */
       minDelayMs: number;
+      /** the lane's job, when it has one */
+      job: JobRecord | null;
     }
   | { kind: 'wait'; until: number };
 
@@ -49,13 +51,13 @@ export async function pickLane(ctx: StageContext, lanes: readonly LaneWithWork[]
     }
     const record = jobs.get(id) ?? null;
     const stopped = jobStopped(record, id);
-    if (stopped) return { kind: 'serve', lane: l, stride: null, stopped, minDelayMs: 0 };
+    if (stopped) return { kind: 'serve', lane: l, stride: null, stopped, minDelayMs: 0, job: null };
     if (record!.state !== 'paused') eligible.push(l);
   }
   const weightOf = (lane: string) => laneWeight(lane, jobs.get(laneJob(lane) ?? '')?.spec.priority);
   const next = nextLane(eligible.map((l) => l.lane), slot?.lane_pass, slot?.vtime, weightOf);
   if (!next) return { kind: 'wait', until: now + PAUSED_RECHECK_MS };
   const lane = eligible.find((l) => l.lane === next.lane)!;
-  const job = jobs.get(laneJob(lane.lane) ?? '');
-  return { kind: 'serve', lane, stride: { vtime: next.vtime, passes: next.passes }, stopped: null, minDelayMs: job?.spec.politeness?.min_delay_ms ?? 0 };
+  const job = jobs.get(laneJob(lane.lane) ?? '') ?? null;
+  return { kind: 'serve', lane, stride: { vtime: next.vtime, passes: next.passes }, stopped: null, minDelayMs: job?.spec.politeness?.min_delay_ms ?? 0, job };
 }

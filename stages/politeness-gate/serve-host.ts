@@ -4,6 +4,7 @@ import type { BackgroundContext, Emit, StageContext } from '../../pipeline/stage
 import { EDGES } from '../../ops/nats/edges.js';
 import { lanesWithWork, readSlot, readTail, readyAt, skipQueued, undoAcquire } from '../shared/host-state/host-slot.js';
 import { pickLane } from './pick-lane.js';
+import { sitemapsOfSeed } from './seed-sitemaps.js';
 import { releaseIp } from '../shared/host-state/ip-slot.js';
 import { takeHost } from './take-host.js';
 import { stableId } from '../shared/messages/stage-ids.js';
@@ -126,7 +127,10 @@ export async function serveHost(ctx: BackgroundContext, host: string): Promise<H
     const grant = encodeGrant({ ...m, lease_id: leaseId, granted_at: now, delay_ms: delayMs, ip });
     try {
       // the lease id is the msgId: a grant served again after a lapsed lease is not published twice
-      await ctx.publisher.publish([{ subject: subjectFor('ready', host, s.partitions), data: grant, msgId: leaseId }]);
+      await ctx.publisher.publish([
+        { subject: subjectFor('ready', host, s.partitions), data: grant, msgId: leaseId },
+        ...sitemapsOfSeed(m, pick.job, robots.compiled.sitemaps, s.partitions),
+      ]);
     } catch (err) {
       await undoAcquire(ctx.kv.hosts, host, leaseId, stored.seq, lane);
       if (ip) await releaseIp(ctx.kv.hosts, ip, leaseId, now);
