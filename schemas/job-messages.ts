@@ -94,6 +94,8 @@ export interface JobRecord {
   last_run_at: number | null;
   /** null: no further run (a `once` job after its run, a cancelled job) */
   next_run_at: number | null;
+  /** when the job became done (its one run finished) or was cancelled */
+  finished_at?: number | null;
   /** where the job came from: `http` or `nats` */
   via: string;
   /** the registrable domains in scope: `spec.scope.domains`, else the seeds' (worked out at creation) */

@@ -61,7 +61,8 @@ export type DiscoveredLink = z.infer<typeof DiscoveredLink>;
 /** crawl.links.<p>: links found on one page (or a redirect target), resolved to absolute URLs. */
 export const DiscoveredLinks = z.object({
   v: z.literal(1),
-  source_url: z.string(),
+  /** the page they were found on; null for a crawl job's seeds and revisits */
+  source_url: z.string().nullable(),
   /** depth of the URLs in `links` (the source page's depth + 1) */
   depth: z.number().int().nonnegative(),
   via: z.enum(VIA),

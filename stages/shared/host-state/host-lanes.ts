@@ -10,8 +10,8 @@ import type { AdmittedUrl, JobPriority } from '../../../schemas/index.js';
  * lane's 1, and none of them waits forever. A lane that comes back after being idle joins
  * at the pass last served, not with credit saved up.
  *
- * Levels: `h`igh for seeds, sitemaps and what they list, and revisits of pages that changed
- * last time; `l`ow for links deeper than LOW_FROM_DEPTH; `n`ormal for the rest. A job's
+ * Levels: `h`igh for seeds (a job's again on each scheduled run), sitemaps and what they
+ * list, and revisits of pages that changed last time; `l`ow for links deeper than LOW_FROM_DEPTH; `n`ormal for the rest. A job's
  * priority scales its lanes' weights (high ×2, low ×½). The deployment's own crawl at normal
  * priority uses the default lane '' (the queue's original subject).
  */
@@ -22,14 +22,15 @@ const JOB_WEIGHT: Record<JobPriority, number> = { high: 2, normal: 1, low: 0.5 }
 /** links this deep or deeper wait in the low lane */
 export const LOW_FROM_DEPTH = 3;
 
-export function levelOf(m: Pick<AdmittedUrl, 'via' | 'depth' | 'fetch_as' | 'revisit'>): LaneLevel {
+export function levelOf(m: Pick<AdmittedUrl, 'via' | 'depth' | 'fetch_as' | 'revisit' | 'source_url'>): LaneLevel {
   if (m.via === 'seed' || m.via === 'sitemap' || m.fetch_as === 'sitemap') return 'h';
-  if (m.via === 'revisit') return m.revisit?.changed ? 'h' : 'n';
+  // a job's seeds again (a scheduled run), or a page that changed last time
+  if (m.via === 'revisit') return (m.depth === 0 && m.source_url === null) || m.revisit?.changed ? 'h' : 'n';
   return m.depth >= LOW_FROM_DEPTH ? 'l' : 'n';
 }
 
 /** The lane of a URL: its level, and its job when it has one. */
-export function laneOf(m: Pick<AdmittedUrl, 'via' | 'depth' | 'fetch_as' | 'revisit' | 'job'>): string {
+export function laneOf(m: Pick<AdmittedUrl, 'via' | 'depth' | 'fetch_as' | 'revisit' | 'job' | 'source_url'>): string {
   const level = levelOf(m);
   if (m.job !== undefined) return `${level}-${m.job}`;
   return level === 'n' ? '' : level;
