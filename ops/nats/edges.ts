@@ -26,6 +26,9 @@ export const EDGES = {
 
 export type EdgeName = keyof typeof EDGES;
 
+/** The fetch stage's durable consumer: the gate watches how far behind it is (host-level priority). */
+export const FETCH_DURABLE = 'fetch';
+
 /** Subject prefixes a stage publishes under (the partition is appended). */
 export const SUBJECTS = {
   seeds: 'crawl.seeds',

@@ -4,6 +4,7 @@ import type { BackgroundContext, Emit, StageContext } from '../../pipeline/stage
 import { EDGES } from '../../ops/nats/edges.js';
 import { lanesWithWork, readSlot, readTail, readyAt, skipQueued, undoAcquire } from '../shared/host-state/host-slot.js';
 import { pickLane } from './pick-lane.js';
+import { laneLevel, type LaneLevel } from '../shared/host-state/host-lanes.js';
 import { sitemapsOfSeed } from './seed-sitemaps.js';
 import { releaseIp } from '../shared/host-state/ip-slot.js';
 import { takeHost } from './take-host.js';
@@ -18,6 +19,17 @@ export type HostTurn =
   | { kind: 'idle' } // nothing queued: forget the host until something is
   | { kind: 'wait'; until: number; ip?: string } // try again then (or when the host's slot changes)
   | { kind: 'granted' }; // a request is out; the release wakes the host again
+
+/** A turn, and the level of the host's next URL (what the scheduler ranks the host by when fetch is behind). */
+export interface RankedTurn {
+  turn: HostTurn;
+  level: LaneLevel | null;
+}
+
+/** One turn of a host (see serveHostRanked), without its level. */
+export async function serveHost(ctx: BackgroundContext, host: string): Promise<HostTurn> {
+  return (await serveHostRanked(ctx, host)).turn;
+}
 
 /** URLs a host may skip (robots-disallowed) in one turn before other hosts get theirs. */
 const SKIPS_PER_TURN = 50;
@@ -59,16 +71,18 @@ function settledOutcome(ctx: StageContext, m: AdmittedUrl, reason: string, outco
  * and moves on, fetches robots.txt first, or says when to come back. Every decision is
  * a compare-and-set on the host's slot, so any number of gates may serve one host.
  */
-export async function serveHost(ctx: BackgroundContext, host: string): Promise<HostTurn> {
+export async function serveHostRanked(ctx: BackgroundContext, host: string): Promise<RankedTurn> {
   const s = ctx.settings;
   for (let skipped = 0; skipped < SKIPS_PER_TURN; skipped++) {
     const now = ctx.clock.now();
     const [slot, tail] = await Promise.all([readSlot(ctx.kv.hosts, host), readTail(ctx.kv.hosts, host)]);
     const lanes = lanesWithWork(slot, tail, now);
-    if (lanes.length === 0) return { kind: 'idle' };
+    if (lanes.length === 0) return { turn: { kind: 'idle' }, level: null };
     const pick = await pickLane(ctx, lanes, slot, now);
-    if (pick.kind === 'wait') return pick;
+    if (pick.kind === 'wait') return { turn: pick, level: null };
     const { lane, cursor, tail: laneTail } = pick.lane;
+    // the level of the host's next URL: what the scheduler ranks it by when fetch is behind
+    const level = laneLevel(lane);
     const stored = await ctx.streams.readNext(EDGES.hostq.stream, hostQueueSubject(host, s.partitions, lane), cursor + 1);
     if (!stored) {
       // the lane's messages are gone (stream retention): nothing left to serve in it
@@ -96,7 +110,7 @@ export async function serveHost(ctx: BackgroundContext, host: string): Promise<H
     }
     if (failingSince !== null && robots) {
       // come back to refetch it, or to give up on its URLs, whichever is first
-      return { kind: 'wait', until: Math.min(robots.expiresAt, failingSince + s.robotsGiveUpMs) };
+      return { turn: { kind: 'wait', until: Math.min(robots.expiresAt, failingSince + s.robotsGiveUpMs) }, level };
     }
     const verdict = robots?.compiled.verdict(m.url);
     if (verdict && !verdict.allowed) {
@@ -104,10 +118,10 @@ export async function serveHost(ctx: BackgroundContext, host: string): Promise<H
       continue;
     }
     const at = slot ? readyAt(slot, now) : 0;
-    if (at > 0) return { kind: 'wait', until: at };
+    if (at > 0) return { turn: { kind: 'wait', until: at }, level };
     if (!robots) {
       const wait = await refreshRobots(ctx, host, origin);
-      if (wait) return wait;
+      if (wait) return { turn: wait, level };
       continue; // the robots.txt request counts as the host's request: the next turn waits its delay
     }
 
@@ -117,9 +131,9 @@ export async function serveHost(ctx: BackgroundContext, host: string): Promise<H
       if (taken.reason === 'already handed out') continue;
       if (taken.ip) {
         ctx.metrics.count('politeness-gate', 'urls', 'ip_wait');
-        return { kind: 'wait', until: taken.retryAt, ip: taken.ip };
+        return { turn: { kind: 'wait', until: taken.retryAt, ip: taken.ip }, level };
       }
-      return { kind: 'wait', until: taken.retryAt };
+      return { turn: { kind: 'wait', until: taken.retryAt }, level };
     }
     const { ip } = taken;
     // a job may ask for more room between requests than the crawl's minimum, never less
@@ -137,7 +151,7 @@ export async function serveHost(ctx: BackgroundContext, host: string): Promise<H
       throw err;
     }
     ctx.metrics.count('politeness-gate', 'urls', 'granted');
-    return { kind: 'granted' };
+    return { turn: { kind: 'granted' }, level };
   }
-  return { kind: 'wait', until: ctx.clock.now() };
+  return { turn: { kind: 'wait', until: ctx.clock.now() }, level: null };
 }

@@ -150,7 +150,7 @@ export class MemoryStreams implements StreamAccess, Publisher {
   readonly positions = new Map<string, ConsumerPosition>();
 
   async consumerPosition(_stream: string, durable: string): Promise<ConsumerPosition> {
-    return this.positions.get(durable) ?? { ackFloor: 0, delivered: 0 };
+    return this.positions.get(durable) ?? { ackFloor: 0, delivered: 0, pending: 0 };
   }
 
   /** messages published under `prefix` (e.g. 'crawl.ready') */

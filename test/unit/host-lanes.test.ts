@@ -2,6 +2,8 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { laneOf, laneWeight, nextLane } from '../../stages/shared/host-state/host-lanes.js';
 import { handleGateIntake } from '../../stages/politeness-gate/handle.js';
+import { HostScheduler, MAX_DEFER_MS, READY_HIGH_WATER } from '../../stages/politeness-gate/host-scheduler.js';
+import { FETCH_DURABLE } from '../../ops/nats/edges.js';
 import { serveHost } from '../../stages/politeness-gate/serve-host.js';
 import { releaseSlot } from '../../stages/shared/host-state/host-slot.js';
 import { jobKey } from '../../stages/shared/job-book.js';
@@ -136,5 +138,41 @@ describe('lanes: which URL of a host goes first', () => {
     const grant = decodeGrant(ctx.streams.on('crawl.ready')[0]!.data);
     assert.equal(grant.delay_ms, 5000);
     assert.equal(grant.job, 'job-slow');
+  });
+});
+
+describe('which hosts go first when fetch is behind', () => {
+  test('hosts with high-priority work are served, the others wait, but never past MAX_DEFER_MS', async () => {
+    const ctx = gateCtx();
+    const served: string[] = [];
+    const levelOfHost: Record<string, 'h' | 'n'> = { 'seed.example': 'h', 'deep.example': 'n' };
+    const scheduler = new HostScheduler(ctx, 4, async (_c, host) => {
+      served.push(host);
+      return { turn: { kind: 'wait', until: Number.MAX_SAFE_INTEGER }, level: levelOfHost[host]! };
+    });
+    scheduler.start();
+    try {
+      const until = async (what: () => boolean) => {
+        for (let i = 0; i < 100 && !what(); i++) await new Promise((r) => setTimeout(r, 20));
+        assert.ok(what());
+      };
+      // a first turn each, while fetch keeps up: the scheduler learns their levels
+      scheduler.notify('seed.example');
+      scheduler.notify('deep.example');
+      await until(() => served.length === 2);
+      // fetch falls behind
+      ctx.streams.positions.set(FETCH_DURABLE, { ackFloor: 0, delivered: 0, pending: READY_HIGH_WATER + 1 });
+      ctx.clock.advance(2000);
+      served.length = 0;
+      scheduler.notify('seed.example');
+      scheduler.notify('deep.example');
+      await until(() => served.includes('seed.example'));
+      await new Promise((r) => setTimeout(r, 300));
+      assert.deepEqual(served, ['seed.example'], 'the host with only normal work waits while fetch is behind');
+      ctx.clock.advance(MAX_DEFER_MS + 1000);
+      await until(() => served.includes('deep.example'));
+    } finally {
+      await scheduler.stop();
+    }
   });
 });
