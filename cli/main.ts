@@ -18,6 +18,7 @@ import { addDeadLettersCommand } from './dead-letters.js';
 import { runStatus } from './status.js';
 import { runServe } from './serve.js';
 import { endQuietlyOnClosedPipe, exitWhenDrained } from './exit.js';
+import { addNatsOptions, natsSecurityFrom, useNatsSecurity, type NatsFlags } from './nats-options.js';
 
 const DEFAULT_OUT = 'crawl-output';
 
@@ -151,6 +152,11 @@ function program(): Command {
   addRetentionOptions(addSettingsOptions(topology.command('apply')))
     .description('apply the topology to NATS_URL idempotently and store the crawl settings for workers')
     .action(async (o) => exitWhenDrained(await applyTopologyCommand(o)));
+
+  // every command that connects to NATS takes the credentials and TLS options
+  const connecting = ['run', 'seed', 'worker', 'replay', 'streams', 'serve', 'status', 'dead-letters'].map((name) => cli.commands.find((c) => c.name() === name)!);
+  for (const cmd of [...connecting, topology.commands.find((c) => c.name() === 'apply')!]) addNatsOptions(cmd);
+  cli.hook('preAction', (_cli, action) => useNatsSecurity(natsSecurityFrom(action.opts() as NatsFlags)));
   return cli;
 }
 
