@@ -39,16 +39,28 @@ export async function connectForCommand(url: string, name: string, security: Nat
   } catch (err) {
     throw new UsageError((err as Error).message);
   }
-  watchNatsConnection(nc, {
-    denied: (d) => process.stderr.write(`crawl: ${d.message}\n`),
-    closedByServer: (message) => {
+  watches.set(
+    nc,
+    watchNatsConnection(nc, {
+      closedByServer: (message) => {
       process.stderr.write(`crawl: ${message}\n`);
       // the client gave up reconnecting: nothing this process does can succeed any more
-      process.exitCode = 2;
-      setTimeout(() => process.exit(2), 2000).unref();
-    },
-  });
+        process.exitCode = 2;
+        setTimeout(() => process.exit(2), 2000).unref();
+      },
+    }),
+  );
   return nc;
+}
+
+const watches = new WeakMap<NatsConnection, ReturnType<typeof watchNatsConnection>>();
+
+/**
+ * The permission the server denied on `subject` (or on anything, without one), if it did: a
+ * denied publish otherwise surfaces only as a publish timeout. For the command's error line.
+ */
+export function deniedPermission(nc: NatsConnection, subject?: string): string | undefined {
+  return watches.get(nc)?.last(subject)?.message;
 }
 
 /** NATS_URL if set; otherwise an embedded nats-server whose JetStream store lives under the output directory. */

@@ -4,7 +4,7 @@ import { readStoredSettings, storeSettings } from '../app/settings-store.js';
 import { applyCrawlPartitions, applyCrawlTopology } from '../app/topology.js';
 import { mergeSettings, type SettingsFlags } from './settings-flags.js';
 import { UsageError } from './usage-error.js';
-import { connectForCommand, natsUrlFromEnv } from './connection.js';
+import { connectForCommand, deniedPermission, natsUrlFromEnv } from './connection.js';
 import { retentionPolicy, type RetentionFlags } from './retention-flags.js';
 
 /**
@@ -24,8 +24,12 @@ export async function applyTopologyCommand(o: SettingsFlags & RetentionFlags): P
     await storeSettings(kv, settings);
     await applyCrawlPartitions(jsm, settings.partitions);
     process.stdout.write(`topology applied on ${redactUrl(url)}\n`);
+  } catch (err) {
+    const denied = deniedPermission(nc);
+    if (denied) throw new UsageError(`${denied} (applying the topology needs the operator role: ops/nats/accounts.conf)`);
+    throw err;
   } finally {
-    await nc.drain();
+    await nc.drain().catch(() => undefined);
   }
   return 0;
 }
