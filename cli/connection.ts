@@ -48,7 +48,7 @@ export async function connectForCommand(url: string, name: string, security: Nat
         process.exitCode = 2;
         setTimeout(() => process.exit(2), 2000).unref();
       },
-    }),
+    }, security),
   );
   return nc;
 }

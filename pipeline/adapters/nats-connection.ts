@@ -216,6 +216,7 @@ export interface PermissionDenial {
 export function watchNatsConnection(
   nc: NatsConnection,
   on: { denied?: (d: PermissionDenial) => void; closedByServer?: (message: string) => void },
+  security: NatsSecurity = {},
 ): { last(subject?: string): PermissionDenial | undefined } {
   const denials: PermissionDenial[] = [];
   void (async () => {
@@ -234,7 +235,7 @@ export function watchNatsConnection(
     }
   })().catch(() => undefined);
   void nc.closed().then((err) => {
-    if (err) on.closedByServer?.(classifyConnectError(err, redactUrl(nc.getServer()), {}).message);
+    if (err) on.closedByServer?.(classifyConnectError(err, redactUrl(nc.getServer()), security).message);
   });
   return {
     last: (subject) => [...denials].reverse().find((d) => subject === undefined || d.subject === subject || d.subject.startsWith(`${subject}.`)),

@@ -5,7 +5,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connectNats, NatsConnectError, type NatsSecurity } from '../../pipeline/adapters/nats-connection.js';
-import { runCli } from '../support/crawl-cli.js';
+import { runCli, startCli } from '../support/crawl-cli.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { hasOpenssl, makeNkeyUser, makeOperatorSetup, makeTlsFiles, startConfiguredNats, type ConfiguredNats } from '../support/secure-nats.js';
 
 const PASSWORD = 'pw-Zq81-never-printed';
@@ -143,6 +144,24 @@ describe('NATS authentication and TLS (real nats-server processes)', () => {
     const closed = await Promise.race([nc.closed(), new Promise((resolve) => setTimeout(() => resolve('still reconnecting'), 20_000))]);
     assert.notEqual(closed, 'still reconnecting');
     assert.match(String((closed as Error)?.message ?? closed), /authorization violation/i);
+  });
+
+  it('a worker whose password stops being accepted says so in one line and exits 2', async () => {
+    const s = await start('revoke-cli', [`authorization { users = [ { user: crawler, password: ${JSON.stringify(PASSWORD)} } ] }`]);
+    const env = { ...CLEAN_ENV, NATS_URL: s.url, NATS_USER: 'crawler', NATS_PASSWORD: PASSWORD, LOG_LEVEL: 'error' };
+    assert.equal((await applyTopology(s.url, env)).code, 0);
+    const out = path.join(dir, 'revoke-cli-out');
+    const worker = startCli(['worker', '--stage', 'persist', '--out', out], env);
+    await sleep(2000);
+    assert.equal(worker.child.exitCode, null, 'the worker runs');
+    await s.stop();
+    servers.push(await startConfiguredNats(path.join(dir, 'revoke-cli-2'), ['authorization { users = [ { user: crawler, password: "rotated-pw" } ] }'], { port: s.port }));
+    const timer = setTimeout(() => worker.child.kill('SIGKILL'), 30_000);
+    const r = await worker.done;
+    clearTimeout(timer);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /^crawl: NATS at (nats:\/\/)?127\.0\.0\.1:\d+ refused the credentials \(user crawler\): authorization violation$/m);
+    assert.ok(!r.stderr.includes(PASSWORD));
   });
 });
 
