@@ -118,7 +118,9 @@ const INBOX = '_INBOX.>';
 /** The subjects `role` may publish and subscribe to. */
 export function rolePermissions(role: string): SubjectPermissions {
   if (role === 'operator') return { publish: ['>'], subscribe: ['>'] };
-  if (role === 'seeder') return { publish: [SUBJECTS.seeds], subscribe: [INBOX] };
+  // `$JS.API.INFO` (the account's JetStream limits and use) lets a joining process see that
+  // JetStream answers before it publishes; it reads no stream and changes nothing
+  if (role === 'seeder') return { publish: [SUBJECTS.seeds, '$JS.API.INFO'], subscribe: [INBOX] };
   if (role === 'api-client') return { publish: ['crawl.api.jobs.*'], subscribe: [INBOX] };
   const s = STAGE_ROLES[role];
   if (!s) throw new Error(`no role ${role}: one of ${ROLES.join(', ')}`);
@@ -169,7 +171,7 @@ export function accountsConfig(credential: (role: string) => string, roles: read
 /** The header of `ops/nats/accounts.conf`. */
 export const ACCOUNTS_CONF_HEADER = [
   '# The crawl account and its users, one per role, each allowed only the subjects it needs.',
-  '# Generated from ops/nats/permissions.ts (a unit test keeps this file equal to it).',
+  '# Generated from ops/nats/permissions.ts by scripts/write-accounts-conf.ts (a unit test compares them).',
   '# Include it in nats-server.conf (`include ./accounts.conf`) and set each password in the',
   "# server's environment, e.g. CRAWL_FETCH_PASSWORD; or put `nkey: U...` in a user's place.",
   '# Each process connects as its role: crawl worker --stage fetch with NATS_USER=fetch and',

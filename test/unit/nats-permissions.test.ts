@@ -43,7 +43,7 @@ const covers = (allowed: string, subject: string) => {
 describe('per-role NATS permissions (ops/nats/permissions.ts)', () => {
   test('ops/nats/accounts.conf is the generated configuration', () => {
     const expected = ACCOUNTS_CONF_HEADER + accountsConfig((role) => `password: $${passwordVariable(role)}`);
-    assert.equal(readFileSync(path.join(ROOT, 'ops/nats/accounts.conf'), 'utf8'), expected, 'regenerate it: see the header of ops/nats/permissions.ts');
+    assert.equal(readFileSync(path.join(ROOT, 'ops/nats/accounts.conf'), 'utf8'), expected, 'regenerate it: npm run build && node dist/scripts/write-accounts-conf.js');
   });
 
   test('every stage has a role, reading the consumer its spec declares', () => {
@@ -69,7 +69,7 @@ describe('per-role NATS permissions (ops/nats/permissions.ts)', () => {
   });
 
   test('the seeder publishes crawl.seeds only; the operator has the account', () => {
-    assert.deepEqual(rolePermissions('seeder'), { publish: ['crawl.seeds'], subscribe: ['_INBOX.>'] });
+    assert.deepEqual(rolePermissions('seeder'), { publish: ['crawl.seeds', '$JS.API.INFO'], subscribe: ['_INBOX.>'] });
     assert.deepEqual(rolePermissions('operator').publish, ['>']);
     assert.throws(() => rolePermissions('nobody'), /no role nobody/);
     assert.equal(new Set(ROLES).size, ROLES.length);
