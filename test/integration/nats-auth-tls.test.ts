@@ -77,6 +77,18 @@ describe('NATS authentication and TLS (real nats-server processes)', () => {
     assertOneLineRefusal(await applyTopology(s.url, {}), /refused the credentials \(no credentials\)/, [PASSWORD]);
   });
 
+  it('every command that connects takes the credentials: a wrong password is the same one line for each', async () => {
+    const s = await start('commands', [`authorization { users = [ { user: crawler, password: ${JSON.stringify(PASSWORD)} } ] }`]);
+    const out = path.join(dir, 'commands-out');
+    const commands = [['status'], ['streams'], ['dead-letters'], ['seed', 'http://a.example/'], ['worker', '--stage', 'persist'], ['replay', '--from', 'persist'], ['run', '--seed', 'http://a.example/'], ['serve', '--port', '0']];
+    await Promise.all(
+      commands.map(async (args) => {
+        const r = await runCli([...args, '--out', out], { ...CLEAN_ENV, NATS_URL: s.url, NATS_USER: 'crawler', NATS_PASSWORD: 'wrong-Pw-55' }, 60_000);
+        assertOneLineRefusal(r, /^crawl: NATS at nats:\/\/127\.0\.0\.1:\d+ refused the credentials \(user crawler\): authorization violation$/m, ['wrong-Pw-55']);
+      }),
+    );
+  });
+
   it('a token: right connects, wrong is refused without echoing it', async () => {
     const s = await start('token', [`authorization { token: ${JSON.stringify(TOKEN)} }`]);
     assert.equal(await connects(s.url, { token: TOKEN }), true);
