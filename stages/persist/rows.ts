@@ -61,7 +61,7 @@ export function pageRows(p: FinalPage, crawlId: string): RowBatch {
         url: p.url,
         url_host_name: p.host,
         outcome: 'fetched',
-        reason: p.truncated ? 'stored (body truncated at the size cap)' : 'stored',
+        reason: [p.truncated ? 'stored (body truncated at the size cap)' : 'stored', p.revisit_note].filter(Boolean).join('; '),
         fetch_status: p.fetch_status,
         fetch_time: p.fetch_time,
         duration_ms: p.duration_ms,
