@@ -13,11 +13,14 @@ import { retentionPolicy, type RetentionFlags } from './retention-flags.js';
 import { mergeSettings, type SettingsFlags } from './settings-flags.js';
 import { stopOnSignal } from './stop-signal.js';
 import { UsageError } from './usage-error.js';
+import { apiToken } from './api-access.js';
 
 export interface ServeOptions extends SettingsFlags, RetentionFlags, LogOptions {
   out: string;
   host: string;
   port: number;
+  /** a file holding the API token (else CRAWL_API_TOKEN); required when --host is not loopback */
+  apiTokenFile?: string;
   /** `all`: run every stage in this process too; `none`: the API and scheduler only (workers run elsewhere) */
   stages: string;
   extractThreads?: number;
@@ -32,6 +35,8 @@ export async function runServe(o: ServeOptions): Promise<number> {
   if (o.stages !== 'all' && o.stages !== 'none') throw new UsageError(`--stages must be all or none, got "${o.stages}"`);
   mergeSettings(null, o);
   const retention = retentionPolicy(o);
+  // before anything starts: a service reachable from elsewhere without a token never runs
+  const token = apiToken(o);
   const outDir = path.resolve(o.out);
   const log = createLogger('serve', { level: o.logLevel, file: o.logFile });
   const conn = await openCrawlConnection(outDir, 'crawl serve');
@@ -44,9 +49,9 @@ export async function runServe(o: ServeOptions): Promise<number> {
     const settings = mergeSettings(await readStoredSettings(kv), o);
     await storeSettings(kv, settings);
     if (o.stages === 'all') node = await startNode(conn.nc, settings, STAGE_NAMES, { log, outDir, extract: { threads: o.extractThreads } });
-    service = await startService(conn.nc, settings, { log, host: o.host, port: o.port, outDir });
-    process.stderr.write(`crawl serve: jobs API on ${service.url}/api/v1/jobs and NATS ${API_SUBJECT}.<create|list|get|pause|resume|cancel> (${conn.url}); output in ${outDir}\n`);
-    log.info({ url: service.url, nats: conn.url, out: outDir, stages: o.stages }, 'service started');
+    service = await startService(conn.nc, settings, { log, host: o.host, port: o.port, outDir, ...(token !== undefined ? { apiToken: token } : {}) });
+    process.stderr.write(`crawl serve: jobs API on ${service.url}/api/v1/jobs and NATS ${API_SUBJECT}.<create|list|get|pause|resume|cancel> (${conn.url}); output in ${outDir}; ${token !== undefined ? 'requests need the API token' : 'no API token: loopback only'}\n`);
+    log.info({ url: service.url, nats: conn.url, out: outDir, stages: o.stages, apiToken: token !== undefined }, 'service started');
     await stop.stopped();
   } finally {
     await service?.stop();
