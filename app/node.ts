@@ -6,6 +6,8 @@ import { streamAccess } from '../pipeline/adapters/stream-access.js';
 import { hostAddressResolver } from '../pipeline/adapters/host-address.js';
 import { DnsCache } from '../pipeline/adapters/dns-cache.js';
 import { openKvStores, type KvStores } from '../pipeline/adapters/nats-kv.js';
+import { timedKvStore } from '../pipeline/timed-kv.js';
+import { BUCKETS } from '../ops/nats/edges.js';
 import type { Logger } from '../pipeline/logger.js';
 import { StageMetrics } from '../pipeline/metrics.js';
 import { StageRunner } from '../pipeline/runner.js';
@@ -15,12 +17,23 @@ import type { StageContext, StageDefinition, StageName } from '../pipeline/stage
 import type { HttpClient } from '../ports/http.js';
 import { applyPartitionConsumers } from '../ops/nats/topology.js';
 import { defaultExtractThreads, type ExtractStageOptions } from '../stages/extract/index.js';
+import { hostWaitSources } from '../stages/politeness-gate/index.js';
+import { observeNode } from './node-metrics.js';
 import { buildStage, type StageFactoryOptions } from './stage-registry.js';
 import { openArchiveOutput, openParquetOutput } from './outputs.js';
 
 export interface CrawlNode {
   metrics: StageMetrics;
+  /** null while the node consumes and is connected; otherwise why not (for /readyz) */
+  notReady(): string | null;
   stop(): Promise<void>;
+}
+
+/** Every bucket's operations timed into the metrics, under the bucket's name. */
+function timedKvStores(kv: KvStores, metrics: StageMetrics): KvStores {
+  const timed = {} as KvStores;
+  for (const key of Object.keys(kv) as Array<keyof KvStores>) timed[key] = timedKvStore(kv[key], BUCKETS[key], metrics);
+  return timed;
 }
 
 /**
@@ -31,8 +44,9 @@ export async function createNodeContext(
   nc: NatsConnection,
   settings: CrawlSettings,
   log: Logger,
+  metrics = new StageMetrics(),
 ): Promise<{ ctx: StageContext; kv: KvStores; http: HttpClient }> {
-  const kv = await openKvStores(nc);
+  const kv = timedKvStores(await openKvStores(nc), metrics);
   const resolveRules = settings.resolve.map(parseResolveRule);
   const dns = new DnsCache({
     minTtlMs: settings.dnsMinTtlMs,
@@ -45,7 +59,7 @@ export async function createNodeContext(
     settings,
     clock: { now: () => Date.now() },
     log,
-    metrics: new StageMetrics(),
+    metrics,
     kv,
     http,
     maxPayloadBytes: nc.info?.max_payload ?? 1024 * 1024,
@@ -63,6 +77,8 @@ export interface NodeOptions {
   extract?: ExtractStageOptions;
   /** messages each stage handles at once in this process, instead of its default */
   concurrency?: Partial<Record<StageName, number>>;
+  /** the metrics to count into (a served registry); a fresh one by default */
+  metrics?: StageMetrics;
 }
 
 /**
@@ -71,7 +87,7 @@ export interface NodeOptions {
  * no new messages, in-flight ones finish, persist flushes.
  */
 export async function startNode(nc: NatsConnection, settings: CrawlSettings, stages: readonly StageName[], opts: NodeOptions): Promise<CrawlNode> {
-  const { ctx, kv, http } = await createNodeContext(nc, settings, opts.log);
+  const { ctx, kv, http } = await createNodeContext(nc, settings, opts.log, opts.metrics);
   const outDir = opts.outDir;
   const factory: StageFactoryOptions = {
     extract: { ...opts.extract, threads: opts.extract?.threads ?? defaultExtractThreads() },
@@ -96,9 +112,12 @@ export async function startNode(nc: NatsConnection, settings: CrawlSettings, sta
     await runner.start();
     runners.push(runner);
   }
+  const gateHere = stages.includes('politeness-gate');
+  const observed = observeNode(nc, await jetstreamManager(nc), ctx.metrics, stages, gateHere ? hostWaitSources(kv, ctx.streams, settings) : null);
   let stopping: Promise<void> | undefined;
   return {
     metrics: ctx.metrics,
+    notReady: () => (stopping ? 'stopping' : observed.notReady()),
     stop() {
       stopping ??= (async () => {
         // upstream first, so fewer messages are caught between stages

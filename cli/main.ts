@@ -17,6 +17,7 @@ import { addRobotsCheckCommand } from './robots-check.js';
 import { addDeadLettersCommand } from './dead-letters.js';
 import { runStatus } from './status.js';
 import { endQuietlyOnClosedPipe, exitWhenDrained } from './exit.js';
+import { addMetricsOptions } from './metrics-options.js';
 
 const DEFAULT_OUT = 'crawl-output';
 
@@ -40,7 +41,7 @@ function program(): Command {
       outputError: (s, write) => write(`crawl: ${s.trim().replace(/\s*\n\s*/g, ' ')}\n`),
     });
 
-  addLogOptions(addRetentionOptions(addSettingsOptions(cli.command('run'))))
+  addMetricsOptions(addLogOptions(addRetentionOptions(addSettingsOptions(cli.command('run')))))
     .description('crawl from seeds with every stage in this process (starts nats-server unless NATS_URL is set); resumes a crawl in the same --out')
     .option('--seed <url>', 'a seed URL (repeatable)', collect, [])
     .option('--seeds-file <file>', 'a file of seed URLs, one a line (# comments)')
@@ -58,7 +59,7 @@ function program(): Command {
     .option('--out <dir>', 'the running crawl’s output directory (when it runs an embedded server)', DEFAULT_OUT)
     .action(async (urls: string[], o) => exitWhenDrained(await seedCrawl(urls, o)));
 
-  addLogOptions(cli.command('worker'))
+  addMetricsOptions(addLogOptions(cli.command('worker')))
     .description('run one stage of a running crawl in this process (start as many as you like)')
     .requiredOption('--stage <name>', 'normalize | seen-filter | politeness-gate | fetch | extract | simhash | persist | archive')
     .option('--concurrency <n>', 'messages handled at once by this process', parseIntOption('--concurrency', 1, 100_000))

@@ -23,8 +23,10 @@ import { readSeeds } from './seeds-input.js';
 import { mergeSettings, type SettingsFlags } from './settings-flags.js';
 import { UsageError } from './usage-error.js';
 import { retentionPolicy, type RetentionFlags } from './retention-flags.js';
+import { checkMetricsOptions, serveMetrics, servedMetrics, type MetricsOptions } from './metrics-options.js';
+import type { MetricsServer } from '../pipeline/metrics-server.js';
 
-export interface RunOptions extends SettingsFlags, RetentionFlags, LogOptions {
+export interface RunOptions extends SettingsFlags, RetentionFlags, LogOptions, MetricsOptions {
   seed: string[];
   seedsFile?: string;
   out: string;
@@ -58,6 +60,7 @@ export async function runCrawl(o: RunOptions): Promise<number> {
   // bad flags and a new crawl without seeds stop here, before a server is started
   mergeSettings(null, o);
   const retention = retentionPolicy(o);
+  checkMetricsOptions(o);
   if (seeds.urls.length === 0 && !natsUrlFromEnv() && !hasEmbeddedStore(outDir)) {
     throw new UsageError(`no seeds: give --seed URL or --seeds-file FILE (or resume a crawl with --out DIR; none in ${outDir})`);
   }
@@ -66,14 +69,17 @@ export async function runCrawl(o: RunOptions): Promise<number> {
   let node: Awaited<ReturnType<typeof startNode>> | undefined;
   let progress: ReturnType<typeof startProgress> | undefined;
   const stop = stopOnSignal();
+  const metrics = servedMetrics();
+  let server: MetricsServer | null = null;
   try {
+    server = await serveMetrics(o, metrics, () => (node ? node.notReady() : 'starting'), log);
     const jsm = await applyCrawlTopology(conn.nc, { retention });
     const kv = await openKvStores(conn.nc);
     const stored = await readStoredSettings(kv);
     if (!stored && seeds.urls.length === 0) throw new UsageError('no seeds: give --seed URL or --seeds-file FILE (or resume a crawl with --out DIR)');
     const settings = mergeSettings(stored, o);
     await storeSettings(kv, settings);
-    node = await startNode(conn.nc, settings, STAGE_NAMES, { log, outDir, extract: { titles: o.titles !== false, threads: o.extractThreads } });
+    node = await startNode(conn.nc, settings, STAGE_NAMES, { log, outDir, metrics, extract: { titles: o.titles !== false, threads: o.extractThreads } });
     const js = jetstream(conn.nc);
     for (const url of seeds.urls) await js.publish(SUBJECTS.seeds, encodeSeed({ url }));
     log.info({ seeds: seeds.urls.length, out: outDir, crawlId: settings.crawlId, resumed: stored !== null }, 'crawl started');
@@ -89,6 +95,7 @@ export async function runCrawl(o: RunOptions): Promise<number> {
   } finally {
     progress?.stop();
     await node?.stop();
+    await server?.close();
     await conn.close();
     stop.dispose();
   }

@@ -112,7 +112,10 @@ export async function handleFetch(input: StageInput<FetchGrant>, ctx: StageConte
   }
   // every exchange is archived: an HTML page through its fetched message, anything else here
   if (!out.some((m) => m.subject.startsWith('crawl.fetched.'))) out.push(exchangeEmit(facts, s.partitions));
-  ctx.metrics.count('fetch', 'responses', res ? String(res.status) : `error_${failure!.code}`);
+  // by status class (a bounded label set); a failed request by its error code
+  ctx.metrics.count('fetch', 'responses', res ? `${Math.floor(res.status / 100)}xx` : 'error');
+  if (res) ctx.metrics.count('fetch', 'bytes', `${Math.floor(res.status / 100)}xx`, res.body.length);
+  else ctx.metrics.count('fetch', 'errors', failure!.code);
   // the host is released only once the outputs are published: a grant redelivered after that
   // is recognised as done, and one redelivered before it still holds the lease and fetches again
   return { kind: 'emit', messages: out, afterPublish: () => release(ctx, g, paceFrom, feedback, draw) };
