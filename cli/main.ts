@@ -18,6 +18,8 @@ import { addDeadLettersCommand } from './dead-letters.js';
 import { runStatus } from './status.js';
 import { endQuietlyOnClosedPipe, exitWhenDrained } from './exit.js';
 import { addMetricsOptions } from './metrics-options.js';
+import { MAX_REPLICAS } from '../ops/nats/topology.js';
+import { addClusterCommand } from './cluster.js';
 
 const DEFAULT_OUT = 'crawl-output';
 
@@ -135,11 +137,13 @@ function program(): Command {
     .action(async (o) => exitWhenDrained(await runStatus(o)));
 
   addRobotsCheckCommand(cli);
+  addClusterCommand(cli);
   addDeadLettersCommand(cli, DEFAULT_OUT);
 
   const topology = cli.command('topology').description('streams, consumers and KV buckets');
   addRetentionOptions(addSettingsOptions(topology.command('apply')))
     .description('apply the topology to NATS_URL idempotently and store the crawl settings for workers')
+    .option('--replicas <n>', 'copies of every stream, consumer and KV bucket (a cluster of at least n servers; default: keep what exists, 1 for new ones)', parseIntOption('--replicas', 1, MAX_REPLICAS))
     .action(async (o) => exitWhenDrained(await applyTopologyCommand(o)));
   return cli;
 }
