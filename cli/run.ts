@@ -12,8 +12,7 @@ import { applyCrawlTopology } from '../app/topology.js';
 import { createLogger } from '../pipeline/logger.js';
 import type { LogOptions } from './log-options.js';
 import { STAGE_NAMES } from '../pipeline/stage.js';
-import { compactOutput } from '../pipeline/adapters/duckdb-compact.js';
-import { compactSummaryLine } from './compact.js';
+import { compactAnyOutput, compactSummaryLine } from './compact.js';
 import { hasEmbeddedStore, natsUrlFromEnv, openCrawlConnection } from './connection.js';
 import { startProgress } from './progress.js';
 import { stopOnSignal } from './stop-signal.js';
@@ -25,6 +24,7 @@ import { UsageError } from './usage-error.js';
 import { retentionPolicy, type RetentionFlags } from './retention-flags.js';
 import { checkMetricsOptions, serveMetrics, servedMetrics, type MetricsOptions } from './metrics-options.js';
 import type { MetricsServer } from '../pipeline/metrics-server.js';
+import { resolveOut } from './output-location.js';
 
 export interface RunOptions extends SettingsFlags, RetentionFlags, LogOptions, MetricsOptions {
   seed: string[];
@@ -56,7 +56,7 @@ async function waitUntilIdle(jsm: Awaited<ReturnType<typeof applyCrawlTopology>>
 export async function runCrawl(o: RunOptions): Promise<number> {
   const seeds = readSeeds(o.seed, o.seedsFile);
   for (const r of seeds.rejected) process.stderr.write(`seeds file line ${r.line}: skipped "${r.text}": ${r.reason}\n`);
-  const outDir = path.resolve(o.out);
+  const outDir = resolveOut(o.out, 'run', true);
   // bad flags and a new crawl without seeds stop here, before a server is started
   mergeSettings(null, o);
   const retention = retentionPolicy(o);
@@ -102,7 +102,7 @@ export async function runCrawl(o: RunOptions): Promise<number> {
   // persist has flushed and closed: every file of this process is complete, so none need a grace period
   if (o.untilIdle && o.compact !== false && !stop.requested) {
     try {
-      process.stderr.write(compactSummaryLine(await compactOutput(outDir, { minAgeMs: 0 })) + '\n');
+      process.stderr.write(compactSummaryLine(await compactAnyOutput(outDir, { minAgeMs: 0 })) + '\n');
     } catch (err) {
       // the crawl's output is complete either way: only the merge is missing
       process.stderr.write(`compact failed (the output is complete; run \`crawl compact --out ${outDir}\` later): ${(err as Error).message}\n`);

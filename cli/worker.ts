@@ -10,6 +10,7 @@ import { UsageError } from './usage-error.js';
 import { stopOnSignal } from './stop-signal.js';
 import { checkMetricsOptions, serveMetrics, servedMetrics, type MetricsOptions } from './metrics-options.js';
 import type { MetricsServer } from '../pipeline/metrics-server.js';
+import { resolveOut } from './output-location.js';
 
 /** `crawl worker --stage NAME`: one stage in this process, joined to a running crawl; start as many as needed. */
 export async function runWorker(o: { stage: string; concurrency?: number; extractThreads?: number; out: string } & LogOptions & MetricsOptions): Promise<number> {
@@ -18,7 +19,7 @@ export async function runWorker(o: { stage: string; concurrency?: number; extrac
     throw new UsageError(`unknown stage "${o.stage}": one of ${STAGE_NAMES.join(', ')}`);
   }
   const stage = o.stage as StageName;
-  const outDir = path.resolve(o.out);
+  const outDir = resolveOut(o.out, 'worker', true);
   const nc = await joinCrawl(outDir, `crawl worker ${stage}`);
   const log = createLogger(`worker-${stage}`, { level: o.logLevel, file: o.logFile });
   const stop = stopOnSignal();
