@@ -100,6 +100,7 @@ export async function startNode(nc: NatsConnection, settings: CrawlSettings, sta
   for (const name of stages) {
     const def: StageDefinition<any> = await buildStage(name, factory);
     const concurrency = opts.concurrency?.[name] ?? def.defaultConcurrency;
+    for (const what of def.counts ?? []) ctx.metrics.declare(name, what);
     if (def.kind === 'partitioned') {
       // a partitioned stage (seen-filter): one consumer per partition held, under a lease
       await applyPartitionConsumers(await jetstreamManager(nc), [def.input], settings.partitions);

@@ -55,14 +55,19 @@ export class StageMetrics {
     collectDefaultMetrics({ register: this.registry });
   }
 
-  count(stage: string, what: string, outcome = 'ok', by = 1): void {
+  /** The counter `crawler_<stage>_<what>_total{outcome}`, created (with no series yet) on first use. */
+  declare(stage: string, what: string): Counter<'outcome'> {
     const name = `crawler_${stage.replaceAll('-', '_')}_${what}_total`;
     let counter = this.counters.get(name);
     if (!counter) {
       counter = new Counter({ name, help: `${what.replaceAll('_', ' ')} in stage ${stage}, by outcome`, labelNames: ['outcome'], registers: [this.registry] });
       this.counters.set(name, counter);
     }
-    counter.inc({ outcome }, by);
+    return counter;
+  }
+
+  count(stage: string, what: string, outcome = 'ok', by = 1): void {
+    this.declare(stage, what).inc({ outcome }, by);
     const key = `${stage}/${what}/${outcome}`;
     this.totals.set(key, (this.totals.get(key) ?? 0) + by);
   }

@@ -42,3 +42,20 @@ export function clusterNodeConfig(c: ClusterNodeConfig): string {
     '',
   ].join('\n');
 }
+
+/** The three servers of ops/docker-compose.yml: hosts nats-1..3, client 4222, routes 6222, monitoring 8222. */
+export function composeClusterConfigs(): Record<string, string> {
+  const names = ['nats-1', 'nats-2', 'nats-3'];
+  const files: Record<string, string> = {};
+  for (const name of names) {
+    files[`${name}.conf`] = clusterNodeConfig({
+      name,
+      listen: '0.0.0.0:4222',
+      clusterListen: '0.0.0.0:6222',
+      httpListen: '0.0.0.0:8222',
+      routes: names.map((n) => `nats-route://${n}:6222`),
+      storeDir: '/data/jetstream',
+    });
+  }
+  return files;
+}

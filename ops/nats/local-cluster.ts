@@ -2,10 +2,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { clusterNodeConfig } from './cluster-config.js';
 import { findNatsServer, freePort } from './embedded-server.js';
+import { waitForJetStream } from './jetstream-ready.js';
 
 export interface LocalClusterNode {
   name: string;
@@ -137,18 +137,11 @@ async function waitForNode(n: LocalClusterNode, timeoutMs = 20_000): Promise<voi
 
 /** JetStream answers only once the servers have elected a meta leader. */
 export async function waitForMetaLeader(url: string, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
   const nc = await connect({ servers: url.split(','), timeout: 2000 });
   try {
-    for (;;) {
-      try {
-        await (await jetstreamManager(nc, { timeout: 2000 })).getAccountInfo();
-        return;
-      } catch (err) {
-        if (Date.now() > deadline) throw new Error(`the JetStream cluster at ${url} has no meta leader after ${timeoutMs / 1000} s: ${(err as Error).message}`);
-        await sleep(250);
-      }
-    }
+    await waitForJetStream(nc, timeoutMs);
+  } catch (err) {
+    throw new Error(`the JetStream cluster at ${url} has no meta leader: ${(err as Error).message}`, { cause: err });
   } finally {
     await nc.close();
   }

@@ -78,6 +78,7 @@ export const politenessGateStage: ConsumerStage<AdmittedUrl> = {
   input: gateInput,
   emits: gateEmits,
   defaultConcurrency: 64,
+  counts: ['urls', 'robots_fetches', 'turns'],
   decode: (_subject, data) => decodeAdmitted(data),
   handle: handleGateIntake,
   background: (ctx) => startHostScheduler(ctx),
