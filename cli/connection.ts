@@ -1,11 +1,12 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { connectNats } from '../pipeline/adapters/nats-connection.js';
+import { awaitJetStream, connectJetStream, connectNats } from '../pipeline/adapters/nats-connection.js';
 import { startEmbeddedServer, type EmbeddedServer } from '../ops/nats/embedded-server.js';
 import { UsageError } from './usage-error.js';
+import { embeddedStateDir } from './output-location.js';
 
-export const natsDir = (outDir: string) => path.join(outDir, 'nats');
+export const natsDir = embeddedStateDir;
 const urlFile = (outDir: string) => path.join(natsDir(outDir), 'server-url');
 
 /** NATS_URL, unless unset or empty (an empty one means "embedded", as if unset). */
@@ -30,7 +31,7 @@ export async function openCrawlConnection(outDir: string, name: string): Promise
   const server = external ? null : await startEmbeddedServer(natsDir(outDir));
   const url = external ?? server!.url;
   if (server) writeFileSync(urlFile(outDir), url);
-  const nc = await connectNats(url, name);
+  const nc = external ? await connectJetStream(url, name) : await connectNats(url, name);
   return {
     nc,
     server,
@@ -49,11 +50,13 @@ export async function openCrawlConnection(outDir: string, name: string): Promise
 export async function joinCrawl(outDir: string, name: string): Promise<NatsConnection> {
   const url = natsUrlFromEnv() ?? (existsSync(urlFile(outDir)) ? readFileSync(urlFile(outDir), 'utf8').trim() : '');
   if (!url) throw new UsageError(`no running crawl: set NATS_URL, or start one with \`crawl run --out ${outDir}\``);
+  let nc: NatsConnection;
   try {
-    return await connectNats(url, name);
+    nc = await connectNats(url, name);
   } catch (err) {
     throw new UsageError(`cannot reach the crawl's NATS server at ${url}: ${(err as Error).message}`);
   }
+  return awaitJetStream(nc, name);
 }
 
 /** NATS_URL; else the embedded server of a crawl running on this directory; else an embedded server started on its store. */

@@ -1,4 +1,4 @@
-import { connectNats } from '../pipeline/adapters/nats-connection.js';
+import { connectJetStream } from '../pipeline/adapters/nats-connection.js';
 import { openKvStores } from '../pipeline/adapters/nats-kv.js';
 import { readStoredSettings, storeSettings } from '../app/settings-store.js';
 import { applyCrawlPartitions, applyCrawlTopology } from '../app/topology.js';
@@ -17,7 +17,7 @@ export async function applyTopologyCommand(o: SettingsFlags & RetentionFlags & {
   if (!url) throw new UsageError('set NATS_URL to the server or cluster to apply the topology to');
   mergeSettings(null, o); // invalid flags are usage errors before anything is touched
   const retention = retentionPolicy(o);
-  const nc = await connectNats(url, 'crawl topology');
+  const nc = await connectJetStream(url, 'crawl topology');
   try {
     const jsm = await applyCrawlTopology(nc, { retention, replicas: o.replicas }).catch((err: unknown) => {
       // asked for more copies than the servers can keep: nothing was changed

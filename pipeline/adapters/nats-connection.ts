@@ -1,4 +1,5 @@
 import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { waitForJetStream } from '../../ops/nats/jetstream-ready.js';
 import { batchSocketWrites } from './nats-write-batching.js';
 import { settleRequestsWithoutErrors } from './nats-request-settle.js';
 
@@ -24,4 +25,27 @@ export async function connectNats(url: string, name: string): Promise<NatsConnec
   } catch (err) {
     throw new Error(`connecting to NATS at ${url}: ${(err as Error).message}`, { cause: err });
   }
+}
+
+/**
+ * How long a process that joins a crawl waits for JetStream before giving up: a cluster that
+ * lost a server elects new leaders within seconds, and a worker started meanwhile should wait
+ * for that rather than fail.
+ */
+export const JETSTREAM_WAIT_MS = 60_000;
+
+/** Waits (up to JETSTREAM_WAIT_MS) until JetStream answers on `nc`, saying so once on stderr if it has to; closes `nc` when it gives up. */
+export async function awaitJetStream(nc: NatsConnection, name: string): Promise<NatsConnection> {
+  try {
+    await waitForJetStream(nc, JETSTREAM_WAIT_MS, (why) => process.stderr.write(`${name}: waiting for JetStream (${why}); a cluster elects its leaders after losing a server\n`));
+  } catch (err) {
+    await nc.close().catch(() => undefined);
+    throw err;
+  }
+  return nc;
+}
+
+/** connectNats, then awaitJetStream. */
+export async function connectJetStream(url: string, name: string): Promise<NatsConnection> {
+  return awaitJetStream(await connectNats(url, name), name);
 }
