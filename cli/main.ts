@@ -77,6 +77,7 @@ function program(): Command {
     .addOption(new Option('--format <format>', 'table | csv | json | parquet (with --output FILE)').default('table'))
     .option('--output <file>', 'with --format parquet: the Parquet file to write the result to')
     .option('--version <n>', 'show the output as of this version (0 = the crawl, n = its n-th replay); default: the newest', parseIntOption('--version', 0))
+    .option('--install-httpfs', "with --out s3://…: first download DuckDB's httpfs extension (once per machine) from DuckDB's extension repository", false)
     .action(async (sql: string | undefined, o) => exitWhenDrained(await runSql(sql, o)));
 
   cli

@@ -19,6 +19,8 @@ export interface SqlFlags {
   output?: string;
   /** show the output as of this version (older replays) */
   version?: number;
+  /** for an s3:// output: download DuckDB's httpfs extension first (from DuckDB's extension repository) */
+  installHttpfs?: boolean;
 }
 
 /** The views, for the prompt's greeting: driven by the table list, so a new table shows up by itself. */
@@ -27,16 +29,17 @@ export function viewNames(): string {
 }
 
 /**
- * What to do when DuckDB cannot load httpfs (it downloads the extension from its repository
- * on first use, which fails on a machine without internet access): install it where it can
- * be downloaded and copy it over, or read a local copy of the output.
+ * What to do when DuckDB cannot load httpfs: download it (`--install-httpfs`, where DuckDB's
+ * extension repository can be reached), copy it from a machine that has it, or read a local
+ * copy of the output.
  */
 export function httpfsMissing(outDir: string, message: string): string {
   const m = /\/(v\d+\.\d+\.\d+)\/([a-z0-9_]+)\/httpfs/i.exec(message);
   const where = m ? `~/.duckdb/extensions/${m[1]}/${m[2]}/httpfs.duckdb_extension` : "DuckDB's extension directory (~/.duckdb/extensions/<version>/<platform>/)";
   return (
-    `crawl: reading ${outDir} needs DuckDB's httpfs extension, which is not installed here and could not be downloaded (${message}).\n` +
-    `  Install it: on a machine with internet access run INSTALL httpfs in DuckDB ${m ? m[1] : '(the version crawl uses)'}, and copy ${where} to the same path here;\n` +
+    `crawl: reading ${outDir} needs DuckDB's httpfs extension, which is not installed here (${message}).\n` +
+    `  Install it once: crawl sql --install-httpfs --out ${outDir} ... (downloads it from DuckDB's extension repository);\n` +
+    `  without internet access, copy ${where} from a machine that has it to the same path here;\n` +
     `  or query a local copy: aws s3 sync ${outDir} DIR, then crawl sql --out DIR\n`
   );
 }
@@ -63,7 +66,7 @@ export async function runSql(sql: string | undefined, o: SqlFlags): Promise<numb
   if (!remote && !existsSync(outDir)) throw new UsageError(`no crawl output at ${outDir} (use --out DIR)`);
   let db: OutputDatabase;
   try {
-    db = await openOutputDatabase(outDir, { version: o.version, setup: remote ? s3SetupStatements() : [] });
+    db = await openOutputDatabase(outDir, { version: o.version, setup: remote ? s3SetupStatements(process.env, { install: o.installHttpfs === true }) : [] });
   } catch (err) {
     const message = (err as Error).message.split('\n')[0]!;
     process.stderr.write(remote && /httpfs/i.test(message) ? httpfsMissing(outDir, message) : `crawl: reading ${outDir}: ${message}\n`);

@@ -37,6 +37,10 @@ export async function openS3Store(url: string, env: NodeJS.ProcessEnv = process.
   const client = new s3.S3Client({
     region: env.AWS_REGION ?? env.AWS_DEFAULT_REGION ?? 'us-east-1',
     ...(endpoint ? { endpoint, forcePathStyle: true } : {}),
+    // keys given in `env` win; otherwise the SDK's chain (environment, profiles, instance roles)
+    ...(env.AWS_ACCESS_KEY_ID && env.AWS_SECRET_ACCESS_KEY
+      ? { credentials: { accessKeyId: env.AWS_ACCESS_KEY_ID, secretAccessKey: env.AWS_SECRET_ACCESS_KEY, ...(env.AWS_SESSION_TOKEN ? { sessionToken: env.AWS_SESSION_TOKEN } : {}) } }
+      : {}),
     // checksums only where S3 requires them: several S3-compatible servers do not read the
     // streaming checksum trailer the SDK otherwise sends, and would store it in the object
     requestChecksumCalculation: 'WHEN_REQUIRED',

@@ -78,6 +78,12 @@ describe('metrics: Prometheus scrapes a running crawl', () => {
     const missing = [...new Set(shippedQueries().flatMap(metricNamesIn))].filter((n) => !names.has(n));
     assert.deepEqual(missing, [], 'every metric the dashboard and alerts query is served');
 
+    // and docs/operations.md names every family of ours the scrape has
+    const documented = readFileSync(path.join(OPS, '../docs/operations.md'), 'utf8');
+    const ours = [...scrape.matchAll(/^# TYPE (crawler_\S+)/gm)].map((m) => m[1]!);
+    assert.ok(ours.length > 20, `our metrics are served (${ours.length})`);
+    assert.deepEqual(ours.filter((n) => !documented.includes(n)), [], 'every metric is in docs/operations.md');
+
     // no label carries a URL or a host of the crawl
     const series = scrape.split('\n').filter((l) => l && !l.startsWith('#'));
     const leaks = series.filter((l) => l.includes('://') || web.model.siteHostNames.some((h) => l.includes(h)));
