@@ -16,13 +16,13 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connectNats } from '../../pipeline/adapters/nats-connection.js';
-import { openOutputDatabase } from '../../pipeline/adapters/duckdb-views.js';
 import { politenessSeedUrls, startTestWeb, type RequestRecord, type TestWeb } from '../../testweb/index.js';
 import { assertRequestLogPolite } from '../support/politeness-audit.js';
 import { runCli, startCli, type CliRun } from '../support/crawl-cli.js';
 import { useLocalCluster } from '../support/local-cluster.js';
 import { waitUntilIdle } from '../support/worker-crawl.js';
 import { mustStore, POLITENESS, politenessSettingsArgs, SITE, TOKEN, MIN_DELAY_MS, PER_IP } from '../support/politeness-crawl.js';
+import { queryOutput } from '../support/e2e-web.js';
 
 const STAGES = ['normalize', 'seen-filter', 'seen-filter', 'politeness-gate', 'fetch', 'fetch', 'extract', 'extract', 'simhash', 'persist', 'archive'];
 
@@ -36,15 +36,6 @@ function longestPause(log: readonly RequestRecord[], from: number, to: number): 
     prev = t;
   }
   return longest;
-}
-
-async function query(out: string, sql: string): Promise<unknown[][]> {
-  const db = await openOutputDatabase(out);
-  try {
-    return (await db.run(sql)).rows;
-  } finally {
-    await db.close();
-  }
 }
 
 describe('chaos: a 3-node cluster loses the leader of the hosts bucket mid-crawl, and workers die', () => {
@@ -126,25 +117,25 @@ describe('chaos: a 3-node cluster loses the leader of the hosts bucket mid-crawl
       assert.ok(findings.counts.requests > 200, `a real crawl happened (${findings.counts.requests} requests)`);
 
       // nothing lost: every page a polite crawl may fetch is stored, nothing robots.txt keeps out
-      const stored = new Set((await query(out, 'SELECT url FROM pages')).map((r) => String(r[0])));
+      const stored = new Set((await queryOutput(out, 'SELECT url FROM pages')).map((r) => String(r[0])));
       const { must, forbidden } = mustStore(web);
       assert.deepEqual([...must].filter((u) => !stored.has(u)), [], 'every page a polite crawl may fetch is stored');
       assert.deepEqual([...forbidden].filter((u) => stored.has(u)), [], 'no page robots.txt keeps out is stored');
 
       // each fetch once: one page row per URL and per fetch, one terminal outcome per fetch,
       // one capture per attempt, and every stored page has its capture
-      const [[pages, pageUrls, pageFetches]] = (await query(out, 'SELECT count(*), count(DISTINCT url), count(DISTINCT fetch_id) FROM pages_all')) as number[][];
+      const [[pages, pageUrls, pageFetches]] = (await queryOutput(out, 'SELECT count(*), count(DISTINCT url), count(DISTINCT fetch_id) FROM pages_all')) as number[][];
       assert.equal(pageUrls, pages, 'no URL stored twice');
       assert.equal(pageFetches, pages, 'no fetch stored twice');
-      const twiceEnded = await query(out, "SELECT fetch_id, count(*) FROM fetch_log_all WHERE outcome <> 'retry' AND fetch_id IS NOT NULL GROUP BY 1 HAVING count(*) > 1");
+      const twiceEnded = await queryOutput(out, "SELECT fetch_id, count(*) FROM fetch_log_all WHERE outcome <> 'retry' AND fetch_id IS NOT NULL GROUP BY 1 HAVING count(*) > 1");
       assert.deepEqual(twiceEnded, [], 'one terminal outcome per fetch');
-      const [[captures, captureIds]] = (await query(out, 'SELECT count(*), count(DISTINCT capture_id) FROM captures_all')) as number[][];
+      const [[captures, captureIds]] = (await queryOutput(out, 'SELECT count(*), count(DISTINCT capture_id) FROM captures_all')) as number[][];
       assert.equal(captureIds, captures, 'one capture per attempt');
-      const uncaptured = await query(out, "SELECT p.url FROM pages p LEFT JOIN captures c ON c.fetch_id = p.fetch_id AND c.warc_type IN ('response', 'revisit') WHERE c.fetch_id IS NULL");
+      const uncaptured = await queryOutput(out, "SELECT p.url FROM pages p LEFT JOIN captures c ON c.fetch_id = p.fetch_id AND c.warc_type IN ('response', 'revisit') WHERE c.fetch_id IS NULL");
       assert.deepEqual(uncaptured, [], 'every stored page has its WARC capture');
 
       // every page the web served is in the output, with an outcome
-      const recorded = new Set((await query(out, 'SELECT url FROM fetch_log UNION SELECT url FROM pages')).map((r) => String(r[0])));
+      const recorded = new Set((await queryOutput(out, 'SELECT url FROM fetch_log UNION SELECT url FROM pages')).map((r) => String(r[0])));
       const served = [...new Set(log.filter((r) => r.status === 200 && !r.path.startsWith('/robots.txt')).map((r) => `http://${r.host}${r.path}`))];
       assert.deepEqual(served.filter((u) => !recorded.has(u)), [], 'every URL the web answered is in the output');
       passed = true;

@@ -3,6 +3,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { freePort } from '../../ops/nats/embedded-server.js';
+import { stopChild } from '../../ops/nats/local-cluster.js';
 
 /** Debian's prometheus (scripts/setup.sh installs it), or PROMETHEUS_BIN. */
 export function findPrometheus(): string {
@@ -33,14 +34,7 @@ export async function startTestPrometheus(dir: string, targets: string[]): Promi
   let stderr = '';
   child.stderr!.on('data', (c: Buffer) => (stderr = (stderr + c.toString()).slice(-4000)));
   const url = `http://127.0.0.1:${port}`;
-  const stop = async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-    await exited;
-    clearTimeout(timer);
-  };
+  const stop = () => stopChild(child);
   for (let i = 0; ; i++) {
     if (child.exitCode !== null) throw new Error(`prometheus exited: ${stderr.slice(-500)}`);
     const ready = await fetch(`${url}/-/ready`).then((r) => r.ok, () => false);
