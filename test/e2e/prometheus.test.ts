@@ -14,7 +14,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { parse as parseYaml } from 'yaml';
 import { freePort } from '../../ops/nats/embedded-server.js';
 import { startTestWeb, type TestWeb } from '../../testweb/index.js';
-import { startCli, type CliRun } from '../support/crawl-cli.js';
+import { killOrphanServer, startCli, type CliRun } from '../support/crawl-cli.js';
 import { crawlArgs, E2E } from '../support/e2e-web.js';
 import { metricNamesIn, metricNamesOf, startTestPrometheus, type TestPrometheus } from '../support/prometheus.js';
 
@@ -47,7 +47,11 @@ describe('metrics: Prometheus scrapes a running crawl', () => {
     dir = mkdtempSync(path.join(os.tmpdir(), 'crawl-prometheus-'));
   });
   after(async () => {
-    crawl?.child.kill('SIGKILL');
+    if (crawl) {
+      crawl.child.kill('SIGKILL');
+      await crawl.done;
+      killOrphanServer(path.join(dir, 'out'));
+    }
     await prometheus?.stop();
     await web?.close();
     rmSync(dir, { recursive: true, force: true });
