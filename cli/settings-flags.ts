@@ -40,7 +40,8 @@ export function addSettingsOptions(cmd: Command): Command {
     .option('--max-urls-per-pattern <n>', 'crawl traps: new URLs per URL pattern (numbers, dates, ids collapsed); later ones are dropped as trap_pattern_budget (default 1000; 0 = no limit)', parseIntOption('--max-urls-per-pattern', 0))
     .option('--novelty-min-pages <n>', 'crawl traps: a pattern with this many pages, mostly near-duplicates, is cut off as trap_low_novelty (default 10; 0 = off)', parseIntOption('--novelty-min-pages', 0))
     .option('--novelty-duplicate-share <x>', 'crawl traps: the share of near-duplicate pages that cuts a pattern off (default 0.8)', parseNumberOption('--novelty-duplicate-share', 0, 1))
-    .option('--warc-max-bytes <n>', 'start a new WARC file before one would pass this size (default 1073741824 = 1 GiB)', parseIntOption('--warc-max-bytes', 65_536));
+    .option('--warc-max-bytes <n>', 'start a new WARC file before one would pass this size (default 1073741824 = 1 GiB)', parseIntOption('--warc-max-bytes', 65_536))
+    .option('--revisit-slot-ms <n>', "crawl jobs' revisits are handed out one time slot of this length at a time: their granularity (default 60000)", parseIntOption('--revisit-slot-ms', 100, 3_600_000));
 }
 
 /** Flags that map one-to-one onto a crawl setting of the same name. */
@@ -72,6 +73,7 @@ const DIRECT_SETTINGS = [
   'noveltyMinPages',
   'noveltyDuplicateShare',
   'warcMaxBytes',
+  'revisitSlotMs',
 ] as const;
 
 /** Flags whose setting has another name. */

@@ -69,6 +69,8 @@ export const CrawlSettingsSchema = z
     persistFlushMs: z.number().int().min(50).default(1000),
     /** URLs the seen set is planned for (2 bytes each); a larger crawl grows it, at a slightly higher cost per URL */
     seenExpectedUrls: z.number().int().min(1024).default(1_000_000),
+    /** crawl jobs' revisit schedule is taken one time slot of this length at a time (its granularity) */
+    revisitSlotMs: z.number().int().min(100).max(3_600_000).default(60_000),
     /** a WARC file is closed and a new one started before it would pass this many bytes */
     warcMaxBytes: z.number().int().min(64 * 1024).default(1024 ** 3),
   })

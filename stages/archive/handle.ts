@@ -1,3 +1,4 @@
+import { crawlIdOf } from '../shared/job-fields.js';
 import { jsonValue, parseJsonValue } from '../../pipeline/kv-store.js';
 import { KvConflictError, type KvStore } from '../../ports/kv.js';
 import { emit, type Outcome, type StageContext, type StageInput } from '../../pipeline/stage.js';
@@ -43,7 +44,7 @@ export function createArchiveHandler(sink: ArchiveSink) {
     const { other, recordId, payloadDigest } = await firstCaptureOf(ctx.kv.digests, e);
     const built = await sink.add(
       (warcinfoId) => exchangeRecords(e, warcinfoId, other, recordId, payloadDigest),
-      (placed, b) => captureRow(e, b, { filename: placed.filename, offset: placed.offsets[b.main]!, length: placed.lengths[b.main]! }, ctx.settings.crawlId),
+      (placed, b) => captureRow(e, b, { filename: placed.filename, offset: placed.offsets[b.main]!, length: placed.lengths[b.main]! }, crawlIdOf(ctx, e)),
     );
     ctx.metrics.count('archive', 'records', built.kind);
     return emit();
