@@ -40,15 +40,18 @@ function registerHostWaits(metrics: StageMetrics, sources: HostWaitSources): voi
   );
 }
 
-/** Counts reconnects and tells whether the connection is up now, for /readyz. */
-function watchConnection(nc: NatsConnection, metrics: StageMetrics): { connected: () => boolean } {
+/**
+ * Counts reconnects (into `metrics`, unless null: a node on the same connection counts them)
+ * and tells whether the connection is up now, for /readyz.
+ */
+export function watchConnection(nc: NatsConnection, metrics: StageMetrics | null): { connected: () => boolean } {
   let connected = !nc.isClosed();
   void (async () => {
     for await (const s of nc.status()) {
       if (s.type === 'disconnect') connected = false;
       else if (s.type === 'reconnect') {
         connected = true;
-        metrics.reconnected();
+        metrics?.reconnected();
       } else if (s.type === 'close') connected = false;
     }
   })().catch(() => undefined);

@@ -132,7 +132,7 @@ function program(): Command {
       await runTestWebCli({ hosts: o.hosts, port: o.port, seed: o.seed, benchHosts: o.benchHosts, politeness: o.politeness, hostile: o.hostile, traps: o.traps, fresh: o.fresh });
     });
 
-  addLogOptions(addRetentionOptions(addSettingsOptions(cli.command('serve'))))
+  addMetricsOptions(addLogOptions(addRetentionOptions(addSettingsOptions(cli.command('serve')))))
     .description('the crawl-jobs service: an HTTP API and NATS request subjects to create, list, pause, resume and cancel jobs; runs jobs on their schedules and hands out due revisits (runs every stage too unless --stages none)')
     .option('--out <dir>', 'output directory (Parquet tables, and the JetStream store when embedded)', DEFAULT_OUT)
     .option('--host <address>', 'address the HTTP API listens on', '127.0.0.1')

@@ -61,8 +61,14 @@ async function route(api: JobApi, req: IncomingMessage): Promise<ApiAnswer> {
   return hit.r.handle(api, hit.params!, body.body);
 }
 
-/** Serves the API on `host:port` (port 0: any free one). */
-export async function startHttpApi(api: JobApi, host: string, port: number, onError: (err: Error) => void): Promise<{ server: Server; url: string }> {
+/** Serves the API on `host:port` (port 0: any free one); `answered` hears every status sent. */
+export async function startHttpApi(
+  api: JobApi,
+  host: string,
+  port: number,
+  onError: (err: Error) => void,
+  answered: (status: number) => void = () => undefined,
+): Promise<{ server: Server; url: string }> {
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     route(api, req)
       .catch((err: Error): ApiAnswer => {
@@ -70,6 +76,7 @@ export async function startHttpApi(api: JobApi, host: string, port: number, onEr
         return problem(500, '(server)', 'the service failed to answer; see its log');
       })
       .then((a) => {
+        answered(a.status);
         res.writeHead(a.status, { 'content-type': 'application/json' });
         res.end(JSON.stringify(a.body) + '\n');
       });
