@@ -10,7 +10,7 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -26,12 +26,20 @@ import { queryOutput } from '../support/e2e-web.js';
 
 const STAGES = ['normalize', 'seen-filter', 'seen-filter', 'politeness-gate', 'fetch', 'fetch', 'extract', 'extract', 'simhash', 'persist', 'archive'];
 
-/** The longest time in [from, to) with no request to the web starting (counted from `from`, and up to `to`). */
-function longestPause(log: readonly RequestRecord[], from: number, to: number): number {
-  const starts = log.map((r) => r.start).filter((t) => t >= from && t < to).sort((a, b) => a - b);
+/** The longest time in [from, to) with no request to the web starting. */
+const longestPause = (log: readonly RequestRecord[], from: number, to: number) => longestGap(log.map((r) => r.start), from, to);
+
+/** When each Parquet file of `pages` was written (persist writes one a batch, so a file is a moment pages were stored). */
+function pagesStoredAt(out: string): number[] {
+  const dir = path.join(out, 'pages');
+  return (readdirSync(dir, { recursive: true }) as string[]).filter((f) => f.endsWith('.parquet')).map((f) => statSync(path.join(dir, f)).mtimeMs);
+}
+
+/** The longest time in [from, to) with none of `times` in it (counted from `from`, and up to `to`). */
+function longestGap(times: readonly number[], from: number, to: number): number {
   let longest = 0;
   let prev = from;
-  for (const t of [...starts, to]) {
+  for (const t of [...times.filter((x) => x >= from && x < to).sort((a, b) => a - b), to]) {
     longest = Math.max(longest, t - prev);
     prev = t;
   }
@@ -106,10 +114,15 @@ describe('chaos: a 3-node cluster loses the leader of the hosts bucket mid-crawl
       const stall = longestPause(log, killedAt, killedAt + 30_000);
       const crawlStart = Math.min(...log.map((r) => r.start));
       const before = longestPause(log, Math.max(crawlStart, killedAt - 30_000), killedAt);
+      const stored = pagesStoredAt(out);
+      const firstStoredAfter = Math.min(...stored.filter((s) => s >= killedAt)) - killedAt;
+      const storeStall = longestGap(stored, killedAt, killedAt + 30_000);
+      const storeBefore = longestGap(stored, Math.max(crawlStart, killedAt - 30_000), killedAt);
       t.diagnostic(
         `node ${leader} (leader of the hosts bucket) killed ${Math.round((killedAt - crawlStart) / 1000)} s into the crawl: first request after it ${Math.round(firstAfter)} ms later, ` +
-          `longest pause in requests ${Math.round(stall)} ms in the 30 s after (${Math.round(before)} ms before it); restarted after ${Math.round((restartedAt - killedAt) / 1000)} s; ` +
-          `idle ${Math.round((idleAt - killedAt) / 1000)} s after the kill; ${log.length} requests`,
+          `longest pause in requests ${Math.round(stall)} ms in the 30 s after (${Math.round(before)} ms before it); ` +
+          `first pages stored ${Math.round(firstStoredAfter)} ms after it, longest time without a page stored ${Math.round(storeStall)} ms in the 30 s after (${Math.round(storeBefore)} ms before it); ` +
+          `restarted after ${Math.round((restartedAt - killedAt) / 1000)} s; idle ${Math.round((idleAt - killedAt) / 1000)} s after the kill; ${log.length} requests`,
       );
 
       // polite, by the site operators' own log
@@ -117,10 +130,10 @@ describe('chaos: a 3-node cluster loses the leader of the hosts bucket mid-crawl
       assert.ok(findings.counts.requests > 200, `a real crawl happened (${findings.counts.requests} requests)`);
 
       // nothing lost: every page a polite crawl may fetch is stored, nothing robots.txt keeps out
-      const stored = new Set((await queryOutput(out, 'SELECT url FROM pages')).map((r) => String(r[0])));
+      const storedUrls = new Set((await queryOutput(out, 'SELECT url FROM pages')).map((r) => String(r[0])));
       const { must, forbidden } = mustStore(web);
-      assert.deepEqual([...must].filter((u) => !stored.has(u)), [], 'every page a polite crawl may fetch is stored');
-      assert.deepEqual([...forbidden].filter((u) => stored.has(u)), [], 'no page robots.txt keeps out is stored');
+      assert.deepEqual([...must].filter((u) => !storedUrls.has(u)), [], 'every page a polite crawl may fetch is stored');
+      assert.deepEqual([...forbidden].filter((u) => storedUrls.has(u)), [], 'no page robots.txt keeps out is stored');
 
       // each fetch once: one page row per URL and per fetch, one terminal outcome per fetch,
       // one capture per attempt, and every stored page has its capture
