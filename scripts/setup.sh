@@ -4,16 +4,22 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if ! command -v nats-server >/dev/null 2>&1 && [ ! -x /usr/sbin/nats-server ]; then
-  echo "setup: installing nats-server from Debian's package" >&2
+# Debian's packages of what the crawler and its tests run: nats-server (the crawler's
+# broker) and prometheus (the metrics tests scrape a crawl with it; promtool checks ops/)
+missing=()
+if ! command -v nats-server >/dev/null 2>&1 && [ ! -x /usr/sbin/nats-server ]; then missing+=(nats-server); fi
+if ! command -v prometheus >/dev/null 2>&1 && [ ! -x /usr/bin/prometheus ]; then missing+=(prometheus); fi
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]} from Debian's packages" >&2
   SUDO=""
   if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq nats-server >/dev/null
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 # Debian installs it in /usr/sbin, which is not on every user's PATH
 if ! command -v nats-server >/dev/null 2>&1; then export PATH="$PATH:/usr/sbin"; fi
 echo "setup: $(nats-server --version)" >&2
+echo "setup: $(prometheus --version 2>&1 | head -1)" >&2
 
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   echo "setup: installing npm dependencies" >&2

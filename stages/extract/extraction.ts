@@ -25,5 +25,5 @@ export interface PageExtraction {
   messages: Emit[];
   counts: ExtractCount[];
   /** null for a crawl job's page: its revisit carries its validators instead of a KV entry per URL */
-  validators: { url: string; headers: Record<string, string>; fetchTime: number; links: string[] } | null;
+  validators: { url: string; headers: Record<string, string>; fetchTime: number; links: string[]; fetchId: string } | null;
 }
