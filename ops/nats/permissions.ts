@@ -62,9 +62,11 @@ export const STAGE_ROLES: Record<string, StageRole> = {
     read: [BUCKETS.hosts, BUCKETS.traps, BUCKETS.robots],
     write: [BUCKETS.hosts, BUCKETS.traps, BUCKETS.robots],
     api: [
-      // the per-host queues are read by subject and sequence (direct gets)
+      // the per-host queues are read by subject and sequence (direct gets; an empty answer
+      // is confirmed by the stream's leader, a replica may lag)
       `$JS.API.DIRECT.GET.${EDGES.hostq.stream}`,
       `$JS.API.DIRECT.GET.${EDGES.hostq.stream}.>`,
+      `$JS.API.STREAM.MSG.GET.${EDGES.hostq.stream}`,
       // how far behind fetch is (host-level priority)
       `$JS.API.CONSUMER.INFO.${EDGES.ready.stream}.fetch`,
       // every gate watches the hosts bucket (an ordered consumer, with flow control)
@@ -115,12 +117,16 @@ export const ROLES = ['operator', 'seeder', 'api-client', ...Object.keys(STAGE_R
 /** Replies to this user's requests (JetStream API answers, publish acks, pulled messages) come to its inboxes. */
 const INBOX = '_INBOX.>';
 
+/** What a process asks before it joins a crawl (ops/nats/jetstream-ready.ts). */
+const JOIN_CHECKS = ['$JS.API.INFO', '$JS.API.STREAM.LIST'];
+
 /** The subjects `role` may publish and subscribe to. */
 export function rolePermissions(role: string): SubjectPermissions {
   if (role === 'operator') return { publish: ['>'], subscribe: ['>'] };
-  // `$JS.API.INFO` (the account's JetStream limits and use) lets a joining process see that
-  // JetStream answers before it publishes; it reads no stream and changes nothing
-  if (role === 'seeder') return { publish: [SUBJECTS.seeds, '$JS.API.INFO'], subscribe: [INBOX] };
+  // `$JS.API.INFO` (the account's JetStream limits and use) and `$JS.API.STREAM.LIST` (the
+  // streams' configuration and state: which have a leader) let a joining process wait until
+  // JetStream answers and a cluster has elected its leaders; they read no message and change nothing
+  if (role === 'seeder') return { publish: [SUBJECTS.seeds, ...JOIN_CHECKS], subscribe: [INBOX] };
   if (role === 'api-client') return { publish: ['crawl.api.jobs.*'], subscribe: [INBOX] };
   const s = STAGE_ROLES[role];
   if (!s) throw new Error(`no role ${role}: one of ${ROLES.join(', ')}`);
@@ -130,7 +136,7 @@ export function rolePermissions(role: string): SubjectPermissions {
     publish: [
       ...s.outputs,
       `${SUBJECTS.deadletter}.${role}`,
-      '$JS.API.INFO',
+      ...JOIN_CHECKS,
       `$JS.API.CONSUMER.INFO.${consumer}`,
       `$JS.API.CONSUMER.MSG.NEXT.${consumer}`,
       // acks, naks and in-progress signals are replies to the delivered message's subject

@@ -64,12 +64,13 @@ describe('per-role NATS permissions (ops/nats/permissions.ts)', () => {
         assert.ok(subjects.some((s) => publish.some((p) => covers(p, s))), `${name} publishes to ${edge}`);
       }
       assert.ok(!publish.some((p) => covers(p, 'crawl.seeds')), `${name} cannot seed`);
-      assert.ok(!publish.some((p) => p === '>' || p.startsWith('$JS.API.STREAM.') || p.startsWith('$JS.API.CONSUMER.DELETE.CRAWL')), `${name} cannot manage streams`);
+      const manages = /^\$JS\.API\.STREAM\.(CREATE|UPDATE|DELETE|PURGE|MSG\.DELETE|SNAPSHOT|RESTORE|PEER|LEADER)|^\$JS\.API\.CONSUMER\.DELETE\.CRAWL|^\$JS\.API\.STREAM\.>$/;
+      assert.ok(!publish.some((p) => p === '>' || manages.test(p)), `${name} cannot manage streams`);
     }
   });
 
   test('the seeder publishes crawl.seeds only; the operator has the account', () => {
-    assert.deepEqual(rolePermissions('seeder'), { publish: ['crawl.seeds', '$JS.API.INFO'], subscribe: ['_INBOX.>'] });
+    assert.deepEqual(rolePermissions('seeder'), { publish: ['crawl.seeds', '$JS.API.INFO', '$JS.API.STREAM.LIST'], subscribe: ['_INBOX.>'] });
     assert.deepEqual(rolePermissions('operator').publish, ['>']);
     assert.throws(() => rolePermissions('nobody'), /no role nobody/);
     assert.equal(new Set(ROLES).size, ROLES.length);
