@@ -1,25 +1,33 @@
 #!/usr/bin/env bash
-# Installs what the crawler needs on a fresh Debian/Ubuntu machine: nats-server (Debian's
-# package, when it is not already on PATH) and the npm dependencies (which also builds).
+# Installs what the crawler needs on a fresh Debian/Ubuntu machine: nats-server and chromium
+# (Debian's packages, when they are not there yet) and the npm dependencies (which also builds).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if ! command -v nats-server >/dev/null 2>&1 && [ ! -x /usr/sbin/nats-server ]; then
-  echo "setup: installing nats-server from Debian's package" >&2
+# Debian's packages the crawler runs: nats-server (the embedded server and the tests) and
+# chromium (the render stage drives it through playwright-core, which downloads no browser)
+PACKAGES=()
+if ! command -v nats-server >/dev/null 2>&1 && [ ! -x /usr/sbin/nats-server ]; then PACKAGES+=(nats-server); fi
+if [ ! -x "${CHROMIUM_PATH:-/usr/bin/chromium}" ]; then PACKAGES+=(chromium); fi
+if [ ${#PACKAGES[@]} -gt 0 ]; then
+  echo "setup: installing ${PACKAGES[*]} from Debian's packages" >&2
   SUDO=""
   if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq nats-server >/dev/null
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${PACKAGES[@]}" >/dev/null
 fi
 # Debian installs it in /usr/sbin, which is not on every user's PATH
 if ! command -v nats-server >/dev/null 2>&1; then export PATH="$PATH:/usr/sbin"; fi
 echo "setup: $(nats-server --version)" >&2
+# (Debian's wrapper script prints a shell warning on some machines: only the version line is kept)
+echo "setup: $("${CHROMIUM_PATH:-/usr/bin/chromium}" --version 2>/dev/null | head -1)" >&2
 
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   echo "setup: installing npm dependencies" >&2
   # npm install (not ci): it keeps the locked versions, and tolerates a lock file made on a
   # machine whose npm omits other platforms' optional packages (DuckDB's and msgpackr's)
-  npm install --no-audit --no-fund --loglevel=error
+  # (playwright-core never downloads a browser; the variable keeps any other package from it)
+  PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm install --no-audit --no-fund --loglevel=error
 else
   npm run --silent build
 fi

@@ -7,7 +7,7 @@
  * stage folder imports only itself and stages/shared/, which imports no stage; stages reach
  * the outside world through ports/ (never pipeline/adapters/) and name streams through
  * ops/nats/edges.ts and consumer-spec.ts only. Libraries that talk to servers (NATS, undici,
- * DuckDB, prom-client) are imported below the stages only. testweb/ stands alone.
+ * DuckDB, prom-client) or drive a browser (playwright-core) are imported below the stages only. testweb/ stands alone.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -39,8 +39,8 @@ const MAY_IMPORT: Record<Folder, readonly Folder[]> = {
   testweb: [],
 };
 
-/** Libraries that open connections: the stages get them through ports and the context. */
-const SERVER_LIBRARIES = /^(@nats-io\/|nats$|undici$|@duckdb\/|prom-client$)/;
+/** Libraries that open connections (a browser opens many): the stages get them through ports and the context. */
+const SERVER_LIBRARIES = /^(@nats-io\/|nats$|undici$|@duckdb\/|prom-client$|playwright-core$|playwright$|puppeteer(-core)?$)/;
 const NO_SERVER_LIBRARIES: readonly Folder[] = ['stages', 'schemas', 'ports'];
 
 /** The ops/ modules a stage may name streams and consumers with. */

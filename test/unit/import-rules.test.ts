@@ -25,6 +25,7 @@ describe('import rules: the layering of the code', () => {
     ['a stage imports another stage', file('stages/fetch/handle.ts', '../politeness-gate/robots-gate.js'), /not stages\/politeness-gate\//],
     ['shared imports a stage', file('stages/shared/failure-policy.ts', '../fetch/handle.js'), /stages\/shared\/ imports no stage/],
     ['a stage imports the NATS client', file('stages/fetch/handle.ts', '@nats-io/jetstream'), /server libraries/],
+    ['a stage drives a browser itself', file('stages/render/handle.ts', 'playwright-core'), /server libraries/],
     ['a stage imports the topology', file('stages/fetch/spec.ts', '../../ops/nats/topology.js'), /edges\.ts and consumer-spec\.ts only/],
     ['a port imports pipeline', file('ports/http.ts', '../pipeline/settings.js'), /ports\/ may import nothing of ours/],
     ['product code imports a test', file('cli/main.ts', '../test/support/crawl-cli.js'), /only product folders/],
