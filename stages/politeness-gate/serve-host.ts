@@ -4,11 +4,11 @@ import type { BackgroundContext, Emit, StageContext } from '../../pipeline/stage
 import { EDGES } from '../../ops/nats/edges.js';
 import { effectiveCursor, hasWork, readSlot, readTail, readyAt, skipQueued, undoAcquire } from '../shared/host-state/host-slot.js';
 import { releaseIp } from '../shared/host-state/ip-slot.js';
-import { takeHost } from './take-host.js';
+import { takeHost } from '../shared/host-state/take-host.js';
 import { stableId } from '../shared/messages/stage-ids.js';
 import { outcomeEmit } from '../shared/messages/outcome-emit.js';
 import { GRANT_LEASE_MS } from './spec.js';
-import { hostDelayMs, refreshRobots, robotsOf } from './robots-gate.js';
+import { hostDelayMs, refreshRobots, robotsOf } from '../shared/robots/robots-refresh.js';
 
 /** What the scheduler does with a host after a turn. */
 export type HostTurn =
@@ -94,7 +94,7 @@ export async function serveHost(ctx: BackgroundContext, host: string): Promise<H
     const at = slot ? readyAt(slot, now) : 0;
     if (at > 0) return { kind: 'wait', until: at };
     if (!robots) {
-      const wait = await refreshRobots(ctx, host, origin);
+      const wait = await refreshRobots(ctx, host, origin, (exchanges) => ctx.publisher.publish(exchanges));
       if (wait) return wait;
       continue; // the robots.txt request counts as the host's request: the next turn waits its delay
     }

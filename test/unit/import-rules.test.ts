@@ -22,7 +22,7 @@ describe('import rules: the layering of the code', () => {
     ['pipeline imports the composition root', file('pipeline/runner.ts', '../app/node.js'), /not app\//],
     ['ops imports pipeline', file('ops/nats/topology.ts', '../../pipeline/stage.js'), /ops\/ may import nothing of ours/],
     ['a stage imports an adapter', file('stages/fetch/handle.ts', '../../pipeline/adapters/http/client.js'), /through ports\//],
-    ['a stage imports another stage', file('stages/fetch/handle.ts', '../politeness-gate/robots-gate.js'), /not stages\/politeness-gate\//],
+    ['a stage imports another stage', file('stages/fetch/handle.ts', '../politeness-gate/host-scheduler.js'), /not stages\/politeness-gate\//],
     ['shared imports a stage', file('stages/shared/failure-policy.ts', '../fetch/handle.js'), /stages\/shared\/ imports no stage/],
     ['a stage imports the NATS client', file('stages/fetch/handle.ts', '@nats-io/jetstream'), /server libraries/],
     ['a stage drives a browser itself', file('stages/render/handle.ts', 'playwright-core'), /server libraries/],
