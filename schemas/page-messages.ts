@@ -23,6 +23,14 @@ export const FetchedPage = z.object({
   truncated: z.boolean(),
   /** the URLs that redirected to this page, oldest first */
   redirect_chain: z.array(z.string()).optional(),
+  /**
+   * Set by the render stage: true when `body` is the DOM Chromium rendered (UTF-8, `headers`
+   * still the fetched response's), false when rendering failed and `body` is the page as
+   * fetched. Absent: the page as fetch sent it, not through the render stage.
+   */
+  rendered: z.boolean().optional(),
+  /** what rendering did, or why it failed (fetch_log's reason shows it) */
+  render_note: z.string().optional(),
 });
 export type FetchedPage = z.infer<typeof FetchedPage>;
 
