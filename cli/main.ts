@@ -121,9 +121,10 @@ function program(): Command {
     .option('--politeness', 'also serve the politeness hosts (*.polite.test; *.sharedip.test on 127.0.0.2)', false)
     .option('--hostile', 'also serve hostile.test: bombs, endless bodies, redirect loops, lying headers', false)
     .option('--traps', 'also serve the crawl-trap hosts (*.trap.test): infinite calendar, session ids, endless pagination, ever-deeper links, soft 404s', false)
+    .option('--render-hosts', 'also serve the hosts whose pages need a browser (*.render.test): an app built by JavaScript, a page reaching for loopback, a page that never settles', false)
     .action(async (o) => {
       const { runTestWebCli } = await import('../testweb/main.js');
-      await runTestWebCli({ hosts: o.hosts, port: o.port, seed: o.seed, benchHosts: o.benchHosts, politeness: o.politeness, hostile: o.hostile, traps: o.traps });
+      await runTestWebCli({ hosts: o.hosts, port: o.port, seed: o.seed, benchHosts: o.benchHosts, politeness: o.politeness, hostile: o.hostile, traps: o.traps, render: o.renderHosts });
     });
 
   cli

@@ -15,6 +15,8 @@ export interface TestWebCliArgs {
   hostile?: boolean;
   /** also serve the crawl-trap hosts (*.trap.test) */
   traps?: boolean;
+  /** also serve the hosts whose pages need a browser (*.render.test) */
+  render?: boolean;
   /** Where the status line goes; default stdout. */
   out?: (line: string) => void;
   /** Stops the server when aborted, like a signal (for tests). */
@@ -35,6 +37,7 @@ export async function runTestWebCli(args: TestWebCliArgs): Promise<void> {
     ...(args.politeness ? { politeness: true } : {}),
     ...(args.hostile ? { hostile: true } : {}),
     ...(args.traps ? { traps: true } : {}),
+    ...(args.render ? { render: true } : {}),
   });
   const { siteHostNames, benchHostNames } = web.model;
   let summary = `${siteHostNames.length} hosts${range(siteHostNames)}`;
@@ -42,9 +45,10 @@ export async function runTestWebCli(args: TestWebCliArgs): Promise<void> {
   if (web.politeness) summary += `, ${web.politeness.hostNames.length} politeness hosts`;
   if (web.hostile) summary += ', hostile.test';
   if (web.traps) summary += `, ${web.traps.hostNames.length} trap hosts (*.trap.test)`;
+  if (web.render) summary += `, ${web.render.hostNames.length} render hosts (*.render.test)`;
   const out = args.out ?? ((l: string) => process.stdout.write(`${l}\n`));
   out(`testweb listening on 127.0.0.1:${web.port} (${summary})`);
-  if (args.politeness || args.hostile || args.traps) out(`crawl with: ${web.resolveRules.map((r) => `--resolve ${r}`).join(' ')}`);
+  if (args.politeness || args.hostile || args.traps || args.render) out(`crawl with: ${web.resolveRules.map((r) => `--resolve ${r}`).join(' ')}`);
 
   await new Promise<void>((resolve) => {
     const stop = () => {

@@ -7,6 +7,8 @@
 // With `hostile` it also serves hostile.test (hostile-hosts.ts): endless and dripping bodies,
 // compression bombs, lying framing, redirect loops, SSRF redirects, odd charsets, and so on.
 // With `traps` it also serves the crawl-trap hosts *.trap.test (trap-hosts.ts).
+// With `render` it also serves the hosts whose pages need a browser, *.render.test
+// (render-hosts.ts).
 
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createHash } from 'node:crypto';
@@ -19,6 +21,7 @@ import type { HostModel, HtmlResource, SiteModel } from './model-types.js';
 import { PolitenessHosts, SHARED_IP_ADDRESS, type PolitenessHostsOptions } from './politeness-hosts.js';
 import { HostileHosts, type HostileHostsOptions } from './hostile-hosts.js';
 import { TrapHosts } from './trap-hosts.js';
+import { RenderHosts, type RenderHostsOptions } from './render-hosts.js';
 
 export interface StartTestWebOptions {
   /** Site hosts h00.site.test ... (default 20). */
@@ -43,6 +46,8 @@ export interface StartTestWebOptions {
   hostile?: HostileHostsOptions | boolean;
   /** Also serve the crawl-trap hosts *.trap.test (see trap-hosts.ts). Default off. */
   traps?: boolean;
+  /** Also serve the hosts whose pages need a browser, *.render.test (see render-hosts.ts). Default off. */
+  render?: RenderHostsOptions | boolean;
 }
 
 export interface RequestRecord {
@@ -82,6 +87,8 @@ export interface TestWeb {
   hostile: HostileHosts | null;
   /** The crawl-trap hosts, when enabled; null otherwise. */
   traps: TrapHosts | null;
+  /** The hosts whose pages need a browser, when enabled; null otherwise. */
+  render: RenderHosts | null;
   /** Completed requests, in order of arrival. */
   requestLog(): RequestRecord[];
   /** Requests that have arrived and are not finished yet (host, path, start). */
@@ -132,6 +139,7 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
   const politeness = opts.politeness ? new PolitenessHosts(opts.politeness, now()) : null;
   const hostile = opts.hostile ? new HostileHosts(opts.hostile) : null;
   const traps = opts.traps ? new TrapHosts() : null;
+  const renderHosts = opts.render ? new RenderHosts(opts.render) : null;
   /** Status to log for a response written as raw bytes on the socket (res never sent headers). */
   const rawStatusOf = new WeakMap<ServerResponse, number>();
   /** The log record of each response in progress, so send() can note Retry-After and robots bodies. */
@@ -196,6 +204,10 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
     if (traps?.has(hostName)) {
       const r = traps.respond(hostName, req.method ?? '', target);
       return send(req, res, r.status, r.type, r.body);
+    }
+    if (renderHosts?.has(hostName)) {
+      const r = renderHosts.respond(hostName, req.method ?? '', target);
+      return send(req, res, r.status, r.type, r.body, r.headers);
     }
     const notFound = () => send(req, res, 404, 'text/html; charset=utf-8', '<!DOCTYPE html><html lang="en"><head><title>Not found</title></head><body><h1>Not found</h1></body></html>\n');
     const host = model.byName.get(hostName);
@@ -311,11 +323,12 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
   return {
     port,
     url: (host, path = '/') => `http://${host}${path}`,
-    resolveRules: [`*.site.test=127.0.0.1:${port}`, `*.bench.test=127.0.0.1:${port}`, ...(politeness?.resolveRules(port) ?? []), ...(hostile?.resolveRules(port) ?? []), ...(traps?.resolveRules(port) ?? [])],
+    resolveRules: [`*.site.test=127.0.0.1:${port}`, `*.bench.test=127.0.0.1:${port}`, ...(politeness?.resolveRules(port) ?? []), ...(hostile?.resolveRules(port) ?? []), ...(traps?.resolveRules(port) ?? []), ...(renderHosts?.resolveRules(port) ?? [])],
     model,
     politeness,
     hostile,
     traps,
+    render: renderHosts,
     requestLog: () => log.slice().sort((a, b) => a.start - b.start),
     inFlight: () => [...inFlight].map((r) => ({ host: r.host, path: r.path, start: r.start })),
     touch: (urls) => {
