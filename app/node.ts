@@ -16,6 +16,8 @@ import type { HttpClient } from '../ports/http.js';
 import { applyPartitionConsumers } from '../ops/nats/topology.js';
 import { defaultExtractThreads, type ExtractStageOptions } from '../stages/extract/index.js';
 import { buildStage, type StageFactoryOptions } from './stage-registry.js';
+import { ChromiumRenderer } from '../pipeline/adapters/browser/chromium-renderer.js';
+import { DEFAULT_RENDER_CONCURRENCY } from '../stages/render/index.js';
 import { openArchiveOutput, openParquetOutput } from './outputs.js';
 
 export interface CrawlNode {
@@ -63,7 +65,12 @@ export interface NodeOptions {
   extract?: ExtractStageOptions;
   /** messages each stage handles at once in this process, instead of its default */
   concurrency?: Partial<Record<StageName, number>>;
+  /** the render stage's browser: contexts (renders at once) and the JavaScript heap of a page */
+  render?: { concurrency?: number; memoryMb?: number };
 }
+
+/** A page's JavaScript heap unless `--render-memory-mb` says otherwise: past it the page's renderer dies and the render fails. */
+export const DEFAULT_RENDER_MEMORY_MB = 512;
 
 /**
  * Runs the named stages in this process against one NATS connection: `crawl run` runs them
@@ -73,7 +80,18 @@ export interface NodeOptions {
 export async function startNode(nc: NatsConnection, settings: CrawlSettings, stages: readonly StageName[], opts: NodeOptions): Promise<CrawlNode> {
   const { ctx, kv, http } = await createNodeContext(nc, settings, opts.log);
   const outDir = opts.outDir;
+  const renderConcurrency = opts.render?.concurrency ?? opts.concurrency?.render ?? DEFAULT_RENDER_CONCURRENCY;
   const factory: StageFactoryOptions = {
+    // Chromium starts at the first render, so a crawl that renders nothing never starts it
+    openRenderer: () => ({
+      renderer: new ChromiumRenderer({
+        concurrency: renderConcurrency,
+        memoryMb: opts.render?.memoryMb ?? DEFAULT_RENDER_MEMORY_MB,
+        userAgent: settings.userAgent,
+        warn: (message, fields) => opts.log.warn(fields ?? {}, message),
+      }),
+      concurrency: renderConcurrency,
+    }),
     extract: { ...opts.extract, threads: opts.extract?.threads ?? defaultExtractThreads() },
     persist: { maxRows: settings.persistBatchRows, maxDelayMs: settings.persistFlushMs },
     ...(outDir

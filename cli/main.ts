@@ -29,6 +29,13 @@ function addLogOptions(cmd: Command): Command {
 const MAX_EXTRACT_THREADS = 256;
 const EXTRACT_THREADS_HELP = 'worker threads that parse pages for the extract stage (default: CPU cores - 1, at least 1; 0 = on the main thread)';
 
+/** --render-concurrency and --render-memory-mb: the render stage's browser in this process */
+function addRenderProcessOptions(cmd: Command): Command {
+  return cmd
+    .option('--render-concurrency <n>', 'pages the render stage renders at once in this process: browser contexts (default 2)', parseIntOption('--render-concurrency', 1, 64))
+    .option('--render-memory-mb <n>', "JavaScript heap a rendered page may use; past it the page's renderer dies and the render fails (default 512)", parseIntOption('--render-memory-mb', 16, 16_384));
+}
+
 function program(): Command {
   const cli = new Command('crawl')
     .description('A polite, durable web crawler built as a NATS JetStream dataflow')
@@ -40,7 +47,7 @@ function program(): Command {
       outputError: (s, write) => write(`crawl: ${s.trim().replace(/\s*\n\s*/g, ' ')}\n`),
     });
 
-  addLogOptions(addRetentionOptions(addSettingsOptions(cli.command('run'))))
+  addRenderProcessOptions(addLogOptions(addRetentionOptions(addSettingsOptions(cli.command('run')))))
     .description('crawl from seeds with every stage in this process (starts nats-server unless NATS_URL is set); resumes a crawl in the same --out')
     .option('--seed <url>', 'a seed URL (repeatable)', collect, [])
     .option('--seeds-file <file>', 'a file of seed URLs, one a line (# comments)')
@@ -58,9 +65,9 @@ function program(): Command {
     .option('--out <dir>', 'the running crawl’s output directory (when it runs an embedded server)', DEFAULT_OUT)
     .action(async (urls: string[], o) => exitWhenDrained(await seedCrawl(urls, o)));
 
-  addLogOptions(cli.command('worker'))
+  addRenderProcessOptions(addLogOptions(cli.command('worker')))
     .description('run one stage of a running crawl in this process (start as many as you like)')
-    .requiredOption('--stage <name>', 'normalize | seen-filter | politeness-gate | fetch | extract | simhash | persist | archive')
+    .requiredOption('--stage <name>', 'normalize | seen-filter | politeness-gate | fetch | render | extract | simhash | persist | archive')
     .option('--concurrency <n>', 'messages handled at once by this process', parseIntOption('--concurrency', 1, 100_000))
     .option('--extract-threads <n>', EXTRACT_THREADS_HELP, parseIntOption('--extract-threads', 0, MAX_EXTRACT_THREADS))
     .option('--out <dir>', 'output directory (persist and archive write here; also where an embedded server is found)', DEFAULT_OUT)

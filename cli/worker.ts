@@ -8,13 +8,17 @@ import { STAGE_NAMES, type StageName } from '../pipeline/stage.js';
 import { joinCrawl } from './connection.js';
 import { UsageError } from './usage-error.js';
 import { stopOnSignal } from './stop-signal.js';
+import { requireBrowser } from './render-check.js';
 
 /** `crawl worker --stage NAME`: one stage in this process, joined to a running crawl; start as many as needed. */
-export async function runWorker(o: { stage: string; concurrency?: number; extractThreads?: number; out: string } & LogOptions): Promise<number> {
+export async function runWorker(
+  o: { stage: string; concurrency?: number; extractThreads?: number; renderConcurrency?: number; renderMemoryMb?: number; out: string } & LogOptions,
+): Promise<number> {
   if (!(STAGE_NAMES as readonly string[]).includes(o.stage)) {
     throw new UsageError(`unknown stage "${o.stage}": one of ${STAGE_NAMES.join(', ')}`);
   }
   const stage = o.stage as StageName;
+  if (stage === 'render') requireBrowser();
   const outDir = path.resolve(o.out);
   const nc = await joinCrawl(outDir, `crawl worker ${stage}`);
   const log = createLogger(`worker-${stage}`, { level: o.logLevel, file: o.logFile });
@@ -27,6 +31,7 @@ export async function runWorker(o: { stage: string; concurrency?: number; extrac
       outDir,
       concurrency: o.concurrency ? { [stage]: o.concurrency } : undefined,
       extract: { threads: o.extractThreads },
+      render: { concurrency: o.renderConcurrency ?? o.concurrency, memoryMb: o.renderMemoryMb },
     });
     log.info({ stage, concurrency: o.concurrency ?? 'default' }, 'worker started');
     await stop.stopped();

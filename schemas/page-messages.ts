@@ -34,6 +34,15 @@ export const FetchedPage = z.object({
 });
 export type FetchedPage = z.infer<typeof FetchedPage>;
 
+/**
+ * crawl.render.<p>: a fetched page extract hands to the render stage (a `--render` pattern
+ * matched its URL, or it looks like an application shell), with the reason.
+ */
+export const RenderRequest = FetchedPage.extend({
+  render_reason: z.string(),
+});
+export type RenderRequest = z.infer<typeof RenderRequest>;
+
 /** Where a link was found. */
 export const LinkSource = z.enum(['a', 'area', 'link-alternate', 'link-next', 'link-prev', 'iframe', 'meta-refresh']);
 /** `source` is optional: messages written before links had one were all `<a>`/`<area>` links (persisted as 'a'). */
@@ -103,6 +112,8 @@ function unpackText<T extends ExtractedPage>(wire: T & { text_spans?: number[] |
 }
 
 export const encodeFetched = (m: FetchedPage) => encodeMessage(m);
+export const encodeRenderRequest = (m: RenderRequest) => encodeMessage(m);
+export const decodeRenderRequest = (b: Uint8Array) => decodeMessage(RenderRequest, b, 'render request');
 export const encodeExtracted = (m: ExtractedPage) => encodeMessage(packText(m));
 export const encodeFinal = (m: FinalPage) => encodeMessage(packText(m));
 export const decodeFetched = (b: Uint8Array) => decodeMessage(FetchedPage, b, 'fetched page');

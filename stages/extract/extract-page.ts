@@ -1,10 +1,12 @@
-import { decodeFetched, encodeDiscoveredLinks, encodeExtracted, type FetchedPage } from '../../schemas/index.js';
+import { decodeFetched, encodeDiscoveredLinks, encodeExtracted, encodeRenderRequest, type FetchedPage } from '../../schemas/index.js';
 import { subjectFor } from '../../pipeline/partition.js';
 import type { Emit } from '../../pipeline/stage.js';
 import { contentDigest } from '../shared/content-digest.js';
 import { decodeBody } from './decode-body.js';
 import { extractHtml, type ExtractedHtml } from './extract-html.js';
 import { cutToBytes, MESSAGE_SLACK_BYTES, utf8Length, withinBudget } from '../shared/messages/message-budget.js';
+import { renderPatternReason, type RenderRouting } from './render-route.js';
+import { appShellReason } from './app-shell.js';
 
 /**
  * Everything extracting a page depends on besides the page: plain data, so that the work
@@ -17,6 +19,8 @@ export interface ExtractSettings {
   maxPayloadBytes: number;
   partitions: number;
   maxDepth: number;
+  /** which pages go to the render stage instead (`--render`, `--render-auto`) */
+  render: RenderRouting;
 }
 
 /** A metric count to add on the main thread: `extract/<what>{outcome}` by `by`. */
@@ -26,11 +30,14 @@ export interface ExtractCount {
   by: number;
 }
 
-/** What extracting one fetched page gives: messages to publish, counts, and the validators to keep once they are out. */
+/**
+ * What extracting one fetched page gives: messages to publish, counts, and the validators to
+ * keep once they are out (null for a page sent to be rendered: its rendered version keeps them).
+ */
 export interface PageExtraction {
   messages: Emit[];
   counts: ExtractCount[];
-  validators: { url: string; headers: Record<string, string>; fetchTime: number; links: string[] };
+  validators: { url: string; headers: Record<string, string>; fetchTime: number; links: string[] } | null;
 }
 
 const jsonBytes = (v: unknown) => utf8Length(JSON.stringify(v) ?? '') + 1;
@@ -55,9 +62,29 @@ export function extractFetchedMessage(data: Uint8Array, s: ExtractSettings): Pag
   return extractPage(decodeFetched(data), s);
 }
 
+/**
+ * The page goes to the render stage instead of on: the render stage sends back its rendered
+ * DOM (or, when rendering fails, the page as it is), marked `rendered`, which extract then
+ * extracts like any page. In a replay the render message reaches no one, and the rendered
+ * version, retained beside the original, is what is extracted.
+ */
+function toRender(p: FetchedPage, reason: string, s: ExtractSettings): PageExtraction {
+  return {
+    messages: [{ subject: subjectFor('render', p.host, s.partitions), msgId: `render:${p.fetch_id}`, data: encodeRenderRequest({ ...p, render_reason: reason }) }],
+    counts: [{ what: 'pages', outcome: 'to_render', by: 1 }],
+    validators: null,
+  };
+}
+
 export function extractPage(p: FetchedPage, s: ExtractSettings): PageExtraction {
+  // a page that came back from the render stage is never sent there again
+  const routable = p.rendered === undefined;
+  const byPattern = routable ? renderPatternReason(p.url, s.render.patterns) : null;
+  if (byPattern) return toRender(p, byPattern, s);
   const { text: html, charset } = decodeBody(p.body, p.charset, { truncated: p.truncated });
   const doc = extractHtml(html, p.url);
+  const shell = routable && s.render.auto ? appShellReason({ text: doc.text, ...doc.shell }) : null;
+  if (shell) return toRender(p, shell, s);
   const { body: _body, headers: _headers, ...meta } = p;
   // The extracted page carries its texts, links and structured data; together they must fit
   // one message: a quarter each for links, main text and structured data, and the full text

@@ -10,10 +10,9 @@ import { extendIp, releaseIp } from '../shared/host-state/ip-slot.js';
 import { exchangeEmit, type ExchangeFacts } from '../shared/messages/exchange-emit.js';
 import { fetchOutcome, notModifiedEmits, responseEmits, retryEmits, withNote, type Attempt } from './attempt-emits.js';
 import { MESSAGE_OVERHEAD_BYTES } from './spec.js';
+import { PACING_GUARD_MS } from '../shared/host-state/host-pacing.js';
 
-
-/** How long after the end of a response the host's next delay starts (see handleFetch). */
-export const PACING_GUARD_MS = 25;
+export { PACING_GUARD_MS };
 
 /**
  * A grant whose lease lapsed (it waited too long in the stream, or another process took
