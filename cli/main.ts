@@ -114,7 +114,8 @@ function program(): Command {
     .description("print the stored WARC record of a URL's latest response (else latest capture), or of a fetch, read from its WARC file by offset and length")
     .argument('[url]')
     .option('--fetch-id <id>', 'the capture of this fetch (its last attempt) instead of a URL')
-    .option('--payload', 'print the HTTP body only', false)
+    .option('--payload', 'print the HTTP body only (with --rendered: the DOM)', false)
+    .option('--rendered', 'the DOM the render stage made of the page (its conversion record) instead of the response', false)
     .option('--out <dir>', 'output directory', DEFAULT_OUT)
     .action(async (url: string | undefined, o) => exitWhenDrained(await runGet(url, o)));
 

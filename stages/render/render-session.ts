@@ -42,6 +42,8 @@ export class RenderSession {
   private requests = 0;
   private bytes = 0;
   private readonly inFlight = new Set<Promise<unknown>>();
+  /** the last request of each host in this render: the next waits for it (one in flight per host anyway) */
+  private readonly hostTail = new Map<string, Promise<unknown>>();
   private closed = false;
 
   constructor(
@@ -81,28 +83,48 @@ export class RenderSession {
     return { kind: 'blocked', reason };
   }
 
+  private fromCache(req: BrowserRequest): BrowserAnswer | null {
+    const cached = this.cache.get(req.url, this.ctx.clock.now());
+    if (!cached) return null;
+    this.counts.cached++;
+    this.note(`cached ${req.resourceType} ${req.url}`);
+    return respond(cached);
+  }
+
   private async decide(req: BrowserRequest): Promise<BrowserAnswer> {
     if (this.closed) return this.block(req, 'late: the render had ended');
     const policy = blockedByPolicy(req);
     if (policy) return this.block(req, policy);
-    const now = this.ctx.clock.now();
-    const cached = this.cache.get(req.url, now);
-    if (cached) {
-      this.counts.cached++;
-      this.note(`cached ${req.resourceType} ${req.url}`);
-      return respond(cached);
-    }
+    const cached = this.fromCache(req);
+    if (cached) return cached;
     if (this.requests >= MAX_REQUESTS_PER_RENDER) return this.block(req, `budget: ${MAX_REQUESTS_PER_RENDER} requests made`);
     if (this.bytes >= MAX_BYTES_PER_RENDER) return this.block(req, `budget: ${MAX_BYTES_PER_RENDER} bytes received`);
-    this.requests++;
+    // the request's number in this render names its capture
+    const n = ++this.requests;
     const host = hostnameOf(req.url);
+    // the page's requests to one host queue here, in the order it made them, rather than all
+    // polling the host's slot in the bucket at once
+    const before = this.hostTail.get(host) ?? Promise.resolve();
+    const turn = before.then(() => this.inTurn(req, n, host));
+    const tail = turn.catch(() => undefined);
+    this.hostTail.set(host, tail);
+    void tail.then(() => {
+      if (this.hostTail.get(host) === tail) this.hostTail.delete(host);
+    });
+    return turn;
+  }
+
+  private async inTurn(req: BrowserRequest, n: number, host: string): Promise<BrowserAnswer> {
+    // an earlier request of the page for the same script may have filled the cache meanwhile
+    const cached = this.fromCache(req);
+    if (cached) return cached;
     const robots = await robotsVerdict(this.turn, req.url, host);
     if ('blocked' in robots) return this.block(req, robots.blocked);
-    return this.fetch(req, host, hostDelayMs(robots.crawlDelayMs, this.ctx, host));
+    return this.fetch(req, n, host, hostDelayMs(robots.crawlDelayMs, this.ctx, host));
   }
 
   /** Makes the request holding the host's slot; releases it paced by the answer. */
-  private async fetch(req: BrowserRequest, host: string, delayMs: number): Promise<BrowserAnswer> {
+  private async fetch(req: BrowserRequest, n: number, host: string, delayMs: number): Promise<BrowserAnswer> {
     const s = this.ctx.settings;
     const timeoutMs = Math.min(s.totalTimeoutMs, Math.max(MIN_REQUEST_MS, this.deadline - this.ctx.clock.now()));
     const slot = await takeHostSlot(this.turn, host, timeoutMs + LEASE_SLACK_MS);
@@ -133,7 +155,7 @@ export class RenderSession {
     }
     await this.release(host, slot, delayMs, res, failure, start);
     const p = this.page;
-    const captureId = `${p.fetch_id}:render:${this.requests}`;
+    const captureId = `${p.fetch_id}:render:${n}`;
     this.exchanges.push(
       exchangeEmit(
         {

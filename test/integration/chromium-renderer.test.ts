@@ -100,6 +100,20 @@ describe('Chromium renderer (real browser)', () => {
     assert.equal(renderer.leaks, 0, 'nothing needed the sink');
   });
 
+  test('a page that tries to leave before it has loaded stays, loads and settles', async () => {
+    const slowStylesheet: RenderJob = {
+      ...job('http://leave.test/', html('<p>the page itself</p><script>location.href = "/elsewhere";</script>', '<link rel="stylesheet" href="/slow.css">')),
+      async onRequest(req) {
+        if (req.navigation) return { kind: 'blocked', reason: 'navigation' };
+        await new Promise((r) => setTimeout(r, 500));
+        return { kind: 'response', status: 200, headers: { 'content-type': 'text/css' }, body: utf8('p { color: red }') };
+      },
+    };
+    const r = await renderer.render(slowStylesheet);
+    assert.deepEqual([r.loaded, r.settled], [true, true]);
+    assert.match(r.html, /the page itself/);
+  });
+
   test('a page that polls forever ends at the timeout, not settled, with the DOM as it was', async () => {
     let polls = 0;
     const endless: RenderJob = {

@@ -47,6 +47,8 @@ const req = (url: string, resourceType = 'script', over: Partial<BrowserRequest>
 class FakeBrowser implements Renderer {
   jobs: RenderJob[] = [];
   answers: Array<[BrowserRequest, BrowserAnswer]> = [];
+  /** make the requests all at once, as a page's parser does, instead of one after the other */
+  parallel = false;
   constructor(
     private readonly requests: BrowserRequest[],
     private readonly result: Partial<RenderResult> = {},
@@ -54,7 +56,8 @@ class FakeBrowser implements Renderer {
   ) {}
   async render(job: RenderJob): Promise<RenderResult> {
     this.jobs.push(job);
-    for (const r of this.requests) this.answers.push([r, await job.onRequest(r)]);
+    if (this.parallel) this.answers.push(...(await Promise.all(this.requests.map(async (r) => [r, await job.onRequest(r)] as [BrowserRequest, BrowserAnswer]))));
+    else for (const r of this.requests) this.answers.push([r, await job.onRequest(r)]);
     if (this.failure) throw this.failure;
     return { html: '<html><body><h1>Rendered</h1><a href="/next">next</a></body></html>', settled: true, loaded: true, durationMs: 900, pending: 0, ...this.result };
   }
@@ -188,6 +191,17 @@ describe('render stage: handle', () => {
       'the refused robots.txt ends the address: its page request is never tried, the busy host never asked',
     );
     assert.match(renderedOf(out).render_note!, /; 0 requests made, 3 blocked \(ssrf 2, robots 1\)$/);
+  });
+
+  test('requests the page makes at once are made one at a time, each archived under a capture of its own', async () => {
+    const { ctx, sleep } = contextFor(okFor);
+    const browser = new FakeBrowser([req(`https://${HOST}/a.js`), req(`https://${HOST}/b.css`, 'stylesheet'), req(`https://${HOST}/private/x`, 'fetch'), req(`https://${HOST}/api`, 'fetch')]);
+    browser.parallel = true;
+    const out = await render(ctx, browser, sleep);
+    const ids = exchangesOf(out).filter((e) => e.exchange?.kind === 'response').map((e) => e.exchange!.capture_id);
+    assert.equal(ids.length, 3);
+    assert.equal(new Set(ids).size, 3, `distinct capture ids: ${ids.join(', ')}`);
+    assert.equal(new Set(emitted(out).map((m) => m.msgId)).size, emitted(out).length, 'distinct msgIds: none is taken for a duplicate');
   });
 
   test("scripts and stylesheets are kept for the process's next renders; XHR answers are not", async () => {

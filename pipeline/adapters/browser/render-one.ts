@@ -20,6 +20,8 @@ export interface BrowserSlot {
 /** What one render has seen so far: the route handler and the settle loop share it. */
 export class ActiveRender {
   documentServed = false;
+  /** the page has loaded (its readyState is complete) */
+  loaded = false;
   open = 0;
   lastActivity: number;
   crashed = false;
@@ -33,6 +35,8 @@ export class ActiveRender {
 
 /** How long the DOM may take to serialize: a page whose main thread never yields does not answer at all. */
 const SNAPSHOT_TIMEOUT_MS = 5_000;
+/** A page busy this long is asked again at the next turn of the settle loop. */
+const READY_STATE_TIMEOUT_MS = 1_000;
 /** how often the settle loop looks at the open requests */
 const SETTLE_POLL_MS = 50;
 /** Headers that describe the transfer, not the body handed to the browser (the client decoded it). */
@@ -92,6 +96,11 @@ function withTimeout<T>(p: Promise<T>, ms: number, onTimeout: () => Error): Prom
   return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
 }
 
+/** The page's document.readyState; 'loading' while its main thread does not answer. */
+function readyState(page: Page): Promise<string> {
+  return withTimeout(page.evaluate(() => document.readyState), READY_STATE_TIMEOUT_MS, () => new Error('busy')).catch(() => 'loading');
+}
+
 /**
  * Renders `job` on `slot`. Throws a RenderFailure when there is no DOM to give (the page's
  * renderer crashed, its main thread never answered); the caller then resets the slot.
@@ -109,20 +118,24 @@ export async function renderOn(slot: BrowserSlot, job: RenderJob, browserGone: (
     if (active.crashed) return new RenderFailure('page_crashed', `the page's renderer crashed (over the memory bound?) while rendering ${job.url}`, true, { cause: err });
     return new RenderFailure('page_crashed', `rendering ${job.url}: ${(err as Error).message.split('\n')[0]}`, true, { cause: err });
   };
+  // Loaded is the page's readyState, not a goto waiting for the load event: when the page
+  // starts a navigation of its own before it has loaded (answered 204, so it stays), the
+  // driver drops the page's load event, though the page goes on to load.
+  const onLoad = () => (active.loaded = true);
+  slot.page.on('load', onLoad);
   try {
-    let loaded = false;
     try {
-      await slot.page.goto(job.url, { waitUntil: 'load', timeout: Math.max(1, deadline - performance.now()) });
-      loaded = true;
+      await slot.page.goto(job.url, { waitUntil: 'commit', timeout: Math.max(1, deadline - performance.now()) });
     } catch (err) {
-      // the load event did not come in time: the DOM as it is still counts, unless the page is gone
+      // not even the document committed in time: the DOM as it is still counts, unless the page is gone
       if (active.crashed || browserGone() || !/timeout/i.test((err as Error).message)) throw failure(err);
     }
     let settled = false;
-    while (loaded && performance.now() < deadline) {
+    while (performance.now() < deadline) {
       if (active.crashed) throw failure(new Error('crashed'));
+      if (!active.loaded) active.loaded = (await readyState(slot.page)) === 'complete';
       const now = performance.now();
-      if (active.open === 0 && now - active.lastActivity >= job.settleMs) {
+      if (active.loaded && active.open === 0 && now - active.lastActivity >= job.settleMs) {
         settled = true;
         break;
       }
@@ -135,8 +148,9 @@ export async function renderOn(slot: BrowserSlot, job: RenderJob, browserGone: (
     ).catch((err: unknown) => {
       throw failure(err);
     });
-    return { html, settled, loaded, durationMs: Math.round(performance.now() - started), pending: active.open };
+    return { html, settled, loaded: active.loaded, durationMs: Math.round(performance.now() - started), pending: active.open };
   } finally {
+    slot.page.off('load', onLoad);
     slot.page.off('crash', onCrash);
     slot.current = null;
     slot.renders++;
