@@ -36,9 +36,9 @@ export interface CorpusResult {
 const body = (b: string | Buffer) => (typeof b === 'string' ? b : b.toString('utf8'));
 
 /** Every HTML page the test web serves on its site, trap, politeness and render hosts (hostile.test's misbehaviours are not pages). */
-export function testWebCorpora(): Corpus[] {
-  const model = buildSiteModel({ hosts: 20, seed: 1 });
-  const site: Corpus = { name: 'test web: site hosts (h00–h19.site.test)', shells: false, pages: [] };
+export function testWebCorpora(siteHosts = 20): Corpus[] {
+  const model = buildSiteModel({ hosts: siteHosts, seed: 1 });
+  const site: Corpus = { name: `test web: ${siteHosts} site hosts (*.site.test)`, shells: false, pages: [] };
   for (const host of model.byName.values()) {
     for (const r of host.resources.values()) if (r.kind === 'html') site.pages.push({ url: `http://${host.name}${r.path}`, html: renderPage(host.name, r) });
   }

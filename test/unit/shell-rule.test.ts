@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { articleCorpus, judgeCorpus, testWebCorpora } from '../../scripts/shell-rule.js';
 
 describe('application-shell rule: measured false positives and recall', () => {
-  for (const corpus of [...testWebCorpora(), articleCorpus()]) {
+  // 6 site hosts have pages of all three layouts; `npm run quality:shells` judges all 20
+  for (const corpus of [...testWebCorpora(6), articleCorpus()]) {
     it(`${corpus.name}: ${corpus.shells ? 'every page a shell' : 'no page a shell'}`, () => {
       const r = judgeCorpus(corpus);
       assert.ok(r.pages > 0);
