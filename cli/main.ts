@@ -16,6 +16,7 @@ import { addRetentionOptions } from './retention-flags.js';
 import { addRobotsCheckCommand } from './robots-check.js';
 import { addDeadLettersCommand } from './dead-letters.js';
 import { runStatus } from './status.js';
+import { runServe } from './serve.js';
 import { endQuietlyOnClosedPipe, exitWhenDrained } from './exit.js';
 
 const DEFAULT_OUT = 'crawl-output';
@@ -130,10 +131,20 @@ function program(): Command {
     .option('--hostile', 'also serve hostile.test: bombs, endless bodies, redirect loops, lying headers', false)
     .option('--traps', 'also serve the crawl-trap hosts (*.trap.test): infinite calendar, session ids, endless pagination, ever-deeper links, soft 404s', false)
     .option('--render-hosts', 'also serve the hosts whose pages need a browser (*.render.test): an app built by JavaScript, a page reaching for loopback, a page that never settles', false)
+    .option('--fresh', 'also serve hosts whose pages change on a schedule (*.fresh.test): validators, 304s, sitemaps', false)
     .action(async (o) => {
       const { runTestWebCli } = await import('../testweb/main.js');
-      await runTestWebCli({ hosts: o.hosts, port: o.port, seed: o.seed, benchHosts: o.benchHosts, politeness: o.politeness, hostile: o.hostile, traps: o.traps, render: o.renderHosts });
+      await runTestWebCli({ hosts: o.hosts, port: o.port, seed: o.seed, benchHosts: o.benchHosts, politeness: o.politeness, hostile: o.hostile, traps: o.traps, render: o.renderHosts, fresh: o.fresh });
     });
+
+  addRenderProcessOptions(addLogOptions(addRetentionOptions(addSettingsOptions(cli.command('serve')))))
+    .description('the crawl-jobs service: an HTTP API and NATS request subjects to create, list, pause, resume and cancel jobs; runs jobs on their schedules and hands out due revisits (runs every stage too unless --stages none)')
+    .option('--out <dir>', 'output directory (Parquet tables, and the JetStream store when embedded)', DEFAULT_OUT)
+    .option('--host <address>', 'address the HTTP API listens on', '127.0.0.1')
+    .option('--port <p>', 'HTTP port (0 = any free port; the chosen URL is printed)', parseIntOption('--port', 0, 65535), 8080)
+    .option('--stages <which>', 'all: run every stage in this process; none: the API and scheduler only', 'all')
+    .option('--extract-threads <n>', EXTRACT_THREADS_HELP, parseIntOption('--extract-threads', 0, MAX_EXTRACT_THREADS))
+    .action(async (o) => exitWhenDrained(await runServe(o)));
 
   cli
     .command('status')

@@ -44,7 +44,8 @@ export function addSettingsOptions(cmd: Command): Command {
     .option('--render <pattern>', 'render pages whose URL matches this glob or /regex/ in headless Chromium before extracting them (repeatable)', collect, [])
     .option('--render-auto', 'also render pages whose HTML looks like an application shell: little text, an empty mount element, scripts')
     .option('--render-timeout-ms <n>', 'a render ends this long after it started, settled or not (default 15000)', parseIntOption('--render-timeout-ms', 1000, 600_000))
-    .option('--warc-max-bytes <n>', 'start a new WARC file before one would pass this size (default 1073741824 = 1 GiB)', parseIntOption('--warc-max-bytes', 65_536));
+    .option('--warc-max-bytes <n>', 'start a new WARC file before one would pass this size (default 1073741824 = 1 GiB)', parseIntOption('--warc-max-bytes', 65_536))
+    .option('--revisit-slot-ms <n>', "crawl jobs' revisits are handed out one time slot of this length at a time: their granularity (default 60000)", parseIntOption('--revisit-slot-ms', 100, 3_600_000));
 }
 
 /** Flags that map one-to-one onto a crawl setting of the same name. */
@@ -78,6 +79,7 @@ const DIRECT_SETTINGS = [
   'warcMaxBytes',
   'renderAuto',
   'renderTimeoutMs',
+  'revisitSlotMs',
 ] as const;
 
 /** Flags whose setting has another name. */

@@ -1,8 +1,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { AckPolicy, DeliverPolicy, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
-import { nanos } from '@nats-io/nats-core';
-import { EDGES } from '../ops/nats/edges.js';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { countFrom } from '../app/queue-count.js';
 import { openOutputDatabase } from '../pipeline/adapters/duckdb-views.js';
 import { formatResult } from './table-format.js';
 import { sqlString } from '../pipeline/adapters/sql-quote.js';
@@ -72,7 +71,12 @@ async function readStatus(nc: Parameters<typeof openKvStores>[0], outDir: string
   const at = Date.now();
   const hosts = await listHostWaits(hostWaitSources(kv, streamAccess(nc), settings), at);
   // two requests a host: the hosts tried soonest are counted, the rest stay null
-  for (const h of hosts.slice(0, COUNTED_HOSTS)) if (h.queued === null) h.queued = await countFrom(jsm, h.subject, h.fromSeq);
+  for (const h of hosts.slice(0, COUNTED_HOSTS)) {
+    if (h.queued !== null) continue;
+    let n = 0;
+    for (const q of h.queues) n += await countFrom(jsm, q.subject, q.fromSeq);
+    h.queued = n;
+  }
   const waiting = summarizeWaits(hosts);
   return {
     crawl_id: settings.crawlId,
@@ -83,24 +87,6 @@ async function readStatus(nc: Parameters<typeof openKvStores>[0], outDir: string
     hosts,
     at,
   };
-}
-
-/**
- * Messages on a host-queue subject from `fromSeq` on: what a consumer starting there would
- * have pending. A short-lived consumer in memory, deleted at once (and by the server after
- * 10 s if this process dies first).
- */
-async function countFrom(jsm: JetStreamManager, subject: string, fromSeq: number): Promise<number> {
-  const info = await jsm.consumers.add(EDGES.hostq.stream, {
-    filter_subject: subject,
-    deliver_policy: DeliverPolicy.StartSequence,
-    opt_start_seq: Math.max(1, fromSeq),
-    ack_policy: AckPolicy.None,
-    mem_storage: true,
-    inactive_threshold: nanos(10_000),
-  });
-  await jsm.consumers.delete(EDGES.hostq.stream, info.name).catch(() => undefined);
-  return info.num_pending;
 }
 
 /** Outcomes so far from the output's fetch_log (empty when nothing is persisted yet). */

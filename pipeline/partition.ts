@@ -19,9 +19,13 @@ export function subjectFor(edge: string, host: string, partitions: number): stri
 }
 
 /**
- * The queue of one host: `crawl.hostq.<p>.<hostkey>`. The key is a hash, since a host name
- * has dots (and may be an IPv6 literal) and a subject token may not.
+ * A queue of one host: `crawl.hostq.<p>.<hostkey>` for its default lane, and
+ * `crawl.hostq.<p>.<hostkey>.<lane>` for the others (a priority level, and a crawl job:
+ * stages/shared/host-state/host-lanes.ts). The key is a hash, since a host name has dots
+ * (and may be an IPv6 literal) and a subject token may not; a lane is made of letters,
+ * digits and dashes.
  */
-export function hostQueueSubject(host: string, partitions: number): string {
-  return `crawl.hostq.${partitionOf(host, partitions)}.${createHash('sha1').update(host).digest('hex').slice(0, 20)}`;
+export function hostQueueSubject(host: string, partitions: number, lane = ''): string {
+  const base = `crawl.hostq.${partitionOf(host, partitions)}.${createHash('sha1').update(host).digest('hex').slice(0, 20)}`;
+  return lane === '' ? base : `${base}.${lane}`;
 }

@@ -75,6 +75,8 @@ export const CrawlSettingsSchema = z
     renderAuto: z.boolean().default(false),
     /** a render ends this long after it started, settled or not: the DOM as it is then is stored */
     renderTimeoutMs: z.number().int().min(1000).max(600_000).default(15_000),
+    /** crawl jobs' revisit schedule is taken one time slot of this length at a time (its granularity) */
+    revisitSlotMs: z.number().int().min(100).max(3_600_000).default(60_000),
     /** a WARC file is closed and a new one started before it would pass this many bytes */
     warcMaxBytes: z.number().int().min(64 * 1024).default(1024 ** 3),
   })

@@ -74,6 +74,8 @@ export interface StageContext {
     validators: KvStore;
     /** WARC-Payload-Digest -> first capture, for the archive's identical-payload revisits */
     digests: KvStore;
+    /** crawl jobs: their scope, limits, politeness and state (`crawl serve` writes them) */
+    jobs: KvStore;
   };
   http: HttpClient;
   /** the largest message the server accepts, so a stage can cap what it emits */

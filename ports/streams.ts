@@ -22,6 +22,8 @@ export interface StreamAccess {
 export interface ConsumerPosition {
   ackFloor: number;
   delivered: number;
+  /** messages on its subjects not delivered yet: how far behind it is */
+  pending: number;
 }
 
 /** One message to publish. `msgId` lets JetStream drop a duplicate publish (within its window). */

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { decodeMessage, encodeMessage } from './codec.js';
+import { RevisitState } from './url-messages.js';
 
 /** raw bytes (msgpack bin) */
 const bytes = z.custom<Uint8Array>((v) => v instanceof Uint8Array, 'expected bytes');
@@ -41,6 +42,10 @@ export const UrlOutcome = z.object({
   depth: z.number().int().nullable(),
   /** a redirect's target (cc-index's fetch_redirect) */
   fetch_redirect: z.string().nullable().optional(),
+  /** the crawl job of the URL (its rows' crawl id), and its revisit facts when it was one */
+  job: z.string().optional(),
+  revisit: RevisitState.optional(),
+  hint_interval_ms: z.number().int().positive().optional(),
 });
 export type UrlOutcome = z.infer<typeof UrlOutcome>;
 

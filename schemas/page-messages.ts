@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { decodeMessage, encodeMessage, SchemaError } from './codec.js';
 import { spansOf, textFromSpans } from './text-spans.js';
+import { RevisitState } from './url-messages.js';
 
 /** raw bytes (msgpack bin) */
 const bytes = z.custom<Uint8Array>((v) => v instanceof Uint8Array, 'expected bytes');
@@ -31,6 +32,16 @@ export const FetchedPage = z.object({
   rendered: z.boolean().optional(),
   /** what rendering did, or why it failed (fetch_log's reason shows it) */
   render_note: z.string().optional(),
+  /** its crawl job, and the revisit facts it carries (see url-messages.ts) */
+  job: z.string().optional(),
+  revisit: RevisitState.optional(),
+  hint_interval_ms: z.number().int().positive().optional(),
+  fetch_as: z.literal('sitemap').optional(),
+  sitemap_level: z.number().int().nonnegative().optional(),
+  /** the response's Last-Modified (epoch ms), a freshness hint for the first revisit */
+  last_modified: z.number().optional(),
+  /** a job page's validators as sent, for the conditional GET of its revisit */
+  validators: z.object({ etag: z.string().nullable(), last_modified: z.string().nullable() }).optional(),
 });
 export type FetchedPage = z.infer<typeof FetchedPage>;
 

@@ -7,21 +7,69 @@ import { decodeMessage, encodeMessage, SchemaError } from './codec.js';
  * admitted URLs (into politeness-gate) and fetch grants (into fetch).
  */
 
+/**
+ * What the previous fetch of a URL found, carried with it when it is revisited (a job's
+ * adaptive schedule): the interval that led to this fetch and what to compare the new copy
+ * with. Nothing per URL is kept anywhere else: the revisit schedule is these messages.
+ */
+export const RevisitState = z.object({
+  interval_ms: z.number().int().positive(),
+  /** content digest and SimHash (16 hex) of the previous copy; null when it stored no page */
+  digest: z.string().nullable(),
+  simhash: z.string().nullable(),
+  /** when the previous fetch happened, and when this one was due (epoch ms) */
+  fetched_at: z.number(),
+  due_at: z.number(),
+  /** whether the page had changed at the previous fetch (a changed page's revisit goes first) */
+  changed: z.boolean().optional(),
+  /** the previous copy's validators, for a conditional GET */
+  etag: z.string().nullable().optional(),
+  last_modified: z.string().nullable().optional(),
+});
+export type RevisitState = z.infer<typeof RevisitState>;
+
+/**
+ * Fields a URL carries from discovery to its outcome when it belongs to a crawl job (absent:
+ * the deployment's own crawl, whose id is in the settings).
+ */
+const jobFields = {
+  /** the job's id, which is also the crawl id of its rows */
+  job: z.string().optional(),
+  /** a revisit: what the last fetch found (past the seen filter, with conditional GET) */
+  revisit: RevisitState.optional(),
+  /** a freshness hint for the first revisit interval (a sitemap's changefreq or lastmod), ms */
+  hint_interval_ms: z.number().int().positive().optional(),
+  /** `sitemap`: fetch this URL as a sitemap (XML, text or gzip) and follow what it lists */
+  fetch_as: z.literal('sitemap').optional(),
+  /** sitemap indexes followed to reach this sitemap (bounded) */
+  sitemap_level: z.number().int().nonnegative().optional(),
+};
+
+/** How a URL was found. */
+export const VIA = ['seed', 'link', 'redirect', 'sitemap', 'revisit'] as const;
+
 export const DiscoveredLink = z.object({
   url: z.string(),
   anchor: z.string().optional(),
   rel: z.string().optional(),
+  revisit: RevisitState.optional(),
+  hint_interval_ms: z.number().int().positive().optional(),
+  fetch_as: z.literal('sitemap').optional(),
 });
 export type DiscoveredLink = z.infer<typeof DiscoveredLink>;
 
 /** crawl.links.<p>: links found on one page (or a redirect target), resolved to absolute URLs. */
 export const DiscoveredLinks = z.object({
   v: z.literal(1),
-  source_url: z.string(),
+  /** the page they were found on; null for a crawl job's seeds and revisits */
+  source_url: z.string().nullable(),
   /** depth of the URLs in `links` (the source page's depth + 1) */
   depth: z.number().int().nonnegative(),
-  via: z.enum(['link', 'redirect']),
+  via: z.enum(VIA),
   links: z.array(DiscoveredLink),
+  job: z.string().optional(),
+  /** links of a sitemap: the index levels above it */
+  sitemap_level: z.number().int().nonnegative().optional(),
   /** via redirect: the URLs that redirected, oldest first (the last one is source_url) */
   redirect_chain: z.array(z.string()).optional(),
 });
@@ -42,9 +90,10 @@ export const CandidateUrl = z.object({
   domain: z.string(),
   depth: z.number().int().nonnegative(),
   source_url: z.string().nullable(),
-  via: z.enum(['seed', 'link', 'redirect']),
+  via: z.enum(VIA),
   /** the URLs that redirected to this one, oldest first */
   redirect_chain: z.array(z.string()).optional(),
+  ...jobFields,
 });
 export type CandidateUrl = z.infer<typeof CandidateUrl>;
 

@@ -95,6 +95,20 @@ export {
   TRAP_NORMAL_PAGES,
 } from './trap-hosts.js';
 export type { TrapResponse } from './trap-hosts.js';
+export {
+  FreshHosts,
+  FRESH_DEFAULTS,
+  FRESH_DOMAIN,
+  FRESH_SITEMAP_HOST,
+  SITEMAP_INDEX_PATH,
+  SITEMAP_CHILD_PATHS,
+  TEXT_SITEMAP_PATH,
+  BAD_SITEMAP_PATH,
+  BAD_SITEMAP_FUTURE_MS,
+  freshHostName,
+  resolveFreshOptions,
+} from './fresh-hosts.js';
+export type { FreshHostsOptions, ResolvedFreshOptions, FreshResponse } from './fresh-hosts.js';
 export { startTestDns, dnsResponse, dnsTypeName, ipv6Bytes, DNS_TYPE_A, DNS_TYPE_AAAA } from './dns-server.js';
 export type { TestDns, DnsAnswers, DnsEntry, DnsQueryRecord } from './dns-server.js';
 export { getFromTestWeb } from './http-get.js';

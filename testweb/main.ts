@@ -17,6 +17,8 @@ export interface TestWebCliArgs {
   traps?: boolean;
   /** also serve the hosts whose pages need a browser (*.render.test) */
   render?: boolean;
+  /** also serve the hosts whose pages change on a schedule (*.fresh.test), the schedule starting now */
+  fresh?: boolean;
   /** Where the status line goes; default stdout. */
   out?: (line: string) => void;
   /** Stops the server when aborted, like a signal (for tests). */
@@ -38,6 +40,7 @@ export async function runTestWebCli(args: TestWebCliArgs): Promise<void> {
     ...(args.hostile ? { hostile: true } : {}),
     ...(args.traps ? { traps: true } : {}),
     ...(args.render ? { render: true } : {}),
+    ...(args.fresh ? { fresh: true } : {}),
   });
   const { siteHostNames, benchHostNames } = web.model;
   let summary = `${siteHostNames.length} hosts${range(siteHostNames)}`;
@@ -46,9 +49,10 @@ export async function runTestWebCli(args: TestWebCliArgs): Promise<void> {
   if (web.hostile) summary += ', hostile.test';
   if (web.traps) summary += `, ${web.traps.hostNames.length} trap hosts (*.trap.test)`;
   if (web.render) summary += `, ${web.render.hostNames.length} render hosts (*.render.test)`;
+  if (web.fresh) summary += `, ${web.fresh.hostNames.length} fresh hosts (*.fresh.test, changing since ${new Date(web.fresh.options.startAt).toISOString()})`;
   const out = args.out ?? ((l: string) => process.stdout.write(`${l}\n`));
   out(`testweb listening on 127.0.0.1:${web.port} (${summary})`);
-  if (args.politeness || args.hostile || args.traps || args.render) out(`crawl with: ${web.resolveRules.map((r) => `--resolve ${r}`).join(' ')}`);
+  if (args.politeness || args.hostile || args.traps || args.render || args.fresh) out(`crawl with: ${web.resolveRules.map((r) => `--resolve ${r}`).join(' ')}`);
 
   await new Promise<void>((resolve) => {
     const stop = () => {
@@ -64,7 +68,7 @@ export async function runTestWebCli(args: TestWebCliArgs): Promise<void> {
   });
 }
 
-// Direct use without the CLI: node dist/testweb/main.js [--hosts N] [--port P] [--seed S] [--bench-hosts M]
+// Direct use without the CLI: node dist/testweb/main.js [--hosts N] [--port P] [--seed S] [--bench-hosts M] [--fresh]
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const flag = (name: string, fallback: number): number => {
     const i = process.argv.indexOf(`--${name}`);
@@ -75,5 +79,5 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.a
     }
     return value;
   };
-  void runTestWebCli({ hosts: flag('hosts', 20), port: flag('port', 0), seed: flag('seed', 1), benchHosts: flag('bench-hosts', 0) });
+  void runTestWebCli({ hosts: flag('hosts', 20), port: flag('port', 0), seed: flag('seed', 1), benchHosts: flag('bench-hosts', 0), fresh: process.argv.includes('--fresh') });
 }

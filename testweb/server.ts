@@ -9,6 +9,8 @@
 // With `traps` it also serves the crawl-trap hosts *.trap.test (trap-hosts.ts).
 // With `render` it also serves the hosts whose pages need a browser, *.render.test
 // (render-hosts.ts).
+// With `fresh` it also serves *.fresh.test (fresh-hosts.ts): pages that change on a known
+// schedule, with validators, 304s and sitemaps.
 
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createHash } from 'node:crypto';
@@ -22,6 +24,7 @@ import { PolitenessHosts, SHARED_IP_ADDRESS, type PolitenessHostsOptions } from 
 import { HostileHosts, type HostileHostsOptions } from './hostile-hosts.js';
 import { TrapHosts } from './trap-hosts.js';
 import { RenderHosts, type RenderHostsOptions } from './render-hosts.js';
+import { FreshHosts, type FreshHostsOptions } from './fresh-hosts.js';
 
 export interface StartTestWebOptions {
   /** Site hosts h00.site.test ... (default 20). */
@@ -48,6 +51,11 @@ export interface StartTestWebOptions {
   traps?: boolean;
   /** Also serve the hosts whose pages need a browser, *.render.test (see render-hosts.ts). Default off. */
   render?: RenderHostsOptions | boolean;
+  /**
+   * Also serve the hosts whose pages change on a schedule, *.fresh.test (see fresh-hosts.ts);
+   * the schedule starts now unless `startAt` says otherwise. true: default options. Default off.
+   */
+  fresh?: FreshHostsOptions | boolean;
 }
 
 export interface RequestRecord {
@@ -89,6 +97,8 @@ export interface TestWeb {
   traps: TrapHosts | null;
   /** The hosts whose pages need a browser, when enabled; null otherwise. */
   render: RenderHosts | null;
+  /** The fresh hosts, when enabled: their change schedule (versions, change times) and sitemaps; null otherwise. */
+  fresh: FreshHosts | null;
   /** Completed requests, in order of arrival. */
   requestLog(): RequestRecord[];
   /** Requests that have arrived and are not finished yet (host, path, start). */
@@ -140,6 +150,7 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
   const hostile = opts.hostile ? new HostileHosts(opts.hostile) : null;
   const traps = opts.traps ? new TrapHosts() : null;
   const renderHosts = opts.render ? new RenderHosts(opts.render) : null;
+  const fresh = opts.fresh ? new FreshHosts(opts.fresh, { seed: modelOpts.seed, serverClock: now }) : null;
   /** Status to log for a response written as raw bytes on the socket (res never sent headers). */
   const rawStatusOf = new WeakMap<ServerResponse, number>();
   /** The log record of each response in progress, so send() can note Retry-After and robots bodies. */
@@ -208,6 +219,14 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
     if (renderHosts?.has(hostName)) {
       const r = renderHosts.respond(hostName, req.method ?? '', target);
       return send(req, res, r.status, r.type, r.body, r.headers);
+    }
+    if (fresh?.has(hostName)) {
+      const validators = { ifNoneMatch: req.headers['if-none-match'], ifModifiedSince: req.headers['if-modified-since'] };
+      const r = fresh.respond(hostName, req.method ?? '', target, validators);
+      if (r.status !== 304) return send(req, res, r.status, r.type, r.body, r.headers);
+      res.writeHead(304, r.headers);
+      res.end();
+      return;
     }
     const notFound = () => send(req, res, 404, 'text/html; charset=utf-8', '<!DOCTYPE html><html lang="en"><head><title>Not found</title></head><body><h1>Not found</h1></body></html>\n');
     const host = model.byName.get(hostName);
@@ -323,12 +342,13 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
   return {
     port,
     url: (host, path = '/') => `http://${host}${path}`,
-    resolveRules: [`*.site.test=127.0.0.1:${port}`, `*.bench.test=127.0.0.1:${port}`, ...(politeness?.resolveRules(port) ?? []), ...(hostile?.resolveRules(port) ?? []), ...(traps?.resolveRules(port) ?? []), ...(renderHosts?.resolveRules(port) ?? [])],
+    resolveRules: [`*.site.test=127.0.0.1:${port}`, `*.bench.test=127.0.0.1:${port}`, ...(politeness?.resolveRules(port) ?? []), ...(hostile?.resolveRules(port) ?? []), ...(traps?.resolveRules(port) ?? []), ...(renderHosts?.resolveRules(port) ?? []), ...(fresh?.resolveRules(port) ?? [])],
     model,
     politeness,
     hostile,
     traps,
     render: renderHosts,
+    fresh,
     requestLog: () => log.slice().sort((a, b) => a.start - b.start),
     inFlight: () => [...inFlight].map((r) => ({ host: r.host, path: r.path, start: r.start })),
     touch: (urls) => {

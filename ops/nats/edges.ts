@@ -9,18 +9,27 @@ export const EDGES = {
   discovered: { stream: 'CRAWL_DISCOVERED', subjects: ['crawl.seeds', 'crawl.links.*'] },
   normalized: { stream: 'CRAWL_NORMALIZED', subjects: ['crawl.normalized.*'] },
   frontier: { stream: 'CRAWL_FRONTIER', subjects: ['crawl.frontier.*'] },
-  /** one queue per host, `crawl.hostq.<p>.<hostkey>`: URLs waiting for their host, read by sequence */
-  hostq: { stream: 'CRAWL_HOSTQ', subjects: ['crawl.hostq.*.*'] },
+  /** queues per host, `crawl.hostq.<p>.<hostkey>[.<lane>]`: URLs waiting for their host, read by sequence */
+  hostq: { stream: 'CRAWL_HOSTQ', subjects: ['crawl.hostq.*.*', 'crawl.hostq.*.*.*'] },
   ready: { stream: 'CRAWL_READY', subjects: ['crawl.ready.*'] },
   fetched: { stream: 'CRAWL_FETCHED', subjects: ['crawl.fetched.*', 'crawl.exchanges.*'] },
   /** fetched pages extract hands to the render stage (headless Chromium) */
   render: { stream: 'CRAWL_RENDER', subjects: ['crawl.render.*'] },
   extracted: { stream: 'CRAWL_EXTRACTED', subjects: ['crawl.extracted.*'] },
   results: { stream: 'CRAWL_RESULTS', subjects: ['crawl.pages.*', 'crawl.outcomes.*'] },
+  /**
+   * crawl jobs' revisit schedule, `crawl.revisit.<slot>.<job>`: one message per scheduled URL
+   * under the time slot it is due in; the service takes each slot when it comes due and purges
+   * it. A schedule, not a log: it keeps its messages until then, whatever the retention flags.
+   */
+  revisits: { stream: 'CRAWL_REVISITS', subjects: ['crawl.revisit.*.*'], schedule: true },
   deadletter: { stream: 'CRAWL_DEADLETTER', subjects: ['crawl.dlq.>'] },
 } as const;
 
 export type EdgeName = keyof typeof EDGES;
+
+/** The fetch stage's durable consumer: the gate watches how far behind it is (host-level priority). */
+export const FETCH_DURABLE = 'fetch';
 
 /** Subject prefixes a stage publishes under (the partition is appended). */
 export const SUBJECTS = {
@@ -37,6 +46,7 @@ export const SUBJECTS = {
   extracted: 'crawl.extracted',
   pages: 'crawl.pages',
   outcomes: 'crawl.outcomes',
+  revisit: 'crawl.revisit',
   deadletter: 'crawl.dlq',
 } as const;
 
@@ -60,4 +70,6 @@ export const BUCKETS = {
   config: 'crawl-config',
   /** WARC-Payload-Digest -> first capture (URL, date, record id): identical-payload revisits */
   digests: 'crawl-digests',
+  /** crawl jobs (`crawl serve`): one entry per job, and the service's leases and revisit cursor */
+  jobs: 'crawl-jobs',
 } as const;

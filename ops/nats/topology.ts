@@ -21,6 +21,8 @@ export interface RetentionOptions {
 
 /** Two weeks of messages: enough to replay a stage after a bug fix found in a week. */
 export const DEFAULT_RETENTION: RetentionOptions = { maxAgeMs: 14 * 24 * 3600 * 1000, maxBytes: -1 };
+/** A schedule (the revisits) keeps its messages until they are taken and purged. */
+const SCHEDULE_RETENTION: RetentionOptions = { maxAgeMs: 0, maxBytes: -1 };
 
 /**
  * Retention per stream name. `undefined` for a stream: a new stream gets DEFAULT_RETENTION,
@@ -98,6 +100,10 @@ export async function applyTopology(
   retention: RetentionOptions | RetentionPolicyFor = DEFAULT_RETENTION,
 ): Promise<void> {
   for (const edge of Object.values(EDGES)) {
+    if ('schedule' in edge) {
+      await ensureStream(jsm, streamConfig(edge.stream, edge.subjects, SCHEDULE_RETENTION));
+      continue;
+    }
     const limits = typeof retention === 'function' ? retention(edge.stream) : retention;
     await ensureStream(jsm, streamConfig(edge.stream, edge.subjects, limits ?? DEFAULT_RETENTION), limits === undefined);
   }

@@ -62,7 +62,7 @@ export class NatsKvStore implements KvStore {
   }
 }
 
-export type KvStores = Record<'hosts' | 'traps' | 'robots' | 'seen' | 'fingerprints' | 'scope' | 'validators' | 'config' | 'digests', KvStore>;
+export type KvStores = Record<'hosts' | 'traps' | 'robots' | 'seen' | 'fingerprints' | 'scope' | 'validators' | 'config' | 'digests' | 'jobs', KvStore>;
 
 /** Opens (never creates) the crawl's buckets: the topology owns them. */
 export async function openKvStores(nc: NatsConnection): Promise<KvStores> {
@@ -81,5 +81,6 @@ export async function openKvStores(nc: NatsConnection): Promise<KvStores> {
     validators: await open(BUCKETS.validators),
     config: await open(BUCKETS.config),
     digests: await open(BUCKETS.digests),
+    jobs: await open(BUCKETS.jobs),
   };
 }

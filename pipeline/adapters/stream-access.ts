@@ -42,7 +42,7 @@ export function streamAccess(nc: NatsConnection): StreamAccess {
     async consumerPosition(stream: string, durable: string): Promise<ConsumerPosition> {
       jsm ??= jetstreamManager(nc);
       const info = await (await jsm).consumers.info(stream, durable);
-      return { ackFloor: info.ack_floor.stream_seq, delivered: info.delivered.stream_seq };
+      return { ackFloor: info.ack_floor.stream_seq, delivered: info.delivered.stream_seq, pending: info.num_pending };
     },
   };
 }

@@ -1,3 +1,4 @@
+import { crawlIdOf } from '../shared/job-fields.js';
 import { jsonValue, parseJsonValue } from '../../pipeline/kv-store.js';
 import { KvConflictError, type KvStore } from '../../ports/kv.js';
 import { emit, type Outcome, type StageContext, type StageInput } from '../../pipeline/stage.js';
@@ -64,7 +65,7 @@ export function createArchiveHandler(sink: ArchiveSink) {
     if (e.rendered === false) return emit();
     const build = e.exchange?.kind === 'rendered' ? await renderedBuild(ctx.kv.digests, e) : await exchangeBuild(ctx.kv.digests, e);
     const built = await sink.add(build, (placed, b) =>
-      captureRow(e, b, { filename: placed.filename, offset: placed.offsets[b.main]!, length: placed.lengths[b.main]! }, ctx.settings.crawlId),
+      captureRow(e, b, { filename: placed.filename, offset: placed.offsets[b.main]!, length: placed.lengths[b.main]! }, crawlIdOf(ctx, e)),
     );
     ctx.metrics.count('archive', 'records', built.kind);
     return emit();

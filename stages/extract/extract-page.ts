@@ -3,42 +3,12 @@ import { subjectFor } from '../../pipeline/partition.js';
 import type { Emit } from '../../pipeline/stage.js';
 import { contentDigest } from '../shared/content-digest.js';
 import { decodeBody } from './decode-body.js';
+import { extractSitemap } from './sitemap-page.js';
+import type { ExtractCount, ExtractSettings, PageExtraction } from './extraction.js';
 import { extractHtml, type ExtractedHtml } from './extract-html.js';
 import { cutToBytes, MESSAGE_SLACK_BYTES, utf8Length, withinBudget } from '../shared/messages/message-budget.js';
 import { renderPatternReason, type RenderRouting } from './render-route.js';
 import { appShellReason } from './app-shell.js';
-
-/**
- * Everything extracting a page depends on besides the page: plain data, so that the work
- * can run in a worker thread (stages/extract/extract-worker.ts) as well as inline.
- */
-export interface ExtractSettings {
-  /** false drops titles (the replay test's deliberate bug) */
-  titles: boolean;
-  /** the largest message the server accepts */
-  maxPayloadBytes: number;
-  partitions: number;
-  maxDepth: number;
-  /** which pages go to the render stage instead (`--render`, `--render-auto`) */
-  render: RenderRouting;
-}
-
-/** A metric count to add on the main thread: `extract/<what>{outcome}` by `by`. */
-export interface ExtractCount {
-  what: string;
-  outcome: string;
-  by: number;
-}
-
-/**
- * What extracting one fetched page gives: messages to publish, counts, and the validators to
- * keep once they are out (null for a page sent to be rendered: its rendered version keeps them).
- */
-export interface PageExtraction {
-  messages: Emit[];
-  counts: ExtractCount[];
-  validators: { url: string; headers: Record<string, string>; fetchTime: number; links: string[] } | null;
-}
 
 const jsonBytes = (v: unknown) => utf8Length(JSON.stringify(v) ?? '') + 1;
 
@@ -77,6 +47,7 @@ function toRender(p: FetchedPage, reason: string, s: ExtractSettings): PageExtra
 }
 
 export function extractPage(p: FetchedPage, s: ExtractSettings): PageExtraction {
+  if (p.fetch_as === 'sitemap') return extractSitemap(p, s);
   // a page that came back from the render stage is never sent there again
   const routable = p.rendered === undefined;
   const byPattern = routable ? renderPatternReason(p.url, s.render.patterns) : null;
@@ -136,7 +107,8 @@ export function extractPage(p: FetchedPage, s: ExtractSettings): PageExtraction 
   // nofollow: links are recorded in the output but not followed. Links from a page at the
   // maximum depth are not sent on either: normalize would only reject them all for depth.
   const follow = !doc.metaRobots.nofollow;
-  if (follow && links.length > 0 && p.depth + 1 <= s.maxDepth) {
+  // (a job has a maximum depth of its own, which normalize applies)
+  if (follow && links.length > 0 && (p.job !== undefined || p.depth + 1 <= s.maxDepth)) {
     messages.push({
       subject: subjectFor('links', p.host, s.partitions),
       msgId: `links:${p.fetch_id}`,
@@ -147,6 +119,7 @@ export function extractPage(p: FetchedPage, s: ExtractSettings): PageExtraction 
         via: 'link',
         // normalize needs no link source; the output's links table has it
         links: links.map(({ url, anchor, rel }) => ({ url, anchor, rel })),
+        ...(p.job !== undefined ? { job: p.job } : {}),
       }),
     });
   }
@@ -155,6 +128,6 @@ export function extractPage(p: FetchedPage, s: ExtractSettings): PageExtraction 
     messages,
     counts,
     // for a later crawl's conditional GET (and the links to follow if the answer is 304)
-    validators: { url: p.url, headers: p.headers, fetchTime: p.fetch_time, links: follow ? links.map((l) => l.url) : [] },
+    validators: p.job !== undefined ? null : { url: p.url, headers: p.headers, fetchTime: p.fetch_time, links: follow ? links.map((l) => l.url) : [] },
   };
 }

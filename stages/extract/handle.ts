@@ -1,7 +1,8 @@
 import type { FetchedPage } from '../../schemas/index.js';
 import type { Outcome, StageContext, StageInput } from '../../pipeline/stage.js';
 import { storeValidators } from '../shared/validators.js';
-import { extractPage, type ExtractSettings, type PageExtraction } from './extract-page.js';
+import { extractPage } from './extract-page.js';
+import { type ExtractSettings, type PageExtraction } from './extraction.js';
 
 /** Options a replay may change (for example to fix a bug in what extract keeps). */
 export interface ExtractOptions {
@@ -21,7 +22,7 @@ export function extractionOutcome(x: PageExtraction, ctx: StageContext): Outcome
   return {
     kind: 'emit',
     messages: x.messages,
-    afterPublish: () => storeValidators(ctx.kv.validators, v.url, v.headers, v.fetchTime, v.links),
+    ...(v ? { afterPublish: () => storeValidators(ctx.kv.validators, v.url, v.headers, v.fetchTime, v.links) } : {}),
   };
 }
 

@@ -2,7 +2,7 @@ import { SchemaError } from '../../schemas/index.js';
 import type { Outcome, StageContext, StageInput } from '../../pipeline/stage.js';
 import { WorkerPool } from '../../pipeline/worker-pool.js';
 import { ownedCopy } from '../../pipeline/worker-jobs.js';
-import type { ExtractSettings, PageExtraction } from './extract-page.js';
+import type { ExtractSettings, PageExtraction } from './extraction.js';
 import { extractionOutcome, extractSettings, type ExtractOptions } from './handle.js';
 
 /** One fetched-page message as it came from the stream, still encoded: the worker decodes it. */

@@ -9,4 +9,4 @@ export const extractInput: StageInputSpec = {
   ackWaitMs: 30_000,
   maxAckPending: 1_000,
 };
-export const extractEmits = ['extracted', 'discovered', 'render'] as const;
+export const extractEmits = ['extracted', 'discovered', 'results', 'render'] as const;

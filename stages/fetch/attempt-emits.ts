@@ -13,6 +13,16 @@ import { stableId } from '../shared/messages/stage-ids.js';
 import { outcomeEmit } from '../shared/messages/outcome-emit.js';
 import { exchangeInfo, type ExchangeFacts } from '../shared/messages/exchange-emit.js';
 import type { Validators } from '../shared/validators.js';
+import { jobFieldsOf, jobOf } from '../shared/job-fields.js';
+
+/** ETag and Last-Modified as the response sent them (a revisit's conditional GET sends them back). */
+export const validatorsOf = (res: HttpResponse) => ({ etag: res.headers['etag'] ?? null, last_modified: res.headers['last-modified'] ?? null });
+
+/** Last-Modified as a freshness hint (epoch ms), when the response has a valid one. */
+function lastModifiedOf(res: HttpResponse): { last_modified?: number } {
+  const t = Date.parse(res.headers['last-modified'] ?? '');
+  return Number.isFinite(t) ? { last_modified: t } : {};
+}
 import { classifyResponse } from './classify-response.js';
 import { harvestPdfLinks } from './pdf-links.js';
 
@@ -42,6 +52,7 @@ export interface Attempt {
 export function fetchOutcome(a: Attempt, outcome: OutcomeKind, reason: string, redirect: string | null = null): Emit {
   const { ctx, g } = a;
   return outcomeEmit(ctx, `outcome:${g.fetch_id}:${outcome}`, {
+    ...jobFieldsOf(g),
     event_id: stableId(outcome, g.fetch_id),
     fetch_id: g.fetch_id,
     url: g.url,
@@ -58,7 +69,7 @@ export function fetchOutcome(a: Attempt, outcome: OutcomeKind, reason: string, r
 
 export function responseEmits(a: Attempt, res: HttpResponse, facts: ExchangeFacts): Emit[] {
   const { ctx, g } = a;
-  const verdict = classifyResponse(res, g.url, ctx.settings.pageTypes);
+  const verdict = classifyResponse(res, g.url, ctx.settings.pageTypes, g.fetch_as);
   switch (verdict.kind) {
     case 'redirect': {
       const chain = [...(g.redirect_chain ?? []), g.url];
@@ -76,7 +87,17 @@ export function responseEmits(a: Attempt, res: HttpResponse, facts: ExchangeFact
           msgId: `redirect:${g.fetch_id}`,
           // a redirect is the same resource at another address: its target keeps the depth, and
           // goes through normalize, seen-filter and the gate like any link (scope, dedup, robots)
-          data: encodeDiscoveredLinks({ v: 1, source_url: g.url, depth: g.depth, via: 'redirect', links: [{ url: target }], redirect_chain: chain }),
+          data: encodeDiscoveredLinks({
+            v: 1,
+            source_url: g.url,
+            depth: g.depth,
+            via: 'redirect',
+            // a sitemap that moved is still a sitemap
+            links: [{ url: target, ...(g.fetch_as ? { fetch_as: g.fetch_as } : {}) }],
+            redirect_chain: chain,
+            ...jobOf(g),
+            ...(g.sitemap_level !== undefined ? { sitemap_level: g.sitemap_level } : {}),
+          }),
         },
       ];
     }
@@ -91,11 +112,11 @@ export function responseEmits(a: Attempt, res: HttpResponse, facts: ExchangeFact
       );
       const reason = `${verdict.mimeType}: not stored; ${links.length} links harvested${res.truncated ? ' (body truncated)' : ''}`;
       const out = [fetchOutcome(a, 'unsupported_content', reason)];
-      if (links.length > 0 && g.depth + 1 <= ctx.settings.maxDepth) {
+      if (links.length > 0 && (g.job !== undefined || g.depth + 1 <= ctx.settings.maxDepth)) {
         out.push({
           subject: subjectFor('links', g.host, ctx.settings.partitions),
           msgId: `pdf-links:${g.fetch_id}`,
-          data: encodeDiscoveredLinks({ v: 1, source_url: g.url, depth: g.depth + 1, via: 'link', links: links.map((url) => ({ url, anchor: '', rel: 'pdf' })) }),
+          data: encodeDiscoveredLinks({ v: 1, source_url: g.url, depth: g.depth + 1, via: 'link', links: links.map((url) => ({ url, anchor: '', rel: 'pdf' })), ...jobOf(g) }),
         });
       }
       return out;
@@ -124,6 +145,9 @@ export function responseEmits(a: Attempt, res: HttpResponse, facts: ExchangeFact
             body: res.body,
             truncated: res.truncated,
             ...(g.redirect_chain ? { redirect_chain: g.redirect_chain } : {}),
+            ...jobFieldsOf(g),
+            ...lastModifiedOf(res),
+            ...(g.job !== undefined ? { validators: validatorsOf(res) } : {}),
             exchange: exchangeInfo({ ...facts, kind: 'page' }),
           }),
         },
@@ -144,6 +168,7 @@ export function retryEmits(a: Attempt, feedback: FetchFeedback): Emit[] {
   ctx.metrics.count('fetch', 'retries', feedback.kind);
   return [
     outcomeEmit(ctx, `outcome:${g.fetch_id}:retry:${attempt}`, {
+      ...jobFieldsOf(g),
       event_id: stableId('retry', g.fetch_id, attempt),
       fetch_id: g.fetch_id,
       url: g.url,
@@ -169,11 +194,11 @@ export function notModifiedEmits(a: Attempt, previous: Validators): Emit[] {
   const since = new Date(previous.fetch_time).toISOString();
   const validator = previous.etag ? `ETag ${previous.etag}` : `Last-Modified ${previous.last_modified}`;
   const out = [fetchOutcome(a, 'not_modified', `not modified since the fetch of ${since} (${validator})`)];
-  if (previous.links?.length && g.depth + 1 <= ctx.settings.maxDepth) {
+  if (previous.links?.length && (g.job !== undefined || g.depth + 1 <= ctx.settings.maxDepth)) {
     out.push({
       subject: subjectFor('links', g.host, ctx.settings.partitions),
       msgId: `links:${g.fetch_id}`,
-      data: encodeDiscoveredLinks({ v: 1, source_url: g.url, depth: g.depth + 1, via: 'link', links: previous.links.map((url) => ({ url })) }),
+      data: encodeDiscoveredLinks({ v: 1, source_url: g.url, depth: g.depth + 1, via: 'link', links: previous.links.map((url) => ({ url })), ...jobOf(g) }),
     });
   }
   return out;

@@ -13,8 +13,12 @@ export const DEFAULT_PAGE_TYPES: readonly string[] = ['text/html', 'application/
 /** PDFs are not stored, but their links are followed (best effort) */
 const PDF_TYPES = new Set(['application/pdf', 'application/x-pdf']);
 
-/** What a response is, for the crawl: a page to extract, a redirect to follow, or an outcome to record. */
-export function classifyResponse(res: HttpResponse, url: string, pageTypes: readonly string[] = DEFAULT_PAGE_TYPES): ResponseClass {
+/**
+ * What a response is, for the crawl: a page to extract, a redirect to follow, or an outcome to
+ * record. A URL fetched as a sitemap goes to extract whatever its type (XML, text, gzip): the
+ * sitemap parser reads what it is.
+ */
+export function classifyResponse(res: HttpResponse, url: string, pageTypes: readonly string[] = DEFAULT_PAGE_TYPES, fetchAs?: 'sitemap'): ResponseClass {
   if (res.status >= 300 && res.status < 400 && res.status !== 304) {
     const location = res.headers['location'];
     if (!location) return { kind: 'http_error', reason: `http ${res.status} without a Location header` };
@@ -26,6 +30,7 @@ export function classifyResponse(res: HttpResponse, url: string, pageTypes: read
   }
   if (res.status < 200 || res.status >= 300) return { kind: 'http_error', reason: `http ${res.status}` };
   const { mimeType, charset } = parseContentType(res.headers['content-type']);
+  if (fetchAs === 'sitemap') return { kind: 'html', mimeType: mimeType || 'application/octet-stream', charset };
   // no Content-Type at all: sniff the start of the body for markup
   const looksHtml = mimeType === '' && /^\s*(<!doctype html|<html|<head|<body)/i.test(new TextDecoder().decode(res.body.subarray(0, 512)));
   if (pageTypes.includes(mimeType) || looksHtml) return { kind: 'html', mimeType: mimeType || 'text/html', charset };

@@ -1,14 +1,16 @@
-import { encodeAdmitted, type FetchGrant } from '../../schemas/index.js';
+import { encodeAdmitted, type FetchGrant, type RevisitState } from '../../schemas/index.js';
 import { HttpFetchError, type HttpResponse } from '../../ports/http.js';
 import { subjectFor } from '../../pipeline/partition.js';
 import { emit, type Emit, type Outcome, type StageContext, type StageInput } from '../../pipeline/stage.js';
 import { confirmLease, emptySlot, readSlot, releaseSlot } from '../shared/host-state/host-slot.js';
 import { nextPacing, pacingOf, type FetchFeedback } from '../shared/host-state/host-pacing.js';
 import { judgeFetch } from '../shared/failure-policy.js';
-import { conditionalHeaders, readValidators } from '../shared/validators.js';
+import { conditionalHeaders, readValidators, type Validators } from '../shared/validators.js';
 import { extendIp, releaseIp } from '../shared/host-state/ip-slot.js';
 import { exchangeEmit, type ExchangeFacts } from '../shared/messages/exchange-emit.js';
-import { fetchOutcome, notModifiedEmits, responseEmits, retryEmits, withNote, type Attempt } from './attempt-emits.js';
+import { fetchOutcome, notModifiedEmits, responseEmits, retryEmits, validatorsOf, withNote, type Attempt } from './attempt-emits.js';
+import { revisitEmit } from '../shared/revisits/revisit-emit.js';
+import type { FetchResult } from '../shared/revisits/revisit-policy.js';
 import { MESSAGE_OVERHEAD_BYTES } from './spec.js';
 import { PACING_GUARD_MS } from '../shared/host-state/host-pacing.js';
 
@@ -40,7 +42,8 @@ export async function handleFetch(input: StageInput<FetchGrant>, ctx: StageConte
   }
   if (lease === 'lost') return backToGate(ctx, g);
   if (g.ip) await extendIp(ctx.kv.hosts, g.ip, g.lease_id, ctx.clock.now() + leaseMs);
-  const previous = await readValidators(ctx.kv.validators, g.url);
+  // a job's revisit carries the validators of the copy it revisits; other URLs keep them in KV
+  const previous = g.revisit ? revisitValidators(g.revisit) : await readValidators(ctx.kv.validators, g.url);
   const start = ctx.clock.now();
   const requestHeaders = { accept: 'text/html,application/xhtml+xml;q=0.9,*/*;q=0.5', ...conditionalHeaders(previous) };
   let res: HttpResponse | null = null;
@@ -94,6 +97,7 @@ export async function handleFetch(input: StageInput<FetchGrant>, ctx: StageConte
     refersToDate: res?.status === 304 && previous ? previous.fetch_time : null,
     attempt: g.attempt ?? 0,
     ...(g.redirect_chain ? { redirectChain: g.redirect_chain } : {}),
+    job: g.job,
   };
   const a: Attempt = { ctx, g, start, durationMs, status: res?.status ?? null, pacingNote };
   let out: Emit[];
@@ -109,8 +113,17 @@ export async function handleFetch(input: StageInput<FetchGrant>, ctx: StageConte
   } else {
     out = [fetchOutcome(a, 'network_error', withNote(`${failure!.code}: ${failure!.message}`, pacingNote))];
   }
+  const page = out.some((m) => m.subject.startsWith('crawl.fetched.'));
   // every exchange is archived: an HTML page through its fetched message, anything else here
-  if (!out.some((m) => m.subject.startsWith('crawl.fetched.'))) out.push(exchangeEmit(facts, s.partitions));
+  if (!page) out.push(exchangeEmit(facts, s.partitions));
+  // a job's URL that ended here (not a page: simhash schedules those) gets its next revisit
+  const retried = out.some((m) => m.subject.startsWith('crawl.frontier.'));
+  if (g.job !== undefined && !page && !retried) {
+    // a 304's validators are those of the copy it confirms (the revisit keeps them); a failure has none
+    const sent = res && res.status !== 304 ? validatorsOf(res) : null;
+    const extra = sent ? { etag: sent.etag, lastModified: sent.last_modified } : {};
+    out.push(...(await revisitEmit(ctx, g, g.fetch_id, fetchResultOf(res, failure), extra)));
+  }
   ctx.metrics.count('fetch', 'responses', res ? String(res.status) : `error_${failure!.code}`);
   // the host is released only once the outputs are published: a grant redelivered after that
   // is recognised as done, and one redelivered before it still holds the lease and fetches again
@@ -140,4 +153,22 @@ function locationOf(res: HttpResponse, url: string): string | null {
 async function pacingPreview(ctx: StageContext, host: string, feedback: FetchFeedback, end: number, draw: number): Promise<string> {
   const slot = (await readSlot(ctx.kv.hosts, host)) ?? emptySlot(host);
   return nextPacing(slot, feedback, end, pacingOf(ctx), () => draw).last_decision;
+}
+
+/** The validators a revisit carries, as a conditional GET sends them (null: none, a plain GET). */
+function revisitValidators(r: RevisitState): Validators | null {
+  if (!r.etag && !r.last_modified) return null;
+  return { etag: r.etag ?? null, last_modified: r.last_modified ?? null, fetch_time: r.fetched_at };
+}
+
+/**
+ * What a fetch that stored no page means for its revisit: a 304 is unchanged; a redirect, a
+ * page that is gone (404, 410) or an address the guard refuses ends the revisits; any other
+ * answer or failure is tried again later, less often.
+ */
+function fetchResultOf(res: HttpResponse | null, failure: HttpFetchError | null): FetchResult {
+  if (res?.status === 304) return { kind: 'not_modified' };
+  if (res && ((res.status >= 300 && res.status < 400) || res.status === 404 || res.status === 410)) return { kind: 'stop' };
+  if (!res && failure?.code === 'refused') return { kind: 'stop' };
+  return { kind: 'failed' };
 }

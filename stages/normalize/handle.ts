@@ -15,6 +15,9 @@ import { ScopeCache } from './scope-cache.js';
 import { RecentUrls } from './recent-urls.js';
 import { pathOf, repeatedSegments } from './traps.js';
 import { stableId } from '../shared/messages/stage-ids.js';
+import { JobBook } from '../shared/job-book.js';
+import { jobOf } from '../shared/job-fields.js';
+import { JobScopes, type LinkScope } from './job-scopes.js';
 import { perKey } from '../shared/per-key.js';
 import { outcomeEmit } from '../shared/messages/outcome-emit.js';
 
@@ -32,11 +35,14 @@ const patternsOf = perKey((ctx: StageContext) => ({
 }));
 const scopeOf = perKey((ctx: StageContext) => new ScopeCache(ctx.kv.scope));
 const recentOf = perKey((_ctx: StageContext) => new RecentUrls());
+const jobScopesOf = perKey((ctx: StageContext) => new JobScopes(new JobBook(ctx.kv.jobs)));
 
-function filtered(ctx: StageContext, url: string, host: string, depth: number, reason: string): Emit {
-  // one fetch_log row per URL and reason, however often the URL is found
-  return outcomeEmit(ctx, `filtered:${stableId(url, reason)}`, {
-    event_id: stableId('filtered', url, reason),
+function filtered(ctx: StageContext, url: string, host: string, depth: number, reason: string, job?: string): Emit {
+  // one fetch_log row per URL, reason and job, however often the URL is found
+  const key = job === undefined ? [url, reason] : [url, reason, job];
+  return outcomeEmit(ctx, `filtered:${stableId(...key)}`, {
+    ...(job !== undefined ? { job } : {}),
+    event_id: stableId('filtered', ...key),
     fetch_id: null,
     url,
     host,
@@ -67,39 +73,55 @@ async function handleSeed(seed: SeedMessage, ctx: StageContext): Promise<Outcome
   );
 }
 
+/** The scope rules links are judged by: their job's, or the deployment's crawl's. */
+async function scopeFor(msg: DiscoveredLinks, ctx: StageContext): Promise<LinkScope | { stopped: string }> {
+  if (msg.job === undefined) {
+    const { include, exclude } = patternsOf(ctx);
+    const scope = scopeOf(ctx);
+    return { include, exclude, maxDepth: ctx.settings.maxDepth, inScope: (domain) => scope.has(domain, ctx.clock.now()) };
+  }
+  return jobScopesOf(ctx).scopeOf(msg.job, ctx.clock.now());
+}
+
 async function handleLinks(msg: DiscoveredLinks, ctx: StageContext): Promise<Outcome> {
   const out: Emit[] = [];
-  const { include, exclude } = patternsOf(ctx);
-  const scope = scopeOf(ctx);
+  const rules = await scopeFor(msg, ctx);
   const seen = new Set<string>();
   const recent = recentOf(ctx);
+  // a revisit, or a URL of a sitemap, goes on whether seen or not: the seen filter knows what to do
+  const repeatable = msg.via === 'revisit';
   for (const link of msg.links) {
     const result = canonicalize(link.url);
     if (!result.ok) {
-      out.push(filtered(ctx, link.url, '', msg.depth, `${result.reason}: ${result.detail}`));
+      out.push(filtered(ctx, link.url, '', msg.depth, `${result.reason}: ${result.detail}`, msg.job));
+      continue;
+    }
+    if ('stopped' in rules) {
+      out.push(filtered(ctx, result.url, result.host, msg.depth, rules.stopped, msg.job));
       continue;
     }
     if (seen.has(result.url)) continue;
     seen.add(result.url);
     // already forwarded by this process: the seen-filter has it and would drop it as seen
-    if (recent.has(result.url)) continue;
-    const inScope = await scope.has(result.registrableDomain, ctx.clock.now());
+    const recentKey = msg.job === undefined ? result.url : `${msg.job} ${result.url}`;
+    if (!repeatable && recent.has(recentKey)) continue;
+    const inScope = await rules.inScope(result.registrableDomain);
     const verdict = checkScope(result.url, result.registrableDomain, msg.depth, {
       allowedDomains: inScope ? new Set([result.registrableDomain]) : new Set(),
-      include,
-      exclude,
-      maxDepth: ctx.settings.maxDepth,
+      include: rules.include,
+      exclude: rules.exclude,
+      maxDepth: rules.maxDepth,
     });
     if (!verdict.ok) {
-      out.push(filtered(ctx, result.url, result.host, msg.depth, `${verdict.reason}: ${verdict.detail}`));
+      out.push(filtered(ctx, result.url, result.host, msg.depth, `${verdict.reason}: ${verdict.detail}`, msg.job));
       continue;
     }
     const trap = repeatedSegments(pathOf(result.url));
     if (trap) {
-      out.push(filtered(ctx, result.url, result.host, msg.depth, `trap_repeated_segments: ${trap}`));
+      out.push(filtered(ctx, result.url, result.host, msg.depth, `trap_repeated_segments: ${trap}`, msg.job));
       continue;
     }
-    recent.add(result.url);
+    if (!repeatable) recent.add(recentKey);
     out.push(
       candidate(ctx, {
         v: 1,
@@ -110,6 +132,11 @@ async function handleLinks(msg: DiscoveredLinks, ctx: StageContext): Promise<Out
         source_url: msg.source_url,
         via: msg.via,
         ...(msg.redirect_chain ? { redirect_chain: msg.redirect_chain } : {}),
+        ...jobOf(msg),
+        ...(link.revisit ? { revisit: link.revisit } : {}),
+        ...(link.hint_interval_ms ? { hint_interval_ms: link.hint_interval_ms } : {}),
+        ...(link.fetch_as ? { fetch_as: link.fetch_as } : {}),
+        ...(msg.sitemap_level !== undefined ? { sitemap_level: msg.sitemap_level } : {}),
       }),
     );
   }

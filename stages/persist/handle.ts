@@ -1,3 +1,4 @@
+import { crawlIdOf } from '../shared/job-fields.js';
 import { SUBJECTS } from '../../ops/nats/edges.js';
 import { decodeFinal, decodeOutcome, type FinalPage, type UrlOutcome } from '../../schemas/index.js';
 import { emit, type Outcome, type StageContext, type StageInput } from '../../pipeline/stage.js';
@@ -14,7 +15,7 @@ export function decodePersistInput(subject: string, data: Uint8Array): PersistIn
 export function createPersistHandler(batcher: RowBatcher) {
   return async function handlePersist(input: StageInput<PersistInput>, ctx: StageContext): Promise<Outcome> {
     const m = input.message;
-    const rows = m.kind === 'page' ? pageRows(m.page, ctx.settings.crawlId) : outcomeRows(m.outcome, ctx.settings.crawlId);
+    const rows = m.kind === 'page' ? pageRows(m.page, crawlIdOf(ctx, m.page)) : outcomeRows(m.outcome, crawlIdOf(ctx, m.outcome));
     await batcher.add(rows);
     ctx.metrics.count('persist', 'rows', m.kind === 'page' ? 'page' : m.outcome.outcome);
     return emit();

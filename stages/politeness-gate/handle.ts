@@ -2,11 +2,12 @@ import { encodeAdmitted, type AdmittedUrl } from '../../schemas/index.js';
 import { hostQueueSubject } from '../../pipeline/partition.js';
 import type { Outcome, StageContext, StageInput } from '../../pipeline/stage.js';
 import { noteQueued } from '../shared/host-state/host-slot.js';
+import { laneOf } from '../shared/host-state/host-lanes.js';
 import { judgeNewUrl, trapOutcome } from './trap-check.js';
 
 /**
- * The gate's intake: an admitted URL joins the queue of its host (a subject of its own in
- * the host-queue stream: the one message this handler emits), and before the frontier
+ * The gate's intake: an admitted URL joins a queue of its host (its lane's subject in the
+ * host-queue stream, host-lanes.ts: the one message this handler emits), and before the frontier
  * message is acked the host's queue tail learns its new sequence (`beforeAck`; if that
  * write fails the message is redelivered, and the host-queue publish is deduplicated by
  * its msgId, so the URL is queued once). The frontier message is acked at once: URLs waiting for a host wait in that host's queue, never as
@@ -18,12 +19,13 @@ export async function handleGateIntake(input: StageInput<AdmittedUrl>, ctx: Stag
   const m = input.message;
   const verdict = await judgeNewUrl(input, ctx);
   if (!verdict.admit) return { kind: 'emit', messages: [trapOutcome(ctx, m, verdict)] };
+  const lane = laneOf(m);
   return {
     kind: 'emit',
     // redelivered before it was acked: the same msgId, so the server keeps one copy (and says which)
-    messages: [{ subject: hostQueueSubject(m.host, ctx.settings.partitions), data: encodeAdmitted(m), msgId: `hostq:${input.streamSeq}` }],
+    messages: [{ subject: hostQueueSubject(m.host, ctx.settings.partitions, lane), data: encodeAdmitted(m), msgId: `hostq:${input.streamSeq}` }],
     beforeAck: async ([queued]) => {
-      await noteQueued(ctx.kv.hosts, m.host, queued!.seq);
+      await noteQueued(ctx.kv.hosts, m.host, queued!.seq, lane);
       ctx.metrics.count('politeness-gate', 'urls', 'queued');
     },
   };

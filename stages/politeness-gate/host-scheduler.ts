@@ -1,5 +1,12 @@
 import type { BackgroundContext } from '../../pipeline/stage.js';
-import { serveHost, type HostTurn } from './serve-host.js';
+import { serveHostRanked, type HostTurn, type RankedTurn } from './serve-host.js';
+import { EDGES, FETCH_DURABLE } from '../../ops/nats/edges.js';
+import type { LaneLevel } from '../shared/host-state/host-lanes.js';
+
+/** Grants the fetch stage has not taken up past which only hosts with high-priority work are served. */
+export const READY_HIGH_WATER = 500;
+/** The longest a host waits for fetch to catch up. */
+export const MAX_DEFER_MS = 30_000;
 
 /**
  * The gate's timetable: which hosts have queued URLs and when each may be served next.
@@ -12,6 +19,12 @@ import { serveHost, type HostTurn } from './serve-host.js';
  * changed: a release, a new URL queued by another gate) and are served by `serveHost`
  * when due, at most `concurrency` at once. Nothing here must survive the process: on
  * start, the watch of the hosts bucket replays every host's slot, which says who has work.
+ *
+ * Which hosts go first when fetch capacity is the limit: while the fetch stage has more than
+ * {@link READY_HIGH_WATER} grants it has not taken up, a due host whose next URL is not high
+ * priority (host-lanes.ts) waits, in steps of a second, while hosts with high-priority work
+ * are served; no host waits this way more than {@link MAX_DEFER_MS} past when it was due, so
+ * none starves. Politeness is untouched: waiting only ever delays a request.
  */
 export class HostScheduler {
   private readonly dueAt = new Map<string, number>();
@@ -24,12 +37,43 @@ export class HostScheduler {
   private timer: NodeJS.Timeout | null = null;
   private loop: Promise<void> | null = null;
   private readonly inFlight = new Set<Promise<void>>();
+  /** the level of each host's next URL, as its last turn found it */
+  private readonly levels = new Map<string, LaneLevel>();
+  /** hosts held back while fetch is behind, since when */
+  private readonly deferredSince = new Map<string, number>();
+  private backlog = { checkedAt: -Infinity, behind: false };
 
   constructor(
     private readonly ctx: BackgroundContext,
     private readonly concurrency: number,
-    private readonly serve: (ctx: BackgroundContext, host: string) => Promise<HostTurn> = serveHost,
+    private readonly serve: (ctx: BackgroundContext, host: string) => Promise<RankedTurn> = serveHostRanked,
   ) {}
+
+  /** Whether fetch has more grants than READY_HIGH_WATER not taken up (asked once a second). */
+  private async fetchBehind(now: number): Promise<boolean> {
+    if (now - this.backlog.checkedAt >= 1000) {
+      this.backlog.checkedAt = now;
+      try {
+        this.backlog.behind = (await this.ctx.streams.consumerPosition(EDGES.ready.stream, FETCH_DURABLE)).pending > READY_HIGH_WATER;
+      } catch {
+        this.backlog.behind = false; // cannot tell: serve as usual
+      }
+    }
+    return this.backlog.behind;
+  }
+
+  /** A due host may start its turn now, or waits while fetch is behind (never past MAX_DEFER_MS). */
+  private mayStart(host: string, behind: boolean, now: number): boolean {
+    if (!behind || this.levels.get(host) === 'h') {
+      this.deferredSince.delete(host);
+      return true;
+    }
+    const since = this.deferredSince.get(host) ?? now;
+    this.deferredSince.set(host, since);
+    if (now - since < MAX_DEFER_MS) return false;
+    this.deferredSince.delete(host);
+    return true;
+  }
 
   /** Hosts with an entry (for tests and metrics). */
   get size(): number {
@@ -79,14 +123,18 @@ export class HostScheduler {
   private async run(): Promise<void> {
     while (!this.stopped) {
       const now = this.ctx.clock.now();
+      const behind = this.heap.peek() !== undefined && this.heap.peek()!.at <= now ? await this.fetchBehind(now) : false;
+      const heldBack: string[] = [];
       while (this.active < this.concurrency) {
         const top = this.heap.peek();
         if (!top || top.at > now) break;
         this.heap.pop();
         if (this.dueAt.get(top.host) !== top.at) continue; // superseded by an earlier notify
         this.dueAt.delete(top.host);
-        this.startTurn(top.host);
+        if (this.mayStart(top.host, behind, now)) this.startTurn(top.host);
+        else heldBack.push(top.host);
       }
+      for (const host of heldBack) this.notify(host, now + 1000);
       const top = this.heap.peek();
       const sleepMs = this.active >= this.concurrency || !top ? 1000 : Math.min(1000, Math.max(1, top.at - now));
       await new Promise<void>((resolve) => {
@@ -101,12 +149,19 @@ export class HostScheduler {
     this.active += 1;
     this.running.set(host, null);
     const turn = this.serve(this.ctx, host)
-      .catch((err: Error): HostTurn => {
+      .catch((err: Error): RankedTurn => {
         this.ctx.log.warn({ host, err: err.message }, 'serving a host failed; trying again in 1 s');
         this.ctx.metrics.count('politeness-gate', 'turns', 'error');
-        return { kind: 'wait', until: this.ctx.clock.now() + 1000 };
+        return { turn: { kind: 'wait', until: this.ctx.clock.now() + 1000 }, level: null };
       })
-      .then((result) => this.endTurn(host, result));
+      .then(({ turn: result, level }) => {
+        if (level) this.levels.set(host, level);
+        else if (result.kind === 'idle') {
+          this.levels.delete(host);
+          this.deferredSince.delete(host);
+        }
+        this.endTurn(host, result);
+      });
     const tracked = turn.finally(() => this.inFlight.delete(tracked));
     this.inFlight.add(tracked);
   }

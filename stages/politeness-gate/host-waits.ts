@@ -4,7 +4,7 @@ import { parseJsonValue } from '../../pipeline/kv-store.js';
 import { type KvStore } from '../../ports/kv.js';
 import type { StreamAccess } from '../../ports/streams.js';
 import { EDGES } from '../../ops/nats/edges.js';
-import { effectiveCursor, leaseLive, readSlot, TAIL_PREFIX, type HostSlot, type QueueTail } from '../shared/host-state/host-slot.js';
+import { lanesWithWork, leaseLive, readSlot, TAIL_PREFIX, type HostSlot, type QueueTail } from '../shared/host-state/host-slot.js';
 import type { RobotsCache } from '../shared/robots/robots-cache.js';
 
 /**
@@ -27,9 +27,8 @@ export interface HostWait {
    * positions are stream sequences, not counts: see countQueued)
    */
   queued: number | null;
-  /** the host queue's subject, and the stream sequence its next URL is read from */
-  subject: string;
-  fromSeq: number;
+  /** the host's queues (one per lane) with work: each subject, and the sequence its next URL is read from */
+  queues: Array<{ subject: string; fromSeq: number }>;
   reason: WaitReason;
   /** when the gate tries the host again (epoch ms); null when due now */
   until: number | null;
@@ -54,7 +53,7 @@ export interface HostWaitSources {
 export async function listHostWaits(src: HostWaitSources, now: number): Promise<HostWait[]> {
   const waits: HostWait[] = [];
   for await (const busy of busyHosts(src.hosts, now)) {
-    waits.push(await describeWait(src, busy.host, busy.slot, busy.cursor, busy.hasQueued, now));
+    waits.push(await describeWait(src, busy.host, busy.slot, busy.lanes, now));
   }
   return waits.sort((a, b) => (a.until ?? 0) - (b.until ?? 0) || a.host.localeCompare(b.host));
 }
@@ -69,9 +68,8 @@ export async function countBusyHosts(hosts: KvStore, now: number): Promise<numbe
 interface BusyHost {
   host: string;
   slot: HostSlot | null;
-  /** the host queue's sequence handed out last */
-  cursor: number;
-  hasQueued: boolean;
+  /** the lanes with URLs not handed out yet */
+  lanes: Array<{ lane: string; cursor: number }>;
 }
 
 async function* busyHosts(hosts: KvStore, now: number): AsyncIterable<BusyHost> {
@@ -79,28 +77,20 @@ async function* busyHosts(hosts: KvStore, now: number): AsyncIterable<BusyHost> 
     if (!key.startsWith(TAIL_PREFIX)) continue;
     const tailEntry = await hosts.get(key);
     if (!tailEntry) continue;
-    const { host, tail_seq } = parseJsonValue<QueueTail>(tailEntry.value);
-    const slot = await readSlot(hosts, host);
-    const cursor = slot ? effectiveCursor(slot, now) : 0;
-    const hasQueued = tail_seq > cursor;
-    if (hasQueued || (slot && leaseLive(slot, now))) yield { host, slot, cursor, hasQueued };
+    const tail = parseJsonValue<QueueTail>(tailEntry.value);
+    const slot = await readSlot(hosts, tail.host);
+    const lanes = lanesWithWork(slot, tail, now);
+    if (lanes.length > 0 || (slot && leaseLive(slot, now))) yield { host: tail.host, slot, lanes };
   }
 }
 
-async function describeWait(
-  src: HostWaitSources,
-  host: string,
-  slot: HostSlot | null,
-  cursor: number,
-  hasQueued: boolean,
-  now: number,
-): Promise<HostWait> {
-  const subject = hostQueueSubject(host, src.partitions);
-  const base = { host, queued: hasQueued ? null : 0, subject, fromSeq: cursor + 1, givesUpAt: null, detail: slot?.last_decision ?? '' };
+async function describeWait(src: HostWaitSources, host: string, slot: HostSlot | null, lanes: BusyHost['lanes'], now: number): Promise<HostWait> {
+  const queues = lanes.map((l) => ({ subject: hostQueueSubject(host, src.partitions, l.lane), fromSeq: l.cursor + 1 }));
+  const base = { host, queued: lanes.length > 0 ? null : 0, queues, givesUpAt: null, detail: slot?.last_decision ?? '' };
   if (slot && leaseLive(slot, now)) return { ...base, reason: 'request in flight', until: slot.lease_until };
   const slotReadyAt = slot ? Math.max(slot.next_allowed_at, slot.paused_until) : 0;
-  if (hasQueued) {
-    const head = await src.streams.readNext(EDGES.hostq.stream, subject, cursor + 1);
+  if (lanes.length > 0) {
+    const head = await src.streams.readNext(EDGES.hostq.stream, queues[0]!.subject, queues[0]!.fromSeq);
     const robots = head ? await src.robots.lookup(new URL(decodeAdmitted(head.data).url).origin, now) : null;
     const record = robots?.current?.record;
     if (robots?.current && record?.kind === 'disallow_all' && !record.ends) {

@@ -2,11 +2,15 @@ import { decodeAdmitted, encodeGrant, type AdmittedUrl } from '../../schemas/ind
 import { hostQueueSubject, subjectFor } from '../../pipeline/partition.js';
 import type { BackgroundContext, Emit, StageContext } from '../../pipeline/stage.js';
 import { EDGES } from '../../ops/nats/edges.js';
-import { effectiveCursor, hasWork, readSlot, readTail, readyAt, skipQueued, undoAcquire } from '../shared/host-state/host-slot.js';
+import { lanesWithWork, readSlot, readTail, readyAt, skipQueued, undoAcquire } from '../shared/host-state/host-slot.js';
+import { pickLane } from './pick-lane.js';
+import { laneLevel, type LaneLevel } from '../shared/host-state/host-lanes.js';
+import { sitemapsOfSeed } from './seed-sitemaps.js';
 import { releaseIp } from '../shared/host-state/ip-slot.js';
 import { takeHost } from '../shared/host-state/take-host.js';
 import { stableId } from '../shared/messages/stage-ids.js';
 import { outcomeEmit } from '../shared/messages/outcome-emit.js';
+import { jobFieldsOf } from '../shared/job-fields.js';
 import { GRANT_LEASE_MS } from './spec.js';
 import { hostDelayMs, refreshRobots, robotsOf } from '../shared/robots/robots-refresh.js';
 
@@ -16,26 +20,38 @@ export type HostTurn =
   | { kind: 'wait'; until: number; ip?: string } // try again then (or when the host's slot changes)
   | { kind: 'granted' }; // a request is out; the release wakes the host again
 
+/** A turn, and the level of the host's next URL (what the scheduler ranks the host by when fetch is behind). */
+export interface RankedTurn {
+  turn: HostTurn;
+  level: LaneLevel | null;
+}
+
+/** One turn of a host (see serveHostRanked), without its level. */
+export async function serveHost(ctx: BackgroundContext, host: string): Promise<HostTurn> {
+  return (await serveHostRanked(ctx, host)).turn;
+}
+
 /** URLs a host may skip (robots-disallowed) in one turn before other hosts get theirs. */
 const SKIPS_PER_TURN = 50;
 
 const originOf = (url: string) => new URL(url).origin;
 
-type SettledOutcome = 'robots_disallowed' | 'network_error' | 'refused';
+type SettledOutcome = 'robots_disallowed' | 'network_error' | 'refused' | 'filtered';
 
 /**
  * A queued URL that needs no request (robots.txt keeps it out, or its host cannot be
  * reached in this crawl): its outcome is recorded and the queue moves past it.
  */
-async function settleQueued(ctx: BackgroundContext, m: AdmittedUrl, seq: number, reason: string, outcome: SettledOutcome = 'robots_disallowed'): Promise<void> {
+async function settleQueued(ctx: BackgroundContext, m: AdmittedUrl, seq: number, reason: string, outcome: SettledOutcome, lane: string): Promise<void> {
   await ctx.publisher.publish([settledOutcome(ctx, m, reason, outcome)]);
-  await skipQueued(ctx.kv.hosts, m.host, seq);
+  await skipQueued(ctx.kv.hosts, m.host, seq, lane);
 }
 
 function settledOutcome(ctx: StageContext, m: AdmittedUrl, reason: string, outcome: SettledOutcome): Emit {
   ctx.metrics.count('politeness-gate', 'urls', outcome);
   // one terminal outcome per fetch id, whichever the gate settled it with
   return outcomeEmit(ctx, `robots:${m.fetch_id}`, {
+    ...jobFieldsOf(m),
     event_id: stableId('robots', m.fetch_id),
     fetch_id: m.fetch_id,
     url: m.url,
@@ -55,72 +71,87 @@ function settledOutcome(ctx: StageContext, m: AdmittedUrl, reason: string, outco
  * and moves on, fetches robots.txt first, or says when to come back. Every decision is
  * a compare-and-set on the host's slot, so any number of gates may serve one host.
  */
-export async function serveHost(ctx: BackgroundContext, host: string): Promise<HostTurn> {
+export async function serveHostRanked(ctx: BackgroundContext, host: string): Promise<RankedTurn> {
   const s = ctx.settings;
   for (let skipped = 0; skipped < SKIPS_PER_TURN; skipped++) {
     const now = ctx.clock.now();
     const [slot, tail] = await Promise.all([readSlot(ctx.kv.hosts, host), readTail(ctx.kv.hosts, host)]);
-    if (!hasWork(slot, tail, now)) return { kind: 'idle' };
-    const cursor = slot ? effectiveCursor(slot, now) : 0;
-    const stored = await ctx.streams.readNext(EDGES.hostq.stream, hostQueueSubject(host, s.partitions), cursor + 1);
+    const lanes = lanesWithWork(slot, tail, now);
+    if (lanes.length === 0) return { turn: { kind: 'idle' }, level: null };
+    const pick = await pickLane(ctx, lanes, slot, now);
+    if (pick.kind === 'wait') return { turn: pick, level: null };
+    const { lane, cursor, tail: laneTail } = pick.lane;
+    // the level of the host's next URL: what the scheduler ranks it by when fetch is behind
+    const level = laneLevel(lane);
+    const stored = await ctx.streams.readNext(EDGES.hostq.stream, hostQueueSubject(host, s.partitions, lane), cursor + 1);
     if (!stored) {
-      // the queue's messages are gone (stream retention): nothing left to serve
-      await skipQueued(ctx.kv.hosts, host, tail);
-      return { kind: 'idle' };
+      // the lane's messages are gone (stream retention): nothing left to serve in it
+      await skipQueued(ctx.kv.hosts, host, laneTail, lane);
+      continue;
     }
     const m = decodeAdmitted(stored.data);
+    if (pick.stopped) {
+      // a cancelled job: its queued URLs end here, each with its own row
+      await settleQueued(ctx, m, stored.seq, pick.stopped, 'filtered', lane);
+      continue;
+    }
     const origin = originOf(m.url);
 
     // URLs robots.txt keeps out need no request, so they are settled even while the host waits
     const { current: robots, last } = await robotsOf(ctx).lookup(origin, now);
     if (robots?.record.ends) {
-      await settleQueued(ctx, m, stored.seq, robots.record.ends.reason, robots.record.ends.outcome);
+      await settleQueued(ctx, m, stored.seq, robots.record.ends.reason, robots.record.ends.outcome, lane);
       continue;
     }
     const failingSince = last?.record.kind === 'disallow_all' ? (last.record.failingSince ?? last.record.fetchedAt) : null;
     if (failingSince !== null && now - failingSince >= s.robotsGiveUpMs) {
-      await settleQueued(ctx, m, stored.seq, `robots.txt unavailable for ${Math.round((now - failingSince) / 1000)} s, giving up: ${last!.record.reason}`);
+      await settleQueued(ctx, m, stored.seq, `robots.txt unavailable for ${Math.round((now - failingSince) / 1000)} s, giving up: ${last!.record.reason}`, 'robots_disallowed', lane);
       continue;
     }
     if (failingSince !== null && robots) {
       // come back to refetch it, or to give up on its URLs, whichever is first
-      return { kind: 'wait', until: Math.min(robots.expiresAt, failingSince + s.robotsGiveUpMs) };
+      return { turn: { kind: 'wait', until: Math.min(robots.expiresAt, failingSince + s.robotsGiveUpMs) }, level };
     }
     const verdict = robots?.compiled.verdict(m.url);
     if (verdict && !verdict.allowed) {
-      await settleQueued(ctx, m, stored.seq, verdict.matchedRule ? `robots.txt: ${verdict.matchedRule}` : 'robots.txt disallows this path');
+      await settleQueued(ctx, m, stored.seq, verdict.matchedRule ? `robots.txt: ${verdict.matchedRule}` : 'robots.txt disallows this path', 'robots_disallowed', lane);
       continue;
     }
     const at = slot ? readyAt(slot, now) : 0;
-    if (at > 0) return { kind: 'wait', until: at };
+    if (at > 0) return { turn: { kind: 'wait', until: at }, level };
     if (!robots) {
       const wait = await refreshRobots(ctx, host, origin, (exchanges) => ctx.publisher.publish(exchanges));
-      if (wait) return wait;
+      if (wait) return { turn: wait, level };
       continue; // the robots.txt request counts as the host's request: the next turn waits its delay
     }
 
     const leaseId = `fetch:${stableId(m.fetch_id, stored.seq)}`;
-    const taken = await takeHost(ctx, host, now, { leaseId, leaseMs: GRANT_LEASE_MS, seq: stored.seq });
+    const taken = await takeHost(ctx, host, now, { leaseId, leaseMs: GRANT_LEASE_MS, seq: stored.seq, lane, ...(pick.stride ? { stride: pick.stride } : {}) });
     if (!taken.taken) {
       if (taken.reason === 'already handed out') continue;
       if (taken.ip) {
         ctx.metrics.count('politeness-gate', 'urls', 'ip_wait');
-        return { kind: 'wait', until: taken.retryAt, ip: taken.ip };
+        return { turn: { kind: 'wait', until: taken.retryAt, ip: taken.ip }, level };
       }
-      return { kind: 'wait', until: taken.retryAt };
+      return { turn: { kind: 'wait', until: taken.retryAt }, level };
     }
     const { ip } = taken;
-    const grant = encodeGrant({ ...m, lease_id: leaseId, granted_at: now, delay_ms: hostDelayMs(robots.compiled.crawlDelayMs, ctx, host), ip });
+    // a job may ask for more room between requests than the crawl's minimum, never less
+    const delayMs = Math.max(hostDelayMs(robots.compiled.crawlDelayMs, ctx, host), pick.minDelayMs);
+    const grant = encodeGrant({ ...m, lease_id: leaseId, granted_at: now, delay_ms: delayMs, ip });
     try {
       // the lease id is the msgId: a grant served again after a lapsed lease is not published twice
-      await ctx.publisher.publish([{ subject: subjectFor('ready', host, s.partitions), data: grant, msgId: leaseId }]);
+      await ctx.publisher.publish([
+        { subject: subjectFor('ready', host, s.partitions), data: grant, msgId: leaseId },
+        ...sitemapsOfSeed(m, pick.job, robots.compiled.sitemaps, s.partitions),
+      ]);
     } catch (err) {
-      await undoAcquire(ctx.kv.hosts, host, leaseId, stored.seq);
+      await undoAcquire(ctx.kv.hosts, host, leaseId, stored.seq, lane);
       if (ip) await releaseIp(ctx.kv.hosts, ip, leaseId, now);
       throw err;
     }
     ctx.metrics.count('politeness-gate', 'urls', 'granted');
-    return { kind: 'granted' };
+    return { turn: { kind: 'granted' }, level };
   }
-  return { kind: 'wait', until: ctx.clock.now() };
+  return { turn: { kind: 'wait', until: ctx.clock.now() }, level: null };
 }

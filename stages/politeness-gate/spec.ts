@@ -13,7 +13,7 @@ export const gateInput: StageInputSpec = {
   // intake acks at once (waiting URLs sit in the host queues), so this only bounds a burst
   maxAckPending: 2_000,
 };
-export const gateEmits = ['hostq', 'ready', 'results'] as const;
+export const gateEmits = ['hostq', 'ready', 'results', 'discovered'] as const;
 
 /** Hosts one gate process serves at once (a turn may fetch a robots.txt). */
 export const GATE_SCHEDULER_CONCURRENCY = 64;

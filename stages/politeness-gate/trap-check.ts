@@ -4,6 +4,7 @@ import { countNewUrl, trapDefencesOn, trapLimitsOf, type TrapVerdict } from '../
 import { urlPattern } from '../shared/traps/url-pattern.js';
 import { stableId } from '../shared/messages/stage-ids.js';
 import { outcomeEmit } from '../shared/messages/outcome-emit.js';
+import { crawlIdOf, jobFieldsOf } from '../shared/job-fields.js';
 
 /**
  * The crawl-trap defences of the gate's intake: everything reaching it is a URL new to the
@@ -22,14 +23,16 @@ import { outcomeEmit } from '../shared/messages/outcome-emit.js';
 export async function judgeNewUrl(input: StageInput<AdmittedUrl>, ctx: StageContext): Promise<TrapVerdict> {
   const m = input.message;
   const limits = trapLimitsOf(ctx.settings);
-  if (!trapDefencesOn(limits) || (m.attempt ?? 0) > 0 || input.deliveryCount > 1) return { admit: true };
-  return countNewUrl(ctx.kv.traps, { crawl: ctx.settings.crawlId, host: m.host }, urlPattern(m.url), limits);
+  // a revisit was counted when it was new
+  if (!trapDefencesOn(limits) || (m.attempt ?? 0) > 0 || m.via === 'revisit' || input.deliveryCount > 1) return { admit: true };
+  return countNewUrl(ctx.kv.traps, { crawl: crawlIdOf(ctx, m), host: m.host }, urlPattern(m.url), limits);
 }
 
 /** The fetch_log row of a URL a trap defence dropped: outcome `filtered`, reason `<defence>: <why>`. */
 export function trapOutcome(ctx: StageContext, m: AdmittedUrl, verdict: Extract<TrapVerdict, { admit: false }>): Emit {
   ctx.metrics.count('politeness-gate', 'urls', verdict.defence);
   return outcomeEmit(ctx, `trap:${m.fetch_id}`, {
+    ...jobFieldsOf(m),
     event_id: stableId('trap', m.fetch_id),
     fetch_id: m.fetch_id,
     url: m.url,

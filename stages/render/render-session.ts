@@ -173,6 +173,8 @@ export class RenderSession {
           res,
           failure: failure ? `${failure.code}: ${failure.message}` : null,
           robots: `allowed (a ${req.resourceType} of ${p.url}, rendered)`,
+          // a job's page: its requests are archived under the job's crawl id, like the page
+          job: p.job,
         },
         s.partitions,
       ),

@@ -5,6 +5,11 @@ import { emit, type Emit, type Outcome, type StageContext, type StageInput } fro
 import { stableId } from '../shared/messages/stage-ids.js';
 import { outcomeEmit } from '../shared/messages/outcome-emit.js';
 import type { PartitionSeenSet } from './partition-seen-set.js';
+import { JobBook } from '../shared/job-book.js';
+import { crawlIdOf, jobOf } from '../shared/job-fields.js';
+import { perKey } from '../shared/per-key.js';
+
+const jobBookOf = perKey((ctx: StageContext) => new JobBook(ctx.kv.jobs));
 
 const admittedCounter = (crawlId: string) => `admitted-count.${crawlId}`;
 
@@ -15,8 +20,15 @@ const admittedCounter = (crawlId: string) => `admitted-count.${crawlId}`;
  */
 export const fetchIdOf = (crawlId: string, url: string) => stableId(crawlId, url);
 
+/** What the seen set holds for a URL: each job has its own view of what was seen (the same URL in two jobs is two fetches). */
+export const seenKeyOf = (c: Pick<CandidateUrl, 'url' | 'job'>) => (c.job === undefined ? c.url : `${c.job} ${c.url}`);
+
+/** A revisit is a new fetch of a known URL: its own fetch id, from when it was due. */
+const fetchIdFor = (ctx: StageContext, c: CandidateUrl) =>
+  c.revisit ? stableId(crawlIdOf(ctx, c), c.url, c.revisit.due_at) : fetchIdOf(crawlIdOf(ctx, c), c.url);
+
 function admitted(ctx: StageContext, c: CandidateUrl): Emit {
-  const fetchId = fetchIdOf(ctx.settings.crawlId, c.url);
+  const fetchId = fetchIdFor(ctx, c);
   const message: AdmittedUrl = { ...c, fetch_id: fetchId, admitted_at: ctx.clock.now() };
   return {
     subject: subjectFor('frontier', c.host, ctx.settings.partitions),
@@ -25,16 +37,18 @@ function admitted(ctx: StageContext, c: CandidateUrl): Emit {
   };
 }
 
-function overLimit(ctx: StageContext, c: CandidateUrl): Outcome {
+function overLimit(ctx: StageContext, c: CandidateUrl, limit: number): Outcome {
   ctx.metrics.count('seen-filter', 'urls', 'max_pages');
+  const crawl = crawlIdOf(ctx, c);
   return emit(
-    outcomeEmit(ctx, `maxpages:${fetchIdOf(ctx.settings.crawlId, c.url)}`, {
-      event_id: stableId('max_pages', c.url),
+    outcomeEmit(ctx, `maxpages:${fetchIdOf(crawl, c.url)}`, {
+      ...jobOf(c),
+      event_id: c.job === undefined ? stableId('max_pages', c.url) : stableId('max_pages', c.url, c.job),
       fetch_id: null,
       url: c.url,
       host: c.host,
       outcome: 'filtered',
-      reason: `max_pages: the crawl's limit of ${ctx.settings.maxPages} pages is reached`,
+      reason: `max_pages: the crawl's limit of ${limit} pages is reached`,
       fetch_status: null,
       fetch_time: ctx.clock.now(),
       duration_ms: null,
@@ -54,20 +68,26 @@ function overLimit(ctx: StageContext, c: CandidateUrl): Outcome {
  */
 export async function handleSeenFilter(input: StageInput<CandidateUrl>, ctx: StageContext, seen: PartitionSeenSet): Promise<Outcome> {
   const c = input.message;
-  const verdict = seen.check(c.url, input.streamSeq);
+  if (c.via === 'revisit') {
+    // a known URL fetched again (a job's schedule): past the set, which holds it already
+    ctx.metrics.count('seen-filter', 'urls', 'revisit');
+    return emit(admitted(ctx, c));
+  }
+  const verdict = seen.check(seenKeyOf(c), input.streamSeq);
   if (verdict.kind === 'seen') {
     ctx.metrics.count('seen-filter', 'urls', 'seen');
     return emit();
   }
+  const limit = c.job === undefined ? ctx.settings.maxPages : ((await jobBookOf(ctx).get(c.job, ctx.clock.now()))?.spec.max_pages ?? 0);
   if (verdict.kind === 'again' && verdict.decision === 'admitted') return emit(admitted(ctx, c));
-  if (verdict.kind === 'again' && verdict.decision === 'over_limit') return overLimit(ctx, c);
+  if (verdict.kind === 'again' && verdict.decision === 'over_limit') return overLimit(ctx, c, limit);
   // new, or learnt from a replay without its decision: count it against the page limit, so
   // the limit is never exceeded (after a crash a URL may be counted twice: stricter, not looser)
-  if (ctx.settings.maxPages > 0) {
-    const count = await casUpdate<number, number>(ctx.kv.seen, admittedCounter(ctx.settings.crawlId), (n) => ({ value: (n ?? 0) + 1, result: (n ?? 0) + 1 }));
-    if (count > ctx.settings.maxPages) {
+  if (limit > 0) {
+    const count = await casUpdate<number, number>(ctx.kv.seen, admittedCounter(crawlIdOf(ctx, c)), (n) => ({ value: (n ?? 0) + 1, result: (n ?? 0) + 1 }));
+    if (count > limit) {
       seen.decide(input.streamSeq, 'over_limit');
-      return overLimit(ctx, c);
+      return overLimit(ctx, c, limit);
     }
   }
   seen.decide(input.streamSeq, 'admitted');

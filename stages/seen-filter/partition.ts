@@ -1,7 +1,7 @@
 import { decodeCandidate, type CandidateUrl } from '../../schemas/index.js';
 import { type OpenPartition, type PartitionedStage, type StageContext } from '../../pipeline/stage.js';
 import { partitionInput } from '../../ops/nats/consumer-spec.js';
-import { handleSeenFilter } from './handle.js';
+import { handleSeenFilter, seenKeyOf } from './handle.js';
 import { PartitionSeenSet } from './partition-seen-set.js';
 import { decodeSnapshot, encodeSnapshot } from './snapshot-codec.js';
 import { SnapshotStore, type SnapshotManifest } from './snapshot-store.js';
@@ -33,13 +33,15 @@ export async function openSeenPartition(
   }
   let replayed = 0;
   for await (const m of ctx.streams.replay(input.stream, input.filterSubject, seen.settledSeq + 1, position.delivered)) {
-    let url: string;
+    let key: string;
     try {
-      url = decodeCandidate(m.data).url;
+      const c = decodeCandidate(m.data);
+      if (c.via === 'revisit') continue; // never checked against the set
+      key = seenKeyOf(c);
     } catch {
       continue; // undecodable: dead-lettered when it was delivered, never admitted
     }
-    seen.replay(url, m.seq, position.ackFloor);
+    seen.replay(key, m.seq, position.ackFloor);
     replayed += 1;
   }
   seen.settle(position.ackFloor);

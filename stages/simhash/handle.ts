@@ -5,6 +5,8 @@ import { findOriginal } from './find-original.js';
 import { simhashAndWords, simhashToHex } from './simhash.js';
 import { notePage } from '../shared/traps/trap-tally.js';
 import { urlPattern } from '../shared/traps/url-pattern.js';
+import { crawlIdOf } from '../shared/job-fields.js';
+import { revisitEmit } from '../shared/revisits/revisit-emit.js';
 
 /** Pages with fewer words than this are not compared: short texts collide by chance. */
 const MIN_WORDS_FOR_NEAR_DUP = 20;
@@ -23,11 +25,20 @@ export async function handleSimhash(input: StageInput<ExtractedPage>, ctx: Stage
   // only pages long enough to be compared count. A redelivered page may be counted twice: that
   // moves a share of many pages by one, which the threshold tolerates.
   if (ctx.settings.noveltyMinPages > 0 && words > MIN_WORDS_FOR_NEAR_DUP) {
-    await notePage(ctx.kv.traps, { crawl: ctx.settings.crawlId, host: p.host }, urlPattern(p.url), nearDuplicateOf !== null);
+    await notePage(ctx.kv.traps, { crawl: crawlIdOf(ctx, p), host: p.host }, urlPattern(p.url), nearDuplicateOf !== null);
   }
-  return emit({
-    subject: subjectFor('pages', p.host, ctx.settings.partitions),
-    msgId: `page:${p.fetch_id}`,
-    data: encodeFinal({ ...p, simhash: hex, near_duplicate_of: nearDuplicateOf }),
+  // a crawl job's page: its next revisit, sooner if it changed since the last copy
+  const revisit = await revisitEmit(ctx, p, p.fetch_id, { kind: 'page', digest: p.content_digest, simhash: hex }, {
+    etag: p.validators?.etag ?? null,
+    lastModified: p.validators?.last_modified ?? null,
+    lastModifiedAt: p.last_modified,
   });
+  return emit(
+    {
+      subject: subjectFor('pages', p.host, ctx.settings.partitions),
+      msgId: `page:${p.fetch_id}`,
+      data: encodeFinal({ ...p, simhash: hex, near_duplicate_of: nearDuplicateOf }),
+    },
+    ...revisit,
+  );
 }

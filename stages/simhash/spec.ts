@@ -9,7 +9,7 @@ export const simhashInput: StageInputSpec = {
   ackWaitMs: 30_000,
   maxAckPending: 2_000,
 };
-export const simhashEmits = ['results'] as const;
+export const simhashEmits = ['results', 'revisits'] as const;
 
 /** Entries kept per index key; past it the oldest go (bounded growth for hot keys). */
 export const MAX_ENTRIES_PER_KEY = 256;

@@ -116,8 +116,9 @@ describe('topology, KV and runner on a real nats-server', () => {
 
   it('every edge a stage emits to is read by some stage (except dead letters and results read by persist)', async () => {
     const { buildStage } = await import('../../app/stage-registry.js');
-    // the host queues are read by the gate's scheduler by subject and sequence, not by a consumer
-    const consumed = new Set([...STAGE_INPUTS.map((s) => s.stream), EDGES.hostq.stream]);
+    // the host queues are read by the gate's scheduler by subject and sequence, not by a consumer;
+    // the revisit schedule by the service (crawl serve), one due slot at a time
+    const consumed = new Set([...STAGE_INPUTS.map((s) => s.stream), EDGES.hostq.stream, EDGES.revisits.stream]);
     for (const name of ['normalize', 'seen-filter', 'politeness-gate', 'fetch', 'extract', 'simhash'] as const) {
       const def = await buildStage(name, {});
       for (const edge of def.emits) {

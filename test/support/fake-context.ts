@@ -108,6 +108,7 @@ export interface FakeKv {
   scope: MemoryKvStore;
   validators: MemoryKvStore;
   digests: MemoryKvStore;
+  jobs: MemoryKvStore;
 }
 
 /**
@@ -149,7 +150,7 @@ export class MemoryStreams implements StreamAccess, Publisher {
   readonly positions = new Map<string, ConsumerPosition>();
 
   async consumerPosition(_stream: string, durable: string): Promise<ConsumerPosition> {
-    return this.positions.get(durable) ?? { ackFloor: 0, delivered: 0 };
+    return this.positions.get(durable) ?? { ackFloor: 0, delivered: 0, pending: 0 };
   }
 
   /** messages published under `prefix` (e.g. 'crawl.ready') */
@@ -199,6 +200,7 @@ export function createFakeContext(overrides: FakeContextOptions = {}): FakeConte
       scope: overrides.kv?.scope ?? new MemoryKvStore(),
       validators: overrides.kv?.validators ?? new MemoryKvStore(),
       digests: overrides.kv?.digests ?? new MemoryKvStore(),
+      jobs: overrides.kv?.jobs ?? new MemoryKvStore(),
     },
     http: fakeHttp(overrides.respond),
     maxPayloadBytes: overrides.maxPayloadBytes ?? 8 * 1024 * 1024,

@@ -9,7 +9,7 @@ import { createExtractHandler } from '../../stages/extract/handle.js';
 import { appShellReason, SHELL_MAX_WORDS } from '../../stages/extract/app-shell.js';
 import { extractHtml } from '../../stages/extract/extract-html.js';
 import { renderPatternReason } from '../../stages/extract/render-route.js';
-import { decodeExtracted, decodeRenderRequest, type ArchivedExchange, type FetchedPage } from '../../schemas/index.js';
+import { decodeDiscoveredLinks, decodeExtracted, decodeRenderRequest, type ArchivedExchange, type FetchedPage } from '../../schemas/index.js';
 import { renderedRecords } from '../../stages/archive/rendered-records.js';
 import { createArchiveHandler } from '../../stages/archive/handle.js';
 import { captureRow } from '../../stages/archive/capture-row.js';
@@ -102,6 +102,21 @@ describe('extract routes pages to the render stage', () => {
     assert.deepEqual(e.links.map((l) => l.url), ['http://app.render.test/p/2']);
     const failed = await extract(page(SHELL, { rendered: false, render_note: 'not rendered: crashed' }), { render: ['http://app.render.test/*'] });
     assert.equal(onlyOn(failed, 'crawl.extracted', decodeExtracted).rendered, false);
+  });
+
+  test("a crawl job's page keeps its job fields on the way to render and back: the rendered page is extracted as the job's, its links the job's", async () => {
+    const revisit = { interval_ms: 3_600_000, digest: 'sha1:OLD', simhash: '0123456789abcdef', fetched_at: 1_699_990_000_000, due_at: 1_700_000_000_000, etag: '"v0"' };
+    const jobFields = { job: 'job-7', revisit, hint_interval_ms: 86_400_000, validators: { etag: '"v1"', last_modified: null }, last_modified: 1_699_000_000_000 };
+    const toRender = onlyOn(await extract(page(SHELL, jobFields), { render: ['http://app.render.test/*'] }), 'crawl.render', decodeRenderRequest);
+    assert.deepEqual(
+      { job: toRender.job, revisit: toRender.revisit, hint_interval_ms: toRender.hint_interval_ms, validators: toRender.validators, last_modified: toRender.last_modified },
+      jobFields,
+    );
+    const back = page('<html><body><h1>Built</h1><a href="/p/2">two</a></body></html>', { ...jobFields, rendered: true, render_note: 'rendered (--render x): settled after 300 ms' });
+    const out = await extract(back, { render: ['http://app.render.test/*'] });
+    const e = onlyOn(out, 'crawl.extracted', decodeExtracted);
+    assert.deepEqual([e.job, e.revisit, e.rendered], ['job-7', revisit, true]);
+    assert.equal(onlyOn(out, 'crawl.links', decodeDiscoveredLinks).job, 'job-7');
   });
 
   test('patterns are globs or /regex/ like --include', () => {

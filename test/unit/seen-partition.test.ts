@@ -22,14 +22,14 @@ describe('seen-filter partition: open, snapshot, takeover', () => {
       const out = await first.def.handle(stageInput(candidate(['a', 'b', 'c'][i]!), { streamSeq: seq, subject: 'crawl.normalized.0' }), ctx);
       assert.equal(emitted(out).length, 1);
     }
-    ctx.streams.positions.set('seen-filter-p0', { ackFloor: seqs[2]!, delivered: seqs[2]! });
+    ctx.streams.positions.set('seen-filter-p0', { ackFloor: seqs[2]!, delivered: seqs[2]!, pending: 0 });
     await first.close();
 
     // the first owner dies after handling two more messages; one (d) never got acked
     const [seqD, seqA2] = await publish(ctx, 'd', 'a');
     await first.def.handle(stageInput(candidate('d'), { streamSeq: seqD!, subject: 'crawl.normalized.0' }), ctx);
     await first.def.handle(stageInput(candidate('a'), { streamSeq: seqA2!, subject: 'crawl.normalized.0' }), ctx);
-    ctx.streams.positions.set('seen-filter-p0', { ackFloor: seqD! - 1, delivered: seqA2! });
+    ctx.streams.positions.set('seen-filter-p0', { ackFloor: seqD! - 1, delivered: seqA2!, pending: 0 });
 
     const second = await openSeenPartition(seenFilterStage, 0, ctx);
     assert.equal(second.replayed, 2, 'replayed the two messages after the snapshot');

@@ -65,7 +65,7 @@ describe('politeness-gate intake: crawl-trap defences', () => {
     assert.ok(queuedOnly(await intake(ctx, m, 2, s)));
     assert.equal(queued(ctx), 1, 'one copy in the host queue');
     assert.equal((await tallyOf(ctx)).urls, 1, 'counted once');
-    assert.equal(await readTail(ctx.kv.hosts, HOST), ctx.streams.on('crawl.hostq')[0]!.seq);
+    assert.equal((await readTail(ctx.kv.hosts, HOST))?.tail_seq, ctx.streams.on('crawl.hostq')[0]!.seq);
   });
 
   test('a retry of a fetch (attempt > 0) was counted when new: it is queued even over budget', async () => {

@@ -71,7 +71,7 @@ describe('politeness gate: intake queues URLs per host', () => {
     await queue(ctx, admitted('/a'), admitted('/b'), admitted('/x', 'other.example.com'));
     const subject = hostQueueSubject(HOST, ctx.settings.partitions);
     assert.equal(ctx.streams.on(subject).length, 2);
-    assert.equal(await readTail(ctx.kv.hosts, HOST), 2);
+    assert.equal((await readTail(ctx.kv.hosts, HOST))?.tail_seq, 2);
     assert.equal(await ctx.kv.hosts.get(HOST), null, "the host's politeness slot is not touched by queueing");
   });
 

@@ -215,6 +215,21 @@ describe('render stage: handle', () => {
     assert.equal(exchangesOf(second).length, 1, 'a cached script is not archived again');
   });
 
+  test("a crawl job's page keeps its job fields, rendered or not; the page's requests are archived as the job's", async () => {
+    const { ctx, sleep } = contextFor(okFor);
+    const revisit = { interval_ms: 3_600_000, digest: 'sha1:OLD', simhash: '0123456789abcdef', fetched_at: 1_699_990_000_000, due_at: 1_700_000_000_000 };
+    const jobFields = { job: 'job-7', revisit, hint_interval_ms: 86_400_000, validators: { etag: '"v1"', last_modified: null } };
+    const fieldsOf = (p: ArchivedExchange) => ({ job: p.job, revisit: p.revisit, hint_interval_ms: p.hint_interval_ms, validators: p.validators });
+    const out = await render(ctx, new FakeBrowser([req(`https://${HOST}/app.js`)]), sleep, { page: renderRequest(jobFields) });
+    assert.deepEqual(fieldsOf(renderedOf(out)), jobFields);
+    const ex = exchangesOf(out).filter((e) => e.exchange?.kind === 'response');
+    assert.deepEqual(ex.map((e) => e.job), ['job-7']);
+    const crash = new RenderFailure('browser_crashed', 'the browser died', true);
+    const failed = await render(ctx, new FakeBrowser([], {}, crash), sleep, { page: renderRequest({ ...jobFields, fetch_id: 'fid-2' }), deliveryCount: MAX_RENDER_ATTEMPTS });
+    assert.equal(renderedOf(failed).rendered, false);
+    assert.deepEqual(fieldsOf(renderedOf(failed)), jobFields);
+  });
+
   test('a page that did not settle is stored as it was at the timeout, and the note says so', async () => {
     const { ctx, sleep } = contextFor(okFor);
     const out = await render(ctx, new FakeBrowser([], { settled: false, durationMs: 15_002, pending: 1 }), sleep);

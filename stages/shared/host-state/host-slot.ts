@@ -10,11 +10,12 @@ import { nextPacing, type FetchFeedback, type PacingSettings } from './host-paci
  *   that dies blocks its host only until `lease_until`), the gap before the next request
  *   (`next_allowed_at`, from the delay and the adaptive backoff), consecutive failures and
  *   a pause after too many;
- * - the head of the host's queue: URLs waiting for the host sit in the host-queue stream
- *   (`crawl.hostq.<p>.<hostkey>`); `cursor` is the newest one handed out. The newest one
- *   queued is kept under a key of its own (`_q.<host>`, see {@link QueueTail}): the gate's
- *   intake writes it once per URL, and on the slot's key those writes would crowd out the
- *   fetchers' releases. The host has work while tail > cursor.
+ * - the heads of the host's queues: URLs waiting for the host sit in the host-queue stream,
+ *   one subject per lane (host-lanes.ts: a priority level, and a crawl job); `cursor` (the
+ *   default lane) and `cursors` are the newest sequence handed out per lane. The newest one
+ *   queued per lane is kept under a key of its own (`_q.<host>`, see {@link QueueTail}): the
+ *   gate's intake writes it once per URL, and on the slot's key those writes would crowd out
+ *   the fetchers' releases. A lane has work while its tail > its cursor.
  */
 export interface HostSlot {
   host: string;
@@ -30,7 +31,15 @@ export interface HostSlot {
   last_duration_ms: number;
   /** the last leases that completed: a grant redelivered after its fetch is recognised and dropped */
   done_leases: string[];
+  /** the default lane's cursor (the deployment's crawl, normal priority: the queue's first form) */
   cursor: number;
+  /** every other lane's cursor */
+  cursors?: Record<string, number>;
+  /** the lane of the URL the lease was granted for */
+  lease_lane?: string;
+  /** stride scheduling between lanes (host-lanes.ts): each lane's pass, and the pass last served */
+  lane_pass?: Record<string, number>;
+  vtime?: number;
   /** consecutive failed requests (5xx, 429, timeouts, network errors) */
   failures: number;
   /** no request before this (after too many failures in a row); then one probe */
@@ -63,27 +72,50 @@ export const asSlot = (host: string, v: Partial<HostSlot> | null): HostSlot => (
 
 export const leaseLive = (slot: HostSlot, now: number) => slot.lease_id !== null && slot.lease_until > now;
 
+/** The lane's cursor as stored: the newest sequence handed out (or skipped). */
+export const laneCursor = (slot: HostSlot, lane = ''): number => (lane === '' ? slot.cursor : (slot.cursors?.[lane] ?? 0));
+
+function withLaneCursor(slot: HostSlot, lane: string, seq: number): HostSlot {
+  return lane === '' ? { ...slot, cursor: seq } : { ...slot, cursors: { ...slot.cursors, [lane]: seq } };
+}
+
 /**
- * The cursor to read the queue from. A lease that lapsed without a fetcher confirming it
+ * The cursor to read a lane from. A lease that lapsed without a fetcher confirming it
  * means the grant was never published (the gate died between taking the lease and
  * publishing): its URL is served again.
  */
-export function effectiveCursor(slot: HostSlot, now: number): number {
-  if (slot.lease_id !== null && slot.lease_seq > 0 && !slot.lease_confirmed && slot.lease_until <= now) {
-    return Math.min(slot.cursor, slot.lease_seq - 1);
+export function effectiveCursor(slot: HostSlot, now: number, lane = ''): number {
+  const cursor = laneCursor(slot, lane);
+  if (slot.lease_id !== null && slot.lease_seq > 0 && !slot.lease_confirmed && slot.lease_until <= now && (slot.lease_lane ?? '') === lane) {
+    return Math.min(cursor, slot.lease_seq - 1);
   }
-  return slot.cursor;
+  return cursor;
 }
 
-/** The newest host-queue sequence of a host, under its own key. */
+/** The newest host-queue sequence of each lane of a host, under its own key. */
 export interface QueueTail {
   host: string;
+  /** the default lane's */
   tail_seq: number;
+  tails?: Record<string, number>;
 }
 export const tailKey = (host: string) => `_q.${host}`;
 export const TAIL_PREFIX = '_q.';
 
-export const hasWork = (slot: HostSlot | null, tail: number, now: number) => tail > (slot ? effectiveCursor(slot, now) : 0);
+/** Every lane's tail: '' (the default lane) and the others. */
+export const tailsOf = (tail: QueueTail | null): Record<string, number> => ({ '': tail?.tail_seq ?? 0, ...(tail?.tails ?? {}) });
+
+/** Lanes with URLs not handed out yet, and the cursor each is read from. */
+export function lanesWithWork(slot: HostSlot | null, tail: QueueTail | null, now: number): Array<{ lane: string; cursor: number; tail: number }> {
+  const out: Array<{ lane: string; cursor: number; tail: number }> = [];
+  for (const [lane, seq] of Object.entries(tailsOf(tail))) {
+    const cursor = slot ? effectiveCursor(slot, now, lane) : 0;
+    if (seq > cursor) out.push({ lane, cursor, tail: seq });
+  }
+  return out;
+}
+
+export const hasWork = (slot: HostSlot | null, tail: QueueTail | null, now: number) => lanesWithWork(slot, tail, now).length > 0;
 
 /** The host's slot, or null when it has none yet. */
 export async function readSlot(store: KvStore, host: string): Promise<HostSlot | null> {
@@ -91,10 +123,10 @@ export async function readSlot(store: KvStore, host: string): Promise<HostSlot |
   return entry ? asSlot(host, parseJsonValue<Partial<HostSlot>>(entry.value)) : null;
 }
 
-/** The newest sequence queued for the host (0: none). */
-export async function readTail(store: KvStore, host: string): Promise<number> {
+/** The newest sequence queued per lane of the host (null: nothing was ever queued). */
+export async function readTail(store: KvStore, host: string): Promise<QueueTail | null> {
   const entry = await store.get(tailKey(host));
-  return entry ? parseJsonValue<QueueTail>(entry.value).tail_seq : 0;
+  return entry ? parseJsonValue<QueueTail>(entry.value) : null;
 }
 
 /** When a request may start, or 0 if now: max(next allowed, end of a pause, end of a live lease). */
@@ -119,30 +151,45 @@ export function decideAcquire(
   current: HostSlot | null,
   host: string,
   now: number,
-  opts: { leaseId: string; leaseMs: number; seq: number },
+  opts: AcquireOptions,
 ): { next?: HostSlot; result: AcquireResult } {
   const slot = current ?? emptySlot(host);
+  const lane = opts.lane ?? '';
   const at = readyAt(slot, now);
   if (at > 0) return { result: { acquired: false, retryAt: at, reason: waitReason(slot, now) } };
-  if (opts.seq > 0 && opts.seq <= effectiveCursor(slot, now)) {
+  if (opts.seq > 0 && opts.seq <= effectiveCursor(slot, now, lane)) {
     return { result: { acquired: false, retryAt: now, reason: 'already handed out' } };
   }
+  // a URL's lane moves past it; a robots.txt fetch (seq 0) settles a lapsed grant's lane as it was
+  const moved = opts.seq > 0 ? withLaneCursor(slot, lane, opts.seq) : withLaneCursor(slot, slot.lease_lane ?? '', effectiveCursor(slot, now, slot.lease_lane ?? ''));
   const next: HostSlot = {
-    ...slot,
+    ...moved,
     lease_id: opts.leaseId,
     lease_until: now + opts.leaseMs,
     lease_seq: opts.seq,
+    lease_lane: lane,
     lease_confirmed: false,
-    cursor: opts.seq > 0 ? opts.seq : effectiveCursor(slot, now),
+    ...(opts.stride ? { lane_pass: opts.stride.passes, vtime: opts.stride.vtime } : {}),
   };
   return { next, result: { acquired: true, slot: next } };
+}
+
+export interface AcquireOptions {
+  leaseId: string;
+  leaseMs: number;
+  /** the host-queue sequence of the URL granted; 0 for a robots.txt fetch */
+  seq: number;
+  /** its lane (default: the default lane) */
+  lane?: string;
+  /** stride scheduling (host-lanes.ts): the virtual time this grant serves at, and the lanes' passes after it */
+  stride?: { vtime: number; passes: Record<string, number> };
 }
 
 export async function acquireSlot(
   store: KvStore,
   host: string,
   now: number,
-  opts: { leaseId: string; leaseMs: number; seq: number },
+  opts: AcquireOptions,
 ): Promise<AcquireResult> {
   return casUpdate<HostSlot, AcquireResult>(store, host, (current) => {
     const { next, result } = decideAcquire(current ? asSlot(host, current) : null, host, now, opts);
@@ -150,32 +197,32 @@ export async function acquireSlot(
   });
 }
 
-/** A URL was queued for the host at `seq`. */
-export async function noteQueued(store: KvStore, host: string, seq: number): Promise<void> {
+/** A URL was queued for the host at `seq`, in `lane`. */
+export async function noteQueued(store: KvStore, host: string, seq: number, lane = ''): Promise<void> {
   await casUpdate<QueueTail, void>(store, tailKey(host), (current) => {
-    if (current && current.tail_seq >= seq) return { result: undefined };
-    return { value: { host, tail_seq: seq }, result: undefined };
+    if ((tailsOf(current)[lane] ?? 0) >= seq) return { result: undefined };
+    const base = current ?? { host, tail_seq: 0 };
+    return { value: lane === '' ? { ...base, tail_seq: seq } : { ...base, tails: { ...base.tails, [lane]: seq } }, result: undefined };
   });
 }
 
-/** The queued URL at `seq` needs no request (robots said no, or it is gone): move past it. */
-export async function skipQueued(store: KvStore, host: string, seq: number): Promise<void> {
+/** The queued URL at `seq` needs no request (robots said no, or it is gone): move its lane past it. */
+export async function skipQueued(store: KvStore, host: string, seq: number, lane = ''): Promise<void> {
   await casUpdate<HostSlot, void>(store, host, (current) => {
     const slot = asSlot(host, current);
-    if (slot.cursor >= seq) return { result: undefined };
-    return { value: { ...slot, cursor: seq }, result: undefined };
+    if (laneCursor(slot, lane) >= seq) return { result: undefined };
+    return { value: withLaneCursor(slot, lane, seq), result: undefined };
   });
 }
 
-/** Publishing the grant failed: give the lease back and put the URL back at the head of the queue. */
-export async function undoAcquire(store: KvStore, host: string, leaseId: string, seq: number): Promise<void> {
+/** Publishing the grant failed: give the lease back and put the URL back at the head of its lane. */
+export async function undoAcquire(store: KvStore, host: string, leaseId: string, seq: number, lane = ''): Promise<void> {
   await casUpdate<HostSlot, void>(store, host, (current) => {
     const slot = asSlot(host, current);
     if (slot.lease_id !== leaseId) return { result: undefined };
-    return {
-      value: { ...slot, lease_id: null, lease_until: 0, lease_seq: 0, cursor: seq > 0 && slot.cursor === seq ? seq - 1 : slot.cursor },
-      result: undefined,
-    };
+    const cursor = laneCursor(slot, lane);
+    const back = seq > 0 && cursor === seq ? withLaneCursor(slot, lane, seq - 1) : slot;
+    return { value: { ...back, lease_id: null, lease_until: 0, lease_seq: 0 }, result: undefined };
   });
 }
 

@@ -1,5 +1,5 @@
 import type { StageContext } from '../../../pipeline/stage.js';
-import { acquireSlot } from './host-slot.js';
+import { acquireSlot, type AcquireOptions } from './host-slot.js';
 import { acquireIp, releaseIp } from './ip-slot.js';
 
 export type Taken =
@@ -11,7 +11,7 @@ export type Taken =
  * per-IP cap is on) and the host's lease. Either both or neither: a host that is busy gives
  * its IP place back. `ip` on a wait says the IP was full, so its release wakes the host.
  */
-export async function takeHost(ctx: StageContext, host: string, now: number, opts: { leaseId: string; leaseMs: number; seq: number }): Promise<Taken> {
+export async function takeHost(ctx: StageContext, host: string, now: number, opts: AcquireOptions): Promise<Taken> {
   const ip = ctx.settings.maxPerIp > 0 ? await ctx.resolveHost(host) : null;
   if (ip) {
     const place = await acquireIp(ctx.kv.hosts, ip, now, opts.leaseId, now + opts.leaseMs, ctx.settings.maxPerIp);

@@ -27,6 +27,8 @@ export interface ExchangeFacts {
   refersToDate?: number | null;
   attempt?: number;
   redirectChain?: string[];
+  /** the crawl job the exchange was made for (its captures' crawl id) */
+  job?: string | undefined;
 }
 
 /** The `exchange` field: the request line and headers as sent, and what the crawler made of the answer. */
@@ -67,6 +69,7 @@ export function exchangeMessage(f: ExchangeFacts): ArchivedExchange {
     body: f.res?.body ?? new Uint8Array(0),
     truncated: f.res?.truncated ?? false,
     ...(f.redirectChain?.length ? { redirect_chain: f.redirectChain } : {}),
+    ...(f.job !== undefined ? { job: f.job } : {}),
     exchange: exchangeInfo(f),
   };
 }

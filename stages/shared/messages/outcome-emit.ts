@@ -9,8 +9,13 @@ import { cutToBytes } from './message-budget.js';
  * so that the same event redelivered is published and shown once.
  */
 export function outcomeEmit(ctx: StageContext, msgId: string, outcome: Omit<UrlOutcome, 'v'>): Emit {
+  return outcomeEmitFor(ctx.settings.partitions, msgId, outcome);
+}
+
+/** The same, where there is no stage context (extract's worker threads). */
+export function outcomeEmitFor(partitions: number, msgId: string, outcome: Omit<UrlOutcome, 'v'>): Emit {
   return {
-    subject: subjectFor('outcomes', outcome.host || 'invalid', ctx.settings.partitions),
+    subject: subjectFor('outcomes', outcome.host || 'invalid', partitions),
     msgId,
     // a reason quoting hostile input is recorded, but not whole
     data: encodeOutcome({ v: 1, ...outcome, reason: cutToBytes(outcome.reason, MAX_RECORDED_BYTES) }),

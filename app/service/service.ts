@@ -1,0 +1,85 @@
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { openKvStores } from '../../pipeline/adapters/nats-kv.js';
+import { jetstreamPublisher, streamAccess } from '../../pipeline/adapters/stream-access.js';
+import type { Logger } from '../../pipeline/logger.js';
+import type { CrawlSettings } from '../../pipeline/settings.js';
+import { startHttpApi } from './http-api.js';
+import { JobApi } from './job-api.js';
+import { JobScheduler } from './job-scheduler.js';
+import { jobIdle, type StatusSources } from './job-status.js';
+import { JobStore } from './job-store.js';
+import { serveNatsApi } from './nats-api.js';
+import { RevisitDispatch } from './revisit-dispatch.js';
+import { ServiceLease } from './service-lease.js';
+
+export interface ServiceOptions {
+  log: Logger;
+  host: string;
+  port: number;
+  /** where the crawl's output is written, for the jobs' outcome counts */
+  outDir?: string;
+  /** how often the leader looks for due runs and revisits */
+  tickMs?: number;
+}
+
+/** A job's run is judged finished at most this often (the check reads every host's queue tail). */
+const IDLE_CHECK_EVERY_MS = 5000;
+
+/**
+ * `crawl serve`: the crawl-jobs API over HTTP and NATS (answered by every service), and,
+ * in the one service holding the lease, the scheduler: job runs when they fall due, due
+ * revisits handed to the crawl. Everything it knows is in KV and streams, so it can be
+ * killed and restarted at any time, and several can run.
+ */
+export async function startService(nc: NatsConnection, settings: CrawlSettings, o: ServiceOptions): Promise<{ url: string; stop(): Promise<void> }> {
+  const kv = await openKvStores(nc);
+  const jsm = await jetstreamManager(nc);
+  const store = new JobStore(kv.jobs);
+  const status: StatusSources = { jsm, hosts: kv.hosts, partitions: settings.partitions, slotMs: settings.revisitSlotMs, ...(o.outDir ? { outDir: o.outDir } : {}) };
+  const api = new JobApi({ store, settings, status, now: Date.now });
+  const onError = (err: Error) => o.log.error({ err: err.message }, 'API request failed');
+  const http = await startHttpApi(api, o.host, o.port, onError);
+  const natsApi = serveNatsApi(nc, api, onError);
+  const publisher = jetstreamPublisher(jetstream(nc));
+  const lease = new ServiceLease(kv.jobs);
+  const scheduler = new JobScheduler(store, publisher, settings.partitions, o.log);
+  const dispatch = new RevisitDispatch({ jsm, streams: streamAccess(nc), publisher, jobs: kv.jobs, jobOf: (id) => store.get(id), slotMs: settings.revisitSlotMs, partitions: settings.partitions, log: o.log });
+
+  const lastIdleCheck = new Map<string, number>();
+  const idleNow = async (job: Parameters<typeof jobIdle>[1]) => {
+    const now = Date.now();
+    if (now - (lastIdleCheck.get(job.id) ?? 0) < IDLE_CHECK_EVERY_MS) return false;
+    lastIdleCheck.set(job.id, now);
+    return jobIdle(status, job, now);
+  };
+  let stopped = false;
+  let leader = false;
+  const loop = (async () => {
+    while (!stopped) {
+      try {
+        const now = Date.now();
+        const holds = await lease.hold(now);
+        if (holds !== leader) o.log.info({ member: lease.member }, holds ? 'this service schedules jobs and revisits' : 'another service schedules jobs and revisits');
+        leader = holds;
+        if (holds) {
+          await scheduler.pass(now, idleNow);
+          await dispatch.pass(now);
+        }
+      } catch (err) {
+        o.log.warn({ err: (err as Error).message }, 'scheduling pass failed; trying again');
+      }
+      await new Promise((resolve) => setTimeout(resolve, o.tickMs ?? 1000));
+    }
+  })();
+  return {
+    url: http.url,
+    async stop() {
+      stopped = true;
+      await loop;
+      natsApi.unsubscribe();
+      await new Promise<void>((resolve) => http.server.close(() => resolve()));
+      if (leader) await lease.release().catch(() => undefined);
+    },
+  };
+}

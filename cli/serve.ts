@@ -1,0 +1,71 @@
+import path from 'node:path';
+import { openKvStores } from '../pipeline/adapters/nats-kv.js';
+import { createLogger } from '../pipeline/logger.js';
+import { STAGE_NAMES } from '../pipeline/stage.js';
+import { startNode } from '../app/node.js';
+import { readStoredSettings, storeSettings } from '../app/settings-store.js';
+import { applyCrawlTopology } from '../app/topology.js';
+import { startService } from '../app/service/service.js';
+import { API_SUBJECT } from '../app/service/nats-api.js';
+import { openCrawlConnection } from './connection.js';
+import type { LogOptions } from './log-options.js';
+import { retentionPolicy, type RetentionFlags } from './retention-flags.js';
+import { mergeSettings, type SettingsFlags } from './settings-flags.js';
+import { stopOnSignal } from './stop-signal.js';
+import { UsageError } from './usage-error.js';
+import { requireBrowserIfRendering } from './render-check.js';
+
+export interface ServeOptions extends SettingsFlags, RetentionFlags, LogOptions {
+  out: string;
+  host: string;
+  port: number;
+  /** `all`: run every stage in this process too; `none`: the API and scheduler only (workers run elsewhere) */
+  stages: string;
+  extractThreads?: number;
+  /** the render stage's browser contexts and a page's JavaScript heap, in this process */
+  renderConcurrency?: number;
+  renderMemoryMb?: number;
+}
+
+/**
+ * `crawl serve`: the crawl-jobs service. Without NATS_URL it starts nats-server on `--out`
+ * like `crawl run`, and runs every stage beside the API; with NATS_URL it joins that cluster.
+ * Runs until SIGINT or SIGTERM; start it again on the same `--out` and it goes on.
+ */
+export async function runServe(o: ServeOptions): Promise<number> {
+  if (o.stages !== 'all' && o.stages !== 'none') throw new UsageError(`--stages must be all or none, got "${o.stages}"`);
+  const checked = mergeSettings(null, o);
+  if (o.stages === 'all') requireBrowserIfRendering(checked);
+  const retention = retentionPolicy(o);
+  const outDir = path.resolve(o.out);
+  const log = createLogger('serve', { level: o.logLevel, file: o.logFile });
+  const conn = await openCrawlConnection(outDir, 'crawl serve');
+  const stop = stopOnSignal();
+  let node: Awaited<ReturnType<typeof startNode>> | undefined;
+  let service: Awaited<ReturnType<typeof startService>> | undefined;
+  try {
+    await applyCrawlTopology(conn.nc, { retention });
+    const kv = await openKvStores(conn.nc);
+    const settings = mergeSettings(await readStoredSettings(kv), o);
+    await storeSettings(kv, settings);
+    if (o.stages === 'all') {
+      requireBrowserIfRendering(settings);
+      node = await startNode(conn.nc, settings, STAGE_NAMES, {
+        log,
+        outDir,
+        extract: { threads: o.extractThreads },
+        render: { concurrency: o.renderConcurrency, memoryMb: o.renderMemoryMb },
+      });
+    }
+    service = await startService(conn.nc, settings, { log, host: o.host, port: o.port, outDir });
+    process.stderr.write(`crawl serve: jobs API on ${service.url}/api/v1/jobs and NATS ${API_SUBJECT}.<create|list|get|pause|resume|cancel> (${conn.url}); output in ${outDir}\n`);
+    log.info({ url: service.url, nats: conn.url, out: outDir, stages: o.stages }, 'service started');
+    await stop.stopped();
+  } finally {
+    await service?.stop();
+    await node?.stop();
+    await conn.close();
+    stop.dispose();
+  }
+  return 0;
+}

@@ -1,0 +1,63 @@
+import type { JobRecord } from '../../schemas/index.js';
+import type { StageContext } from '../../pipeline/stage.js';
+import type { HostSlot } from '../shared/host-state/host-slot.js';
+import { laneJob, laneWeight, nextLane } from '../shared/host-state/host-lanes.js';
+import { JobBook, jobStopped } from '../shared/job-book.js';
+import { perKey } from '../shared/per-key.js';
+
+const jobBookOf = perKey((ctx: StageContext) => new JobBook(ctx.kv.jobs));
+
+/** A paused job's lanes are looked at again this often (its URLs wait in them meanwhile). */
+export const PAUSED_RECHECK_MS = 2000;
+
+interface LaneWithWork {
+  lane: string;
+  cursor: number;
+  tail: number;
+}
+
+export type LanePick =
+  | {
+      kind: 'serve';
+      lane: LaneWithWork;
+      /** stride scheduling: the virtual time it is served at, and the lane's pass after it (null: leave them) */
+      stride: { vtime: number; passes: Record<string, number> } | null;
+      /** set when the lane's job was cancelled: its URLs end with this reason */
+      stopped: string | null;
+      /** the job's own minimum delay between requests (0: none) */
+      minDelayMs: number;
+      /** the lane's job, when it has one */
+      job: JobRecord | null;
+    }
+  | { kind: 'wait'; until: number };
+
+/**
+ * Which of a host's lanes with work to serve now (host-lanes.ts): a cancelled job's lane
+ * first (its URLs end without a request), then by stride among the lanes of running jobs and
+ * of the crawl itself; a paused job's lanes are left alone. Only paused lanes: come back later.
+ */
+export async function pickLane(ctx: StageContext, lanes: readonly LaneWithWork[], slot: HostSlot | null, now: number): Promise<LanePick> {
+  const jobs = new Map<string, JobRecord | null>();
+  for (const l of lanes) {
+    const id = laneJob(l.lane);
+    if (id !== undefined && !jobs.has(id)) jobs.set(id, await jobBookOf(ctx).get(id, now));
+  }
+  const eligible: LaneWithWork[] = [];
+  for (const l of lanes) {
+    const id = laneJob(l.lane);
+    if (id === undefined) {
+      eligible.push(l);
+      continue;
+    }
+    const record = jobs.get(id) ?? null;
+    const stopped = jobStopped(record, id);
+    if (stopped) return { kind: 'serve', lane: l, stride: null, stopped, minDelayMs: 0, job: null };
+    if (record!.state !== 'paused') eligible.push(l);
+  }
+  const weightOf = (lane: string) => laneWeight(lane, jobs.get(laneJob(lane) ?? '')?.spec.priority);
+  const next = nextLane(eligible.map((l) => l.lane), slot?.lane_pass, slot?.vtime, weightOf);
+  if (!next) return { kind: 'wait', until: now + PAUSED_RECHECK_MS };
+  const lane = eligible.find((l) => l.lane === next.lane)!;
+  const job = jobs.get(laneJob(lane.lane) ?? '') ?? null;
+  return { kind: 'serve', lane, stride: { vtime: next.vtime, passes: next.passes }, stopped: null, minDelayMs: job?.spec.politeness?.min_delay_ms ?? 0, job };
+}

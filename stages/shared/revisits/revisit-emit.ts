@@ -1,0 +1,44 @@
+import { encodeRevisit, type RevisitState } from '../../../schemas/index.js';
+import type { Emit, StageContext } from '../../../pipeline/stage.js';
+import { SUBJECTS } from '../../../ops/nats/edges.js';
+import { JobBook } from '../job-book.js';
+import { perKey } from '../per-key.js';
+import { nextRevisit, type FetchResult } from './revisit-policy.js';
+
+const jobBookOf = perKey((ctx: StageContext) => new JobBook(ctx.kv.jobs));
+
+/** The time slot a due time falls in: the schedule is read one slot at a time. */
+export const slotOf = (dueAt: number, slotMs: number) => Math.floor(dueAt / slotMs);
+
+/** `crawl.revisit.<slot>.<job>` */
+export const revisitSubject = (slot: number, job: string) => `${SUBJECTS.revisit}.${slot}.${job}`;
+
+/**
+ * The revisit record of a job's URL after a fetch (fetch for 304s and failures, simhash for
+ * pages), or nothing: a URL outside any job, a job without revisits, or nothing to revisit.
+ * The msgId makes a redelivered fetch schedule its revisit once.
+ */
+export async function revisitEmit(
+  ctx: StageContext,
+  m: { job?: string | undefined; url: string; host: string; depth: number; revisit?: RevisitState | undefined; hint_interval_ms?: number | undefined },
+  fetchId: string,
+  result: FetchResult,
+  extra: { etag?: string | null; lastModified?: string | null; lastModifiedAt?: number | undefined } = {},
+): Promise<Emit[]> {
+  if (m.job === undefined) return [];
+  const job = await jobBookOf(ctx).get(m.job, ctx.clock.now());
+  if (!job?.spec.revisit || job.state === 'cancelled') return [];
+  const now = ctx.clock.now();
+  // Last-Modified says how long the page stood unchanged: a first hint like a sitemap's
+  const sinceModified = extra.lastModifiedAt !== undefined && extra.lastModifiedAt <= now ? now - extra.lastModifiedAt : undefined;
+  const state = nextRevisit(job.spec.revisit, m.revisit, result, now, { hintMs: m.hint_interval_ms ?? sinceModified, etag: extra.etag, lastModified: extra.lastModified });
+  if (!state) return [];
+  ctx.metrics.count('revisits', 'scheduled', state.changed === undefined ? 'first' : state.changed ? 'changed' : 'unchanged');
+  return [
+    {
+      subject: revisitSubject(slotOf(state.due_at, ctx.settings.revisitSlotMs), m.job),
+      msgId: `revisit:${fetchId}`,
+      data: encodeRevisit({ v: 1, job: m.job, url: m.url, host: m.host, depth: m.depth, state }),
+    },
+  ];
+}

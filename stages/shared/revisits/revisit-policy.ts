@@ -1,0 +1,81 @@
+import { durationMs, type RevisitPolicy, type RevisitState } from '../../../schemas/index.js';
+
+/** What a fetch found, as the revisit schedule sees it. */
+export type FetchResult =
+  /** a page: its content digest and SimHash */
+  | { kind: 'page'; digest: string; simhash: string }
+  /** a 304 to a conditional GET */
+  | { kind: 'not_modified' }
+  /** no page this time (a failure after retries, a non-HTML answer): try again later, less often */
+  | { kind: 'failed' }
+  /** nothing left to revisit: the URL redirects, is gone (404, 410), or robots.txt keeps it out */
+  | { kind: 'stop' };
+
+/** Two SimHashes this close (bits) are the same page with trivial changes (as near-duplicates are). */
+export const UNCHANGED_WITHIN_BITS = 3;
+
+/**
+ * The next revisit of a URL after a fetch, or null for none. Unchanged (a 304, the same
+ * digest, or a SimHash within {@link UNCHANGED_WITHIN_BITS} of the last copy) grows the
+ * interval by `increase`, changed shrinks it by `decrease`, a failure grows it; always within
+ * [min, max]. The first interval is the sitemap's or Last-Modified's hint when there is one,
+ * else `initial`. Pure.
+ */
+export function nextRevisit(
+  policy: RevisitPolicy,
+  prev: RevisitState | undefined,
+  result: FetchResult,
+  now: number,
+  extra: { hintMs?: number | undefined; etag?: string | null; lastModified?: string | null } = {},
+): RevisitState | null {
+  if (!policy.enabled || result.kind === 'stop') return null;
+  const min = durationMs(policy.min);
+  const max = durationMs(policy.max);
+  const clamp = (ms: number) => Math.round(Math.min(max, Math.max(min, ms)));
+  let interval: number;
+  let changed: boolean | undefined;
+  if (!prev) {
+    interval = clamp(extra.hintMs ?? durationMs(policy.initial));
+  } else {
+    changed = result.kind === 'page' && prev.digest !== null && result.digest !== prev.digest && !similar(result.simhash, prev.simhash);
+    // the first fetch of a scheduled run has nothing to compare with: keep the interval
+    const comparable = result.kind !== 'page' || prev.digest !== null;
+    const factor = !comparable ? 1 : changed ? 1 - policy.decrease : 1 + policy.increase;
+    interval = clamp(prev.interval_ms * factor);
+  }
+  const page = result.kind === 'page' ? result : null;
+  return {
+    interval_ms: interval,
+    digest: page ? page.digest : (prev?.digest ?? null),
+    simhash: page ? page.simhash : (prev?.simhash ?? null),
+    fetched_at: now,
+    due_at: now + interval,
+    ...(changed !== undefined ? { changed } : {}),
+    etag: extra.etag !== undefined ? extra.etag : (prev?.etag ?? null),
+    last_modified: extra.lastModified !== undefined ? extra.lastModified : (prev?.last_modified ?? null),
+  };
+}
+
+/** Hamming distance of two 16-hex-digit SimHashes within the threshold (unknown: not similar). */
+function similar(a: string, b: string | null): boolean {
+  if (b === null) return false;
+  let x = BigInt.asUintN(64, BigInt('0x' + a) ^ BigInt('0x' + b));
+  let bits = 0;
+  while (x > 0n && bits <= UNCHANGED_WITHIN_BITS) {
+    x &= x - 1n;
+    bits += 1;
+  }
+  return bits <= UNCHANGED_WITHIN_BITS;
+}
+
+/**
+ * A freshness hint from a sitemap: the interval its `changefreq` names, else the time since
+ * its `lastmod` (a page unchanged for a week is not revisited every hour), within a day to a
+ * month; null without either.
+ */
+export function sitemapHintMs(entry: { changefreq?: string | null; lastmod?: number | null }, now: number): number | null {
+  const byFreq: Record<string, number> = { always: 3_600_000, hourly: 3_600_000, daily: 86_400_000, weekly: 7 * 86_400_000, monthly: 30 * 86_400_000, yearly: 365 * 86_400_000 };
+  if (entry.changefreq && entry.changefreq in byFreq) return byFreq[entry.changefreq]!;
+  if (entry.lastmod != null && entry.lastmod <= now) return Math.min(30 * 86_400_000, Math.max(86_400_000, now - entry.lastmod));
+  return null;
+}
