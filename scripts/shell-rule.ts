@@ -13,7 +13,7 @@ import { renderPage } from '../testweb/render-page.js';
 import { TRAP_HOSTS, TRAP_NORMAL_PAGES, TrapHosts } from '../testweb/trap-hosts.js';
 import { PolitenessHosts, politenessHostPaths } from '../testweb/politeness-hosts.js';
 import { extractHtml } from '../stages/extract/extract-html.js';
-import { appShellReason } from '../stages/extract/app-shell.js';
+import { appShellReason, SHELL_MAX_WORDS } from '../stages/extract/app-shell.js';
 import { loadBenchmarkPages } from './article-benchmark.js';
 
 export interface Corpus {
@@ -31,6 +31,10 @@ export interface CorpusResult {
   matched: number;
   /** the pages it got wrong, with the rule's reason (or none) */
   wrong: string[];
+  /** pages with a running script and an empty mount element, which only the word bound decides */
+  scriptedWithMount: number;
+  /** the fewest words among those that are not shells (how far the bound is from a false positive) */
+  fewestWordsNotShell: number | null;
 }
 
 const body = (b: string | Buffer) => (typeof b === 'string' ? b : b.toString('utf8'));
@@ -67,21 +71,36 @@ export function articleCorpus(): Corpus {
 
 export function judgeCorpus(c: Corpus): CorpusResult {
   let matched = 0;
+  let scriptedWithMount = 0;
+  let fewestWordsNotShell: number | null = null;
   const wrong: string[] = [];
   for (const p of c.pages) {
     const doc = extractHtml(p.html, p.url);
     const reason = appShellReason({ text: doc.text, ...doc.shell });
     if (reason) matched++;
     if ((reason !== null) !== c.shells) wrong.push(`${p.url}: ${reason ?? 'not a shell'}`);
+    if (doc.shell.scripts > 0 && doc.shell.emptyMounts > 0) {
+      scriptedWithMount++;
+      if (!reason) {
+        const words = doc.text.match(/[\p{L}\p{N}]+/gu)?.length ?? 0;
+        fewestWordsNotShell = Math.min(fewestWordsNotShell ?? words, words);
+      }
+    }
   }
-  return { name: c.name, shells: c.shells, pages: c.pages.length, matched, wrong };
+  return { name: c.name, shells: c.shells, pages: c.pages.length, matched, wrong, scriptedWithMount, fewestWordsNotShell };
 }
 
 const pct = (n: number, d: number) => `${((100 * n) / Math.max(1, d)).toFixed(1)} %`;
 
 export function formatResults(results: readonly CorpusResult[]): string {
-  const lines = ['| corpus | pages | called shells | rate |', '|---|---:|---:|---:|'];
-  for (const r of results) lines.push(`| ${r.name} | ${r.pages} | ${r.matched} | ${r.shells ? `recall ${pct(r.matched, r.pages)}` : `false positives ${pct(r.matched, r.pages)}`} |`);
+  const lines = [
+    `| corpus | pages | called shells | rate | with a script and an empty mount | fewest words of those not called shells (bound: ${SHELL_MAX_WORDS}) |`,
+    '|---|---:|---:|---:|---:|---:|',
+  ];
+  for (const r of results) {
+    const rate = r.shells ? `recall ${pct(r.matched, r.pages)}` : `false positives ${pct(r.matched, r.pages)}`;
+    lines.push(`| ${r.name} | ${r.pages} | ${r.matched} | ${rate} | ${r.scriptedWithMount} | ${r.fewestWordsNotShell ?? '-'} |`);
+  }
   for (const r of results) for (const w of r.wrong) lines.push(`  ${r.shells ? 'missed' : 'false positive'}: ${w}`);
   return lines.join('\n');
 }
