@@ -54,10 +54,15 @@ export async function jobLanesWithWork(src: Pick<StatusSources, 'hosts' | 'parti
   return out;
 }
 
-/** Nothing of the job in flight: none of its URLs queued at a host, and no stage with work. */
-export async function jobIdle(src: StatusSources, job: JobRecord, now: number): Promise<boolean> {
-  if ((await jobLanesWithWork(src, job.id, now)).length > 0) return false;
-  return (await pipelineBacklog(src.jsm, src.hosts)).total === 0;
+/**
+ * What is in flight for a job: whether any of its URLs wait in a host's queue, and whether
+ * any stage has work at all. The streams do not say whose work a stage holds, so while
+ * other jobs keep the pipeline busy the caller judges a job by how long its queues stay
+ * empty (service.ts).
+ */
+export async function jobInFlight(src: StatusSources, job: JobRecord, now: number): Promise<{ queued: boolean; pipelineBusy: boolean }> {
+  if ((await jobLanesWithWork(src, job.id, now)).length > 0) return { queued: true, pipelineBusy: true };
+  return { queued: false, pipelineBusy: (await pipelineBacklog(src.jsm, src.hosts)).total > 0 };
 }
 
 export async function jobStatus(src: StatusSources, job: JobRecord, now: number): Promise<JobStatus> {

@@ -4,10 +4,11 @@ import { openKvStores } from '../../pipeline/adapters/nats-kv.js';
 import { jetstreamPublisher, streamAccess } from '../../pipeline/adapters/stream-access.js';
 import type { Logger } from '../../pipeline/logger.js';
 import type { CrawlSettings } from '../../pipeline/settings.js';
+import type { JobRecord } from '../../schemas/index.js';
 import { startHttpApi } from './http-api.js';
 import { JobApi } from './job-api.js';
 import { JobScheduler } from './job-scheduler.js';
-import { jobIdle, type StatusSources } from './job-status.js';
+import { jobInFlight, type StatusSources } from './job-status.js';
 import { JobStore } from './job-store.js';
 import { serveNatsApi } from './nats-api.js';
 import { RevisitDispatch } from './revisit-dispatch.js';
@@ -25,6 +26,13 @@ export interface ServiceOptions {
 
 /** A job's run is judged finished at most this often (the check reads every host's queue tail). */
 const IDLE_CHECK_EVERY_MS = 5000;
+/**
+ * While other jobs keep the stages busy, a job whose host queues have stayed empty this long
+ * is done: the links of its last pages reach its queues in well under this (seen-filter and
+ * gate, a few seconds even with a backlog). Judged too early, a job only reads `done` while
+ * its last few URLs finish: state `done` stops nothing.
+ */
+const QUIET_JOB_MS = 20_000;
 
 /**
  * `crawl serve`: the crawl-jobs API over HTTP and NATS (answered by every service), and,
@@ -47,11 +55,19 @@ export async function startService(nc: NatsConnection, settings: CrawlSettings, 
   const dispatch = new RevisitDispatch({ jsm, streams: streamAccess(nc), publisher, jobs: kv.jobs, jobOf: (id) => store.get(id), slotMs: settings.revisitSlotMs, partitions: settings.partitions, log: o.log });
 
   const lastIdleCheck = new Map<string, number>();
-  const idleNow = async (job: Parameters<typeof jobIdle>[1]) => {
+  const queuesEmptySince = new Map<string, number>();
+  const idleNow = async (job: JobRecord) => {
     const now = Date.now();
     if (now - (lastIdleCheck.get(job.id) ?? 0) < IDLE_CHECK_EVERY_MS) return false;
     lastIdleCheck.set(job.id, now);
-    return jobIdle(status, job, now);
+    const { queued, pipelineBusy } = await jobInFlight(status, job, now);
+    if (queued) {
+      queuesEmptySince.delete(job.id);
+      return false;
+    }
+    const since = queuesEmptySince.get(job.id) ?? now;
+    queuesEmptySince.set(job.id, since);
+    return !pipelineBusy || now - since >= QUIET_JOB_MS;
   };
   let stopped = false;
   let leader = false;

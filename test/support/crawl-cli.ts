@@ -9,6 +9,8 @@ export const CLI = path.resolve(here, '../../cli/main.js');
 
 export interface CliRun {
   child: ChildProcess;
+  /** what it has written to stderr so far (the last 20,000 characters) */
+  stderrSoFar(): string;
   done: Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>;
 }
 
@@ -28,7 +30,7 @@ export function startCli(args: string[], env: NodeJS.ProcessEnv = {}): CliRun {
   const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>((resolve) =>
     child.on('exit', (code, signal) => resolve({ code, signal, stdout, stderr })),
   );
-  return { child, done };
+  return { child, done, stderrSoFar: () => stderr };
 }
 
 export async function runCli(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 300_000) {
