@@ -2,8 +2,8 @@
  * The Chromium adapter of the browser port, against the real browser (Debian's chromium,
  * driven by playwright-core): the document comes from the job and every other request
  * from `onRequest`; nothing the page tries reaches the network by itself; a page that never
- * settles ends at the timeout, one that never yields fails, and a browser that dies is
- * started again.
+ * settles ends at the timeout, one that never yields fails, one past its heap bound crashes
+ * (and is retryable), and a browser that dies is started again.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -141,6 +141,18 @@ describe('Chromium renderer (real browser)', () => {
     });
     const r = await renderer.render(job('http://after.test/', html('<p>fine again</p>')));
     assert.match(r.html, /fine again/);
+  });
+
+  test('a page past its JavaScript heap bound (memoryMb): its renderer dies, the render fails as a retryable crash; the renderer goes on', async () => {
+    const hog = '<script>const keep = []; for (;;) keep.push(new Array(1e6).fill(Math.random()));</script>';
+    await assert.rejects(renderer.render(job('http://hog.test/', html(hog), {}, [], { timeoutMs: 8000 })), (err: unknown) => {
+      assert.ok(err instanceof RenderFailure, String(err));
+      assert.equal(err.code, 'page_crashed', err.message);
+      assert.equal(err.retryable, true);
+      return true;
+    });
+    const r = await renderer.render(job('http://after-hog.test/', html('<p>fine after the crash</p>')));
+    assert.match(r.html, /fine after the crash/);
   });
 
   test('renders beyond the concurrency wait for a context; all finish', async () => {
