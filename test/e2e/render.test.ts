@@ -1,11 +1,13 @@
 /**
  * Rendering, end to end: `crawl run --until-idle` over the test web's *.render.test hosts
- * (testweb/render-hosts.ts), once with them routed to the render stage (real Chromium) and
- * once without. Judged from the output and from the test web's own request log:
+ * (testweb/render-hosts.ts): routed to the render stage (real Chromium) by a pattern, found
+ * by --render-auto, and not rendered. Judged from the output and from the test web's own request log:
  *
  *  1. rendered: every page of the app is stored with the text its script built, including
  *     the pages linked only from rendered pages; not rendered: the home page's empty shell,
  *     and nothing else;
+ *     with --render-auto instead of a pattern, the shells are found by their HTML: the same
+ *     pages, rendered, each with the shell rule's reason;
  *  2. the escape page's attempts never reach the test's loopback listener;
  *  3. the endless page ends at the render timeout, stored, with a reason that says so;
  *  4. the browser's requests are polite as the server sees them: robots.txt honoured, one
@@ -89,6 +91,22 @@ describe('end to end: rendering JavaScript pages', () => {
       ['/robots.txt', '/'],
       'nothing of the app but its shell was asked for',
     );
+  });
+
+  it('with --render-auto, the app\'s shells are found by their HTML and rendered: every page, each with its reason', async () => {
+    const out = await crawl([`http://${APP_HOST}/`], ['--render-auto']);
+    const db = await openOutputDatabase(out);
+    try {
+      const rows = (await db.run(`SELECT p.url, p.rendered, p.text_full, f.reason FROM pages p JOIN fetch_log f USING (fetch_id) WHERE f.outcome = 'fetched' ORDER BY p.url`)).rows;
+      assert.deepEqual(rows.map((r) => r[0]), Object.keys(APP_PAGES).map((p) => `http://${APP_HOST}${p}`).sort());
+      for (const [url, rendered, text, reason] of rows) {
+        assert.equal(rendered, true, `${url} rendered`);
+        assert.match(String(text), new RegExp(appTextMarker(new URL(String(url)).pathname)));
+        assert.match(String(reason), /^stored; rendered \(application shell: \d+ words of text, 1 empty mount element, 1 script\): settled after /);
+      }
+    } finally {
+      await db.close();
+    }
   });
 
   it('with rendering: the app with its text and the pages only its scripts link; the escape and endless pages end safely and in time', async () => {
