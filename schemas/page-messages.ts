@@ -96,6 +96,8 @@ export type ExtractedPage = z.infer<typeof ExtractedPage>;
 export const FinalPage = ExtractedPage.extend({
   simhash: z.string(),
   near_duplicate_of: z.string().nullable(),
+  /** a crawl job's page: what its revisit found and when it is due again (fetch_log's reason) */
+  revisit_note: z.string().optional(),
 });
 export type FinalPage = z.infer<typeof FinalPage>;
 

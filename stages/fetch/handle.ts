@@ -122,7 +122,7 @@ export async function handleFetch(input: StageInput<FetchGrant>, ctx: StageConte
     // a 304's validators are those of the copy it confirms (the revisit keeps them); a failure has none
     const sent = res && res.status !== 304 ? validatorsOf(res) : null;
     const extra = sent ? { etag: sent.etag, lastModified: sent.last_modified } : {};
-    out.push(...(await revisitEmit(ctx, g, g.fetch_id, fetchResultOf(res, failure), extra)));
+    out.push(...(await revisitEmit(ctx, g, g.fetch_id, fetchResultOf(res, failure), extra)).emits);
   }
   ctx.metrics.count('fetch', 'responses', res ? String(res.status) : `error_${failure!.code}`);
   // the host is released only once the outputs are published: a grant redelivered after that

@@ -75,9 +75,10 @@ export function pageRows(p: FinalPage, crawlId: string): RowBatch {
 }
 
 /** fetch_log's reason for a stored page: cut at the size cap, and what rendering did (or why it failed) */
+/** fetch_log's reason for a stored page: stored, then how it was rendered, then what its revisit found (each when there is one). */
 function storedReason(p: FinalPage): string {
   const stored = p.truncated ? 'stored (body truncated at the size cap)' : 'stored';
-  return p.render_note ? `${stored}; ${p.render_note}` : stored;
+  return [stored, p.render_note, p.revisit_note].filter(Boolean).join('; ');
 }
 
 const jsonOrNull = (items: readonly unknown[] | undefined) => (items && items.length > 0 ? JSON.stringify(items) : null);

@@ -37,8 +37,8 @@ export async function handleSimhash(input: StageInput<ExtractedPage>, ctx: Stage
     {
       subject: subjectFor('pages', p.host, ctx.settings.partitions),
       msgId: `page:${p.fetch_id}`,
-      data: encodeFinal({ ...p, simhash: hex, near_duplicate_of: nearDuplicateOf }),
+      data: encodeFinal({ ...p, simhash: hex, near_duplicate_of: nearDuplicateOf, ...(revisit.note ? { revisit_note: revisit.note } : {}) }),
     },
-    ...revisit,
+    ...revisit.emits,
   );
 }

@@ -134,7 +134,9 @@ describe('crawl serve: jobs over HTTP and NATS, adaptive revisits, a service kil
       assert.ok(mean(changing) > mean(never) * 1.3, `changing pages are fetched more often: ${mean(changing)} vs ${mean(never)}`);
       const notModified = await q(`SELECT url, reason FROM raw_fetch_log WHERE crawl_id = '${jobA.id}' AND outcome = 'not_modified'`);
       assert.ok(notModified.some((r) => never.includes(String(r[0]))), 'a page that never changes answers 304 when revisited');
-      assert.ok(notModified.every((r) => /^not modified since the fetch of /.test(String(r[1]))), 'every revisit row says why');
+      assert.ok(notModified.every((r) => /^not modified since the fetch of /.test(String(r[1]))), 'every 304 row says why');
+      const refetched = await q(`SELECT url, reason FROM raw_fetch_log WHERE crawl_id = '${jobA.id}' AND outcome = 'fetched' AND reason LIKE '%revisit: %'`);
+      assert.ok(refetched.some((r) => changing.includes(String(r[0])) && /; revisit: changed since the fetch of .*; next in /.test(String(r[1]))), 'a changed page stored again says so');
       // no due revisit lost with the service: every page of job A was fetched again after the restart
       const after = new Set((await q(`SELECT DISTINCT url FROM raw_fetch_log WHERE crawl_id = '${jobA.id}' AND outcome IN ('fetched', 'not_modified') AND fetch_time > make_timestamp(${(restartedAt + 5000) * 1000})`)).map((r) => String(r[0])));
       assert.deepEqual(pages.filter((u) => !after.has(u)), [], 'every page of job A revisited after the restart');

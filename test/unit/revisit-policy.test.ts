@@ -2,6 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { RevisitPolicy, type RevisitState } from '../../schemas/index.js';
 import { nextRevisit, sitemapHintMs } from '../../stages/shared/revisits/revisit-policy.js';
+import { revisitNote } from '../../stages/shared/revisits/revisit-emit.js';
 
 const policy = RevisitPolicy.parse({ initial: '10s', min: '2s', max: '60s', increase: 0.5, decrease: 0.5 });
 const NOW = 1_000_000;
@@ -49,5 +50,14 @@ describe('adaptive revisits', () => {
     assert.equal(sitemapHintMs({ lastmod: NOW - 3 * 86_400_000 }, NOW), 3 * 86_400_000);
     assert.equal(sitemapHintMs({ lastmod: NOW + 1000 }, NOW), null, 'a future lastmod says nothing');
     assert.equal(sitemapHintMs({}, NOW), null);
+  });
+
+  test("a stored page's fetch_log reason says what its revisit found and when it is due again", () => {
+    const prev = state(10_000, 'd1');
+    const changed = nextRevisit(policy, prev, { kind: 'page', digest: 'd2', simhash: '0000000000000000' }, NOW)!;
+    assert.equal(revisitNote(prev, changed), `revisit: changed since the fetch of ${new Date(NOW - 10_000).toISOString()}; next in 5 s`);
+    const same = nextRevisit(policy, prev, { kind: 'page', digest: 'd1', simhash: 'ffffffffffffffff' }, NOW)!;
+    assert.match(revisitNote(prev, same), /^revisit: unchanged since the fetch of .*; next in 15 s$/);
+    assert.equal(revisitNote(undefined, nextRevisit(policy, undefined, { kind: 'page', digest: 'd1', simhash: '0' }, NOW)!), 'next revisit in 10 s');
   });
 });

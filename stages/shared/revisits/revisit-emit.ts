@@ -16,7 +16,8 @@ export const revisitSubject = (slot: number, job: string) => `${SUBJECTS.revisit
 /**
  * The revisit record of a job's URL after a fetch (fetch for 304s and failures, simhash for
  * pages), or nothing: a URL outside any job, a job without revisits, or nothing to revisit.
- * The msgId makes a redelivered fetch schedule its revisit once.
+ * The msgId makes a redelivered fetch schedule its revisit once. `note` says what the fetch
+ * found and when the URL is due again, for its fetch_log row.
  */
 export async function revisitEmit(
   ctx: StageContext,
@@ -24,21 +25,36 @@ export async function revisitEmit(
   fetchId: string,
   result: FetchResult,
   extra: { etag?: string | null; lastModified?: string | null; lastModifiedAt?: number | undefined } = {},
-): Promise<Emit[]> {
-  if (m.job === undefined) return [];
+): Promise<{ emits: Emit[]; note?: string }> {
+  if (m.job === undefined) return { emits: [] };
   const job = await jobBookOf(ctx).get(m.job, ctx.clock.now());
-  if (!job?.spec.revisit || job.state === 'cancelled') return [];
+  if (!job?.spec.revisit || job.state === 'cancelled') return { emits: [] };
   const now = ctx.clock.now();
   // Last-Modified says how long the page stood unchanged: a first hint like a sitemap's
   const sinceModified = extra.lastModifiedAt !== undefined && extra.lastModifiedAt <= now ? now - extra.lastModifiedAt : undefined;
   const state = nextRevisit(job.spec.revisit, m.revisit, result, now, { hintMs: m.hint_interval_ms ?? sinceModified, etag: extra.etag, lastModified: extra.lastModified });
-  if (!state) return [];
+  if (!state) return { emits: [], note: 'revisits end' };
   ctx.metrics.count('revisits', 'scheduled', state.changed === undefined ? 'first' : state.changed ? 'changed' : 'unchanged');
-  return [
+  const emits: Emit[] = [
     {
       subject: revisitSubject(slotOf(state.due_at, ctx.settings.revisitSlotMs), m.job),
       msgId: `revisit:${fetchId}`,
       data: encodeRevisit({ v: 1, job: m.job, url: m.url, host: m.host, depth: m.depth, state }),
     },
   ];
+  return { emits, note: revisitNote(m.revisit, state) };
+}
+
+/** `revisit: changed since the fetch of <time>; next in 12 s`, or for a first fetch `next revisit in 1 d`. */
+export function revisitNote(prev: RevisitState | undefined, next: RevisitState): string {
+  const due = `in ${humanMs(next.interval_ms)}`;
+  if (next.changed === undefined || !prev) return `next revisit ${due}`;
+  return `revisit: ${next.changed ? 'changed' : 'unchanged'} since the fetch of ${new Date(prev.fetched_at).toISOString()}; next ${due}`;
+}
+
+function humanMs(ms: number): string {
+  for (const [unit, size] of [['d', 86_400_000], ['h', 3_600_000], ['min', 60_000], ['s', 1000]] as const) {
+    if (ms >= size) return `${Math.round((ms / size) * 10) / 10} ${unit}`;
+  }
+  return `${ms} ms`;
 }
