@@ -6,6 +6,7 @@ import { streamAccess } from '../pipeline/adapters/stream-access.js';
 import { hostAddressResolver } from '../pipeline/adapters/host-address.js';
 import { DnsCache } from '../pipeline/adapters/dns-cache.js';
 import { openKvStores, type KvStores } from '../pipeline/adapters/nats-kv.js';
+import { watchNatsConnection } from '../pipeline/adapters/nats-connection.js';
 import type { Logger } from '../pipeline/logger.js';
 import { StageMetrics } from '../pipeline/metrics.js';
 import { StageRunner } from '../pipeline/runner.js';
@@ -35,6 +36,7 @@ export async function createNodeContext(
   log: Logger,
 ): Promise<{ ctx: StageContext; kv: KvStores; http: HttpClient }> {
   const kv = await openKvStores(nc);
+  reportDeniedPermissions(nc, log);
   const resolveRules = settings.resolve.map(parseResolveRule);
   const dns = new DnsCache({
     minTtlMs: settings.dnsMinTtlMs,
@@ -55,6 +57,27 @@ export async function createNodeContext(
     resolveHost: hostAddressResolver(resolveRules, dns),
   };
   return { ctx, kv, http };
+}
+
+/** A denied subject is said once a minute at most: every redelivery of a message would say it again. */
+const DENIAL_REPORT_EVERY_MS = 60_000;
+
+/**
+ * Permissions the server denies this process, as error records that name the subject. A
+ * denied publish fails the message's publish (it is nakked and redelivered, so nothing is
+ * lost), but the publish only times out: this says why.
+ */
+function reportDeniedPermissions(nc: NatsConnection, log: Logger): void {
+  const said = new Map<string, number>();
+  watchNatsConnection(nc, {
+    denied: (d) => {
+      const key = `${d.operation} ${d.subject}`;
+      const now = Date.now();
+      if ((said.get(key) ?? 0) > now - DENIAL_REPORT_EVERY_MS) return;
+      said.set(key, now);
+      log.error({ operation: d.operation, subject: d.subject }, `${d.message}: its messages are retried until the user's permissions allow it`);
+    },
+  });
 }
 
 export interface NodeOptions {

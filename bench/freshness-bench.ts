@@ -4,9 +4,11 @@
  *
  * Each run starts a test web with fresh hosts only (pages changing every 3, 8 or 20 s, and
  * pages that never change), a nats-server and `crawl serve`, creates one job over HTTP with
- * the policy, and lets it run for FRESH_SECONDS (default 150). The adaptive run goes first;
- * the fixed interval is then chosen so the same pages get the same number of requests in
- * the same time (pages × window / adaptive requests). From the test web's own request log
+ * the policy, and lets it run for FRESH_SECONDS (default 150). The adaptive run (the
+ * default `estimate` strategy, initial 5 s, min 2 s, max 60 s) goes first; the fixed
+ * interval is then chosen so the same pages get the same number of requests in the same
+ * time (pages × window / adaptive requests); the `multiplicative` strategy (Nutch's rule,
+ * ×1.5 / ×0.5) runs last, for comparison. From the test web's own request log
  * and its change schedule, over the window after a warm-up:
  *   - staleness: at each instant (sampled every 100 ms), a page's stored copy is stale when
  *     the page changed after the crawler's last request for it; its age is the time since
@@ -32,7 +34,8 @@ const CLI = path.resolve(here, '../cli/main.js');
 const SECONDS = Number(process.env.FRESH_SECONDS ?? 150);
 const WARMUP_MS = 30_000;
 const SAMPLE_MS = 100;
-const ADAPTIVE = { initial: '5s', min: '2s', max: '60s', increase: 0.5, decrease: 0.5 };
+const ESTIMATE = { strategy: 'estimate', initial: '5s', min: '2s', max: '60s' };
+const MULTIPLICATIVE = { strategy: 'multiplicative', initial: '5s', min: '2s', max: '60s', increase: 0.5, decrease: 0.5 };
 
 interface RunResult {
   requests: number;
@@ -140,11 +143,13 @@ async function main() {
   const pages = 30;
   const windowS = SECONDS - WARMUP_MS / 1000;
   console.log(`freshness: 3 fresh hosts x 10 pages (change every 3, 8, 20 s, or never), ${SECONDS} s per run, measured over the last ${windowS} s`);
-  const adaptive = await runOnce(ADAPTIVE);
-  report(`adaptive ${ADAPTIVE.min}..${ADAPTIVE.max}`, adaptive);
-  const fixedS = Math.max(1, Math.round((pages * windowS) / adaptive.requests));
-  const fixed = await runOnce({ initial: `${fixedS}s`, min: `${fixedS}s`, max: `${fixedS}s`, increase: 0, decrease: 0 });
-  report(`fixed every ${fixedS} s`, fixed);
+  const adaptive = await runOnce(ESTIMATE);
+  report('adaptive (estimate)', adaptive);
+  const fixedMs = Math.max(1000, Math.round((pages * windowS * 1000) / adaptive.requests));
+  const fixed = await runOnce({ initial: fixedMs, min: fixedMs, max: fixedMs, strategy: 'multiplicative', increase: 0, decrease: 0 });
+  report(`fixed every ${(fixedMs / 1000).toFixed(2)} s`, fixed);
+  const multiplicative = await runOnce(MULTIPLICATIVE);
+  report('multiplicative', multiplicative);
   console.log(`staleness fixed / adaptive: ${(fixed.meanAgeS / adaptive.meanAgeS).toFixed(2)}x at ${(fixed.requests / adaptive.requests).toFixed(2)}x the requests`);
   console.log(`schedule cost: ${adaptive.scheduleBytesPerUrl.toFixed(0)} bytes of stream storage per scheduled URL (${adaptive.scheduledUrls} URLs scheduled at the end), no per-URL memory or KV key`);
 }

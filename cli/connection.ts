@@ -1,9 +1,10 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { connectNats } from '../pipeline/adapters/nats-connection.js';
+import { connectNats, redactUrl, watchNatsConnection, type NatsSecurity } from '../pipeline/adapters/nats-connection.js';
 import { startEmbeddedServer, type EmbeddedServer } from '../ops/nats/embedded-server.js';
 import { UsageError } from './usage-error.js';
+import { natsSecurity } from './nats-options.js';
 
 export const natsDir = (outDir: string) => path.join(outDir, 'nats');
 const urlFile = (outDir: string) => path.join(natsDir(outDir), 'server-url');
@@ -24,17 +25,62 @@ export interface CrawlConnection {
   close(): Promise<void>;
 }
 
+/**
+ * Connects for a command: a refused secret, a failed TLS handshake or an unreachable server
+ * is one line and exit code 2 (a UsageError), never a stack trace. The credentials and TLS
+ * files apply to NATS_URL only: the embedded server of `crawl run` listens on loopback and
+ * asks for none. Once connected, a permission the server denies is reported as one line,
+ * and so is a connection the server closed for its credentials (it is not retried forever).
+ */
+export async function connectForCommand(url: string, name: string, security: NatsSecurity = natsSecurity()): Promise<NatsConnection> {
+  let nc: NatsConnection;
+  try {
+    nc = await connectNats(url, name, security);
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+  watches.set(
+    nc,
+    watchNatsConnection(nc, {
+      closedByServer: (message) => {
+      process.stderr.write(`crawl: ${message}\n`);
+      // the client gave up reconnecting: nothing this process does can succeed any more
+        process.exitCode = 2;
+        setTimeout(() => process.exit(2), 2000).unref();
+      },
+    }, security),
+  );
+  return nc;
+}
+
+const watches = new WeakMap<NatsConnection, ReturnType<typeof watchNatsConnection>>();
+
+/**
+ * The permission the server denied on `subject` (or on anything, without one), if it did: a
+ * denied publish otherwise surfaces only as a publish timeout. For the command's error line.
+ */
+export function deniedPermission(nc: NatsConnection, subject?: string): string | undefined {
+  return watches.get(nc)?.last(subject)?.message;
+}
+
 /** NATS_URL if set; otherwise an embedded nats-server whose JetStream store lives under the output directory. */
 export async function openCrawlConnection(outDir: string, name: string): Promise<CrawlConnection> {
   const external = natsUrlFromEnv();
   const server = external ? null : await startEmbeddedServer(natsDir(outDir));
   const url = external ?? server!.url;
   if (server) writeFileSync(urlFile(outDir), url);
-  const nc = await connectNats(url, name);
+  let nc: NatsConnection;
+  try {
+    nc = await connectForCommand(url, name, external ? natsSecurity() : {});
+  } catch (err) {
+    await server?.stop();
+    throw err;
+  }
   return {
     nc,
     server,
-    url,
+    /** without any password the URL may carry: it is printed and logged */
+    url: redactUrl(url),
     async close() {
       await nc.drain().catch(() => undefined);
       await server?.stop();
@@ -49,11 +95,7 @@ export async function openCrawlConnection(outDir: string, name: string): Promise
 export async function joinCrawl(outDir: string, name: string): Promise<NatsConnection> {
   const url = natsUrlFromEnv() ?? (existsSync(urlFile(outDir)) ? readFileSync(urlFile(outDir), 'utf8').trim() : '');
   if (!url) throw new UsageError(`no running crawl: set NATS_URL, or start one with \`crawl run --out ${outDir}\``);
-  try {
-    return await connectNats(url, name);
-  } catch (err) {
-    throw new UsageError(`cannot reach the crawl's NATS server at ${url}: ${(err as Error).message}`);
-  }
+  return connectForCommand(url, name, natsUrlFromEnv() ? natsSecurity() : {});
 }
 
 /** NATS_URL; else the embedded server of a crawl running on this directory; else an embedded server started on its store. */
@@ -63,7 +105,7 @@ export async function joinOrOpenCrawl(outDir: string, name: string): Promise<{ n
   const running = existsSync(path.join(natsDir(outDir), 'nats-server.pid'));
   if (!natsUrlFromEnv() && running && existsSync(urlFile)) {
     try {
-      const nc = await connectNats(readFileSync(urlFile, 'utf8').trim(), name);
+      const nc = await connectNats(readFileSync(urlFile, 'utf8').trim(), name, {});
       return { nc, close: () => nc.drain().catch(() => undefined) };
     } catch {
       /* no crawl running there: start the store's server below */

@@ -18,6 +18,7 @@ import { addDeadLettersCommand } from './dead-letters.js';
 import { runStatus } from './status.js';
 import { runServe } from './serve.js';
 import { endQuietlyOnClosedPipe, exitWhenDrained } from './exit.js';
+import { addNatsOptions, natsSecurityFrom, useNatsSecurity, type NatsFlags } from './nats-options.js';
 
 const DEFAULT_OUT = 'crawl-output';
 
@@ -140,7 +141,8 @@ function program(): Command {
   addRenderProcessOptions(addLogOptions(addRetentionOptions(addSettingsOptions(cli.command('serve')))))
     .description('the crawl-jobs service: an HTTP API and NATS request subjects to create, list, pause, resume and cancel jobs; runs jobs on their schedules and hands out due revisits (runs every stage too unless --stages none)')
     .option('--out <dir>', 'output directory (Parquet tables, and the JetStream store when embedded)', DEFAULT_OUT)
-    .option('--host <address>', 'address the HTTP API listens on', '127.0.0.1')
+    .option('--host <address>', 'address the HTTP API listens on; other than loopback it needs an API token', '127.0.0.1')
+    .option('--api-token-file <file>', 'file holding the token every HTTP request must carry as "Authorization: Bearer <token>" (env CRAWL_API_TOKEN)')
     .option('--port <p>', 'HTTP port (0 = any free port; the chosen URL is printed)', parseIntOption('--port', 0, 65535), 8080)
     .option('--stages <which>', 'all: run every stage in this process; none: the API and scheduler only', 'all')
     .option('--extract-threads <n>', EXTRACT_THREADS_HELP, parseIntOption('--extract-threads', 0, MAX_EXTRACT_THREADS))
@@ -160,6 +162,11 @@ function program(): Command {
   addRetentionOptions(addSettingsOptions(topology.command('apply')))
     .description('apply the topology to NATS_URL idempotently and store the crawl settings for workers')
     .action(async (o) => exitWhenDrained(await applyTopologyCommand(o)));
+
+  // every command that connects to NATS takes the credentials and TLS options
+  const connecting = ['run', 'seed', 'worker', 'replay', 'streams', 'serve', 'status', 'dead-letters'].map((name) => cli.commands.find((c) => c.name() === name)!);
+  for (const cmd of [...connecting, topology.commands.find((c) => c.name() === 'apply')!]) addNatsOptions(cmd);
+  cli.hook('preAction', (_cli, action) => useNatsSecurity(natsSecurityFrom(action.opts() as NatsFlags)));
   return cli;
 }
 

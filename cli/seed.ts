@@ -1,7 +1,7 @@
 import { jetstream } from '@nats-io/jetstream';
 import { encodeSeed } from '../schemas/index.js';
 import { SUBJECTS } from '../ops/nats/edges.js';
-import { joinCrawl } from './connection.js';
+import { deniedPermission, joinCrawl } from './connection.js';
 import { readSeeds } from './seeds-input.js';
 import { UsageError } from './usage-error.js';
 
@@ -29,9 +29,16 @@ export async function seedCrawl(urls: string[], o: { out: string }): Promise<num
   const nc = await joinCrawl(o.out, 'crawl seed');
   try {
     const js = jetstream(nc);
-    for (const url of list.urls) await js.publish(SUBJECTS.seeds, encodeSeed({ url }));
+    for (const url of list.urls) {
+      try {
+        await js.publish(SUBJECTS.seeds, encodeSeed({ url }));
+      } catch (err) {
+        const denied = deniedPermission(nc, SUBJECTS.seeds);
+        throw new UsageError(denied ?? `publishing seeds: ${(err as Error).message}`);
+      }
+    }
   } finally {
-    await nc.drain();
+    await nc.drain().catch(() => undefined);
   }
   process.stdout.write(`published ${list.urls.length} seed(s)\n`);
   return list.urls.length > 0 ? 0 : 2;

@@ -14,11 +14,14 @@ import { mergeSettings, type SettingsFlags } from './settings-flags.js';
 import { stopOnSignal } from './stop-signal.js';
 import { UsageError } from './usage-error.js';
 import { requireBrowserIfRendering } from './render-check.js';
+import { apiToken } from './api-access.js';
 
 export interface ServeOptions extends SettingsFlags, RetentionFlags, LogOptions {
   out: string;
   host: string;
   port: number;
+  /** a file holding the API token (else CRAWL_API_TOKEN); required when --host is not loopback */
+  apiTokenFile?: string;
   /** `all`: run every stage in this process too; `none`: the API and scheduler only (workers run elsewhere) */
   stages: string;
   extractThreads?: number;
@@ -37,6 +40,8 @@ export async function runServe(o: ServeOptions): Promise<number> {
   const checked = mergeSettings(null, o);
   if (o.stages === 'all') requireBrowserIfRendering(checked);
   const retention = retentionPolicy(o);
+  // before anything starts: a service reachable from elsewhere without a token never runs
+  const token = apiToken(o);
   const outDir = path.resolve(o.out);
   const log = createLogger('serve', { level: o.logLevel, file: o.logFile });
   const conn = await openCrawlConnection(outDir, 'crawl serve');
@@ -57,9 +62,9 @@ export async function runServe(o: ServeOptions): Promise<number> {
         render: { concurrency: o.renderConcurrency, memoryMb: o.renderMemoryMb },
       });
     }
-    service = await startService(conn.nc, settings, { log, host: o.host, port: o.port, outDir });
-    process.stderr.write(`crawl serve: jobs API on ${service.url}/api/v1/jobs and NATS ${API_SUBJECT}.<create|list|get|pause|resume|cancel> (${conn.url}); output in ${outDir}\n`);
-    log.info({ url: service.url, nats: conn.url, out: outDir, stages: o.stages }, 'service started');
+    service = await startService(conn.nc, settings, { log, host: o.host, port: o.port, outDir, ...(token !== undefined ? { apiToken: token } : {}) });
+    process.stderr.write(`crawl serve: jobs API on ${service.url}/api/v1/jobs and NATS ${API_SUBJECT}.<create|list|get|pause|resume|cancel> (${conn.url}); output in ${outDir}; ${token !== undefined ? 'requests need the API token' : 'no API token: loopback only'}\n`);
+    log.info({ url: service.url, nats: conn.url, out: outDir, stages: o.stages, apiToken: token !== undefined }, 'service started');
     await stop.stopped();
   } finally {
     await service?.stop();

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { collect, parseIntOption, parseNumberOption, UsageError } from './usage-error.js';
 import { parseResolveRule } from '../pipeline/adapters/resolve-map.js';
 import { allowList } from '../pipeline/adapters/address-policy.js';
-import { parsePattern } from '../stages/shared/url-patterns.js';
+import { parseNamedPattern } from '../stages/shared/url-patterns.js';
 import { defaultCrawlId, parseSettings, SettingsError, type CrawlSettings, type CrawlSettingsInput } from '../pipeline/settings.js';
 
 /** The crawl settings flags, shared by `crawl run` and `crawl topology apply`. */
@@ -123,7 +123,7 @@ export function mergeSettings(stored: CrawlSettings | null, o: SettingsFlags): C
   if (o.pageType && o.pageType.length > 0) s.pageTypes = ['text/html', 'application/xhtml+xml', ...o.pageType.map((t) => t.toLowerCase())];
   for (const p of o.render ?? []) {
     try {
-      parsePattern(p, '--render pattern');
+      parseNamedPattern(p, '--render pattern');
     } catch (err) {
       throw new UsageError((err as Error).message);
     }

@@ -1,10 +1,10 @@
-import { connectNats } from '../pipeline/adapters/nats-connection.js';
+import { redactUrl } from '../pipeline/adapters/nats-connection.js';
 import { openKvStores } from '../pipeline/adapters/nats-kv.js';
 import { readStoredSettings, storeSettings } from '../app/settings-store.js';
 import { applyCrawlPartitions, applyCrawlTopology } from '../app/topology.js';
 import { mergeSettings, type SettingsFlags } from './settings-flags.js';
 import { UsageError } from './usage-error.js';
-import { natsUrlFromEnv } from './connection.js';
+import { connectForCommand, deniedPermission, natsUrlFromEnv } from './connection.js';
 import { retentionPolicy, type RetentionFlags } from './retention-flags.js';
 
 /**
@@ -16,16 +16,20 @@ export async function applyTopologyCommand(o: SettingsFlags & RetentionFlags): P
   if (!url) throw new UsageError('set NATS_URL to the server or cluster to apply the topology to');
   mergeSettings(null, o); // invalid flags are usage errors before anything is touched
   const retention = retentionPolicy(o);
-  const nc = await connectNats(url, 'crawl topology');
+  const nc = await connectForCommand(url, 'crawl topology');
   try {
     const jsm = await applyCrawlTopology(nc, { retention });
     const kv = await openKvStores(nc);
     const settings = mergeSettings(await readStoredSettings(kv), o);
     await storeSettings(kv, settings);
     await applyCrawlPartitions(jsm, settings.partitions);
-    process.stdout.write(`topology applied on ${url}\n`);
+    process.stdout.write(`topology applied on ${redactUrl(url)}\n`);
+  } catch (err) {
+    const denied = deniedPermission(nc);
+    if (denied) throw new UsageError(`${denied} (applying the topology needs the operator role: ops/nats/accounts.conf)`);
+    throw err;
   } finally {
-    await nc.drain();
+    await nc.drain().catch(() => undefined);
   }
   return 0;
 }

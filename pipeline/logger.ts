@@ -32,7 +32,46 @@ export function createLogger(name: string, opts: LogOptions = {}, stderr: NodeJS
   else streams.push({ level: pinoLevel(level), stream: stderr === process.stderr ? pino.destination({ dest: 2, sync: false }) : stderr });
   if (opts.file) streams.push({ level: pinoLevel(level), stream: createWriteStream(opts.file, { flags: 'a' }) });
   const lowest = streams.map((s) => s.level as pino.Level).sort((a, b) => pino.levels.values[a]! - pino.levels.values[b]!)[0]!;
-  return pino({ name, level: lowest, base: { pid: process.pid } }, pino.multistream(streams));
+  return pino(
+    {
+      name,
+      level: lowest,
+      base: { pid: process.pid },
+      hooks: {
+        logMethod(args, method) {
+          method.apply(this, args.map((a) => scrub(a, 2)) as Parameters<typeof method>);
+        },
+      },
+    },
+    pino.multistream(streams),
+  );
+}
+
+/**
+ * What a URL may say in a log: its scheme and host. A path or query can carry a session id
+ * or a signed token, a user-info part a password (`nats://user:pass@host`), and a log file is
+ * read by more people than the crawl's output: URLs are in the crawl log (fetch_log) instead.
+ */
+export function scrubUrls(text: string): string {
+  return text.replace(
+    /\b([a-z][a-z0-9+.-]{1,15}):\/\/(?:[^\s@/"'<>]*@)?([^\s/?#"'<>@,]+)([/?#][^\s"'<>,]*)?/gi,
+    (_m, scheme: string, host: string, rest: string | undefined) => `${scheme}://${host}${rest && rest.length > 1 ? '/…' : ''}`,
+  );
+}
+
+function scrub(value: unknown, depth: number): unknown {
+  if (typeof value === 'string') return scrubUrls(value);
+  if (depth <= 0 || value === null || typeof value !== 'object') return value;
+  if (value instanceof Error) {
+    const copy = new Error(scrubUrls(value.message));
+    copy.name = value.name;
+    copy.stack = value.stack === undefined ? undefined : scrubUrls(value.stack);
+    return copy;
+  }
+  if (Array.isArray(value)) return value.map((v) => scrub(v, depth - 1));
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) out[k] = scrub(v, depth - 1);
+  return out;
 }
 
 export function silentLogger(): Logger {

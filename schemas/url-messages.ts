@@ -25,6 +25,10 @@ export const RevisitState = z.object({
   /** the previous copy's validators, for a conditional GET */
   etag: z.string().nullable().optional(),
   last_modified: z.string().nullable().optional(),
+  /** the change-rate estimate's evidence, decayed so recent checks weigh most: checks made, changes seen, time they covered (ms) */
+  checks: z.number().nonnegative().optional(),
+  changes: z.number().nonnegative().optional(),
+  observed_ms: z.number().nonnegative().optional(),
 });
 export type RevisitState = z.infer<typeof RevisitState>;
 

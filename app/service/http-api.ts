@@ -1,3 +1,4 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ApiAnswer, JobApi } from './job-api.js';
@@ -61,9 +62,32 @@ async function route(api: JobApi, req: IncomingMessage): Promise<ApiAnswer> {
   return hit.r.handle(api, hit.params!, body.body);
 }
 
-/** Serves the API on `host:port` (port 0: any free one). */
-export async function startHttpApi(api: JobApi, host: string, port: number, onError: (err: Error) => void): Promise<{ server: Server; url: string }> {
+const digest = (s: string) => createHash('sha256').update(s).digest();
+
+/**
+ * Whether the request carries the token as `Authorization: Bearer <token>`. Compared as
+ * digests in constant time, so the answer's timing says nothing about how much matched.
+ */
+export function bearerMatches(header: string | undefined, token: string): boolean {
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '');
+  return m !== null && timingSafeEqual(digest(m[1]!), digest(token));
+}
+
+/** A client gets this long to send its request (headers and body): a slow one holds no socket for minutes. */
+const REQUEST_TIMEOUT_MS = 30_000;
+
+/**
+ * Serves the API on `host:port` (port 0: any free one). With a token, every request, on
+ * every path, must carry it as a Bearer token; others get 401 before anything is read.
+ */
+export async function startHttpApi(api: JobApi, host: string, port: number, onError: (err: Error) => void, token?: string): Promise<{ server: Server; url: string }> {
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    if (token !== undefined && !bearerMatches(req.headers.authorization, token)) {
+      res.writeHead(401, { 'content-type': 'application/json', 'www-authenticate': 'Bearer realm="crawl"' });
+      res.end(JSON.stringify(problem(401, 'authorization', 'a valid token is required: Authorization: Bearer <token>').body) + '\n');
+      req.resume();
+      return;
+    }
     route(api, req)
       .catch((err: Error): ApiAnswer => {
         onError(err);
@@ -74,6 +98,8 @@ export async function startHttpApi(api: JobApi, host: string, port: number, onEr
         res.end(JSON.stringify(a.body) + '\n');
       });
   });
+  server.requestTimeout = REQUEST_TIMEOUT_MS;
+  server.headersTimeout = Math.min(server.headersTimeout, REQUEST_TIMEOUT_MS);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => resolve());

@@ -3,6 +3,7 @@ import type { JobRecord, JobState } from '../../schemas/index.js';
 import { jobStatus, type StatusSources } from './job-status.js';
 import { newJobId, type JobStore } from './job-store.js';
 import { validateJob, type FieldError } from './job-validation.js';
+import type { SeedGuard } from './seed-guard.js';
 
 /** What an API call answers, whatever carried it (HTTP, a NATS request): a status and a JSON body. */
 export interface ApiAnswer {
@@ -15,7 +16,12 @@ export interface JobApiDeps {
   settings: CrawlSettings;
   status: StatusSources;
   now: () => number;
+  /** the crawl's SSRF guard and scope rules for seeds (seed-guard.ts): a job cannot reach what the crawl would refuse */
+  seedGuard: SeedGuard;
 }
+
+/** Seeds checked at once: a hostname seed costs a DNS lookup, and a job may have 10,000 seeds. */
+const SEED_CHECKS_AT_ONCE = 32;
 
 const fieldError = (e: FieldError): ApiAnswer => ({ status: 400, body: { error: { field: e.field, reason: e.reason } } });
 const notFound = (id: string): ApiAnswer => ({ status: 404, body: { error: { field: 'id', reason: `no job ${id}` } } });
@@ -31,6 +37,8 @@ export class JobApi {
   async create(body: unknown, via: string): Promise<ApiAnswer> {
     const valid = validateJob(body, this.d.settings);
     if (!valid.ok) return fieldError(valid.error);
+    const refused = await this.refusedSeed(valid.spec.seeds);
+    if (refused) return fieldError(refused);
     const now = this.d.now();
     const job: JobRecord = {
       id: newJobId(),
@@ -68,6 +76,16 @@ export class JobApi {
 
   cancel(id: string): Promise<ApiAnswer> {
     return this.transition(id, 'cancelled', ['active', 'paused', 'done'], (j) => ({ ...j, next_run_at: null, finished_at: this.d.now() }));
+  }
+
+  /** The first seed the crawl would refuse (in list order), with the reason. */
+  private async refusedSeed(seeds: readonly string[]): Promise<FieldError | null> {
+    for (let i = 0; i < seeds.length; i += SEED_CHECKS_AT_ONCE) {
+      const reasons = await Promise.all(seeds.slice(i, i + SEED_CHECKS_AT_ONCE).map((s) => this.d.seedGuard(s)));
+      const at = reasons.findIndex((r) => r !== null);
+      if (at >= 0) return { field: `seeds[${i + at}]`, reason: reasons[at]! };
+    }
+    return null;
   }
 
   private async transition(id: string, to: JobState, from: readonly JobState[], change: (j: JobRecord) => JobRecord): Promise<ApiAnswer> {

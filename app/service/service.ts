@@ -13,11 +13,14 @@ import { JobStore } from './job-store.js';
 import { serveNatsApi } from './nats-api.js';
 import { RevisitDispatch } from './revisit-dispatch.js';
 import { ServiceLease } from './service-lease.js';
+import { seedGuard } from './seed-guard.js';
 
 export interface ServiceOptions {
   log: Logger;
   host: string;
   port: number;
+  /** when set, every HTTP request must carry `Authorization: Bearer <token>` */
+  apiToken?: string;
   /** where the crawl's output is written, for the jobs' outcome counts */
   outDir?: string;
   /** how often the leader looks for due runs and revisits */
@@ -45,9 +48,9 @@ export async function startService(nc: NatsConnection, settings: CrawlSettings, 
   const jsm = await jetstreamManager(nc);
   const store = new JobStore(kv.jobs);
   const status: StatusSources = { jsm, hosts: kv.hosts, partitions: settings.partitions, slotMs: settings.revisitSlotMs, ...(o.outDir ? { outDir: o.outDir } : {}) };
-  const api = new JobApi({ store, settings, status, now: Date.now });
+  const api = new JobApi({ store, settings, status, now: Date.now, seedGuard: seedGuard(settings) });
   const onError = (err: Error) => o.log.error({ err: err.message }, 'API request failed');
-  const http = await startHttpApi(api, o.host, o.port, onError);
+  const http = await startHttpApi(api, o.host, o.port, onError, o.apiToken);
   const natsApi = serveNatsApi(nc, api, onError);
   const publisher = jetstreamPublisher(jetstream(nc));
   const lease = new ServiceLease(kv.jobs);

@@ -1,3 +1,4 @@
 export * from './edges.js';
 export * from './topology.js';
 export * from './embedded-server.js';
+export * from './permissions.js';

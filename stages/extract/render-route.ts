@@ -3,7 +3,7 @@
  * pattern, and with `--render-auto` those that look like an application shell
  * (app-shell.ts). Pure; the patterns arrive as strings (worker threads get plain data).
  */
-import { matchesPattern, parsePattern } from '../shared/url-patterns.js';
+import { matchesPattern, parseNamedPattern } from '../shared/url-patterns.js';
 
 export interface RenderRouting {
   /** `--render` patterns: glob or /regex/ */
@@ -17,7 +17,7 @@ let compiled: { key: string; res: RegExp[] } | null = null;
 
 function compile(patterns: readonly string[]): RegExp[] {
   const key = patterns.join('\n');
-  if (compiled?.key !== key) compiled = { key, res: patterns.map((p) => parsePattern(p, '--render pattern')) };
+  if (compiled?.key !== key) compiled = { key, res: patterns.map((p) => parseNamedPattern(p, '--render pattern')) };
   return compiled.res;
 }
 

@@ -108,7 +108,7 @@ export async function handleFetch(input: StageInput<FetchGrant>, ctx: StageConte
   } else if (res) {
     out = responseEmits(a, res, facts);
   } else if (failure!.code === 'refused') {
-    ctx.log.warn({ url: g.url, reason: failure!.message }, 'SSRF guard refused an address');
+    ctx.log.warn({ host: g.host, reason: failure!.message }, 'SSRF guard refused an address');
     out = [fetchOutcome(a, 'refused', failure!.message || 'refused by the SSRF guard')];
   } else {
     out = [fetchOutcome(a, 'network_error', withNote(`${failure!.code}: ${failure!.message}`, pacingNote))];
@@ -134,7 +134,7 @@ export async function handleFetch(input: StageInput<FetchGrant>, ctx: StageConte
 async function release(ctx: StageContext, g: FetchGrant, end: number, feedback: FetchFeedback, draw = Math.random()): Promise<void> {
   const slot = await releaseSlot(ctx.kv.hosts, g.host, g.lease_id, end, feedback, pacingOf(ctx), () => draw);
   if (g.ip) await releaseIp(ctx.kv.hosts, g.ip, g.lease_id, end);
-  if (slot.last_decision) ctx.log.info({ host: g.host, url: g.url, decision: slot.last_decision }, 'host pacing');
+  if (slot.last_decision) ctx.log.info({ host: g.host, decision: slot.last_decision }, 'host pacing');
 }
 
 /** a 3xx's Location resolved against the URL, or null when absent or invalid */

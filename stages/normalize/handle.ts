@@ -63,7 +63,8 @@ async function handleSeed(seed: SeedMessage, ctx: StageContext): Promise<Outcome
   const result = canonicalize(seed.url);
   const depth = seed.depth ?? 0;
   if (!result.ok) {
-    ctx.log.warn({ url: seed.url, reason: result.reason }, `seed rejected: ${result.detail}`);
+    // the URL itself is in the crawl log (the filtered row), not in the process log: it may carry a secret
+    ctx.log.warn({ reason: result.reason }, 'seed rejected');
     return emit(filtered(ctx, seed.url, '', depth, `${result.reason}: ${result.detail}`));
   }
   // a seed defines the scope: its registrable domain is in, whatever else is configured

@@ -27,8 +27,8 @@ export class JobScopes {
     if (hit && hit.createdAt === record.created_at) return hit.scope;
     const domains = new Set(record.scope_domains);
     const scope: LinkScope = {
-      include: (record.spec.scope?.include ?? []).map((p) => parsePattern(p)),
-      exclude: (record.spec.scope?.exclude ?? []).map((p) => parsePattern(p)),
+      include: (record.spec.scope?.include ?? []).map(parsePattern),
+      exclude: (record.spec.scope?.exclude ?? []).map(parsePattern),
       maxDepth: record.spec.max_depth,
       inScope: (domain) => domains.has(domain),
     };

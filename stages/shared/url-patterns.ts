@@ -20,7 +20,15 @@ const REGEX_FORM_RE = /^\/(.+)\/([a-z]*)$/s;
  *
  * Throws an Error with a clear message on an empty pattern or an invalid regex.
  */
-export function parsePattern(s: string, what = 'scope pattern'): RegExp {
+export function parsePattern(s: string): RegExp {
+  return parseNamedPattern(s, 'scope pattern');
+}
+
+/**
+ * parsePattern, with `what` naming the pattern in errors ("invalid --render pattern …"). A
+ * function of its own so that parsePattern keeps one parameter and can be passed to `map`.
+ */
+export function parseNamedPattern(s: string, what: string): RegExp {
   const p = s.trim();
   if (p === '') throw new Error(`invalid ${what}: empty pattern`);
   const m = REGEX_FORM_RE.exec(p);

@@ -70,7 +70,7 @@ describe('crawl jobs: schedules and runs', () => {
 });
 
 describe('crawl jobs: operations', () => {
-  const api = () => new JobApi({ store: new JobStore(new MemoryKvStore()), settings, status: undefined as never, now: () => 1000 });
+  const api = () => new JobApi({ store: new JobStore(new MemoryKvStore()), settings, status: undefined as never, now: () => 1000, seedGuard: async () => null });
 
   test('create answers 201 with a job id; list shows it; pause, resume, cancel move its state', async () => {
     const a = api();

@@ -1,10 +1,10 @@
-import { test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createLogger, readableRecord } from '../../pipeline/logger.js';
+import { createLogger, readableRecord, scrubUrls } from '../../pipeline/logger.js';
 
 // what the terminal shows depends on LOG_LEVEL; these tests say it themselves
 delete process.env.LOG_LEVEL;
@@ -60,4 +60,31 @@ test('an unknown level is an error that names it', () => {
 
 test('a record that is not JSON is shown as it is', () => {
   assert.equal(readableRecord('plain text'), 'plain text');
+});
+
+describe('log records carry no URL beyond scheme and host, and no password in one', () => {
+  test('scrubUrls keeps the origin only', async () => {
+    for (const [text, expected] of [
+      ['fetching http://a.example/x?sid=1 failed', 'fetching http://a.example/… failed'],
+      ['nats://u:p@127.0.0.1:4222', 'nats://127.0.0.1:4222'],
+      ['tls://tok@a:1,nats://b:2', 'tls://a:1,nats://b:2'],
+      ['http://127.0.0.1:8080', 'http://127.0.0.1:8080'],
+      ['https://h.test/', 'https://h.test'],
+      ['no url here: /var/lib/crawl', 'no url here: /var/lib/crawl'],
+    ] as const) {
+      assert.equal(scrubUrls(text), expected);
+    }
+  });
+
+  test('a logger scrubs its message, its fields and an error', async () => {
+    const { PassThrough } = await import('node:stream');
+    const sink = new PassThrough();
+    let text = '';
+    sink.on('data', (c: Buffer) => (text += c.toString()));
+    const log = createLogger('t', { level: 'info' }, sink as unknown as NodeJS.WriteStream);
+    log.warn({ url: 'http://x.test/p?token=abc', err: new Error('GET http://u:pw@y.test/q failed') }, 'at http://z.test/r?k=v');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.doesNotMatch(text, /token=abc|pw@|\/q|\/r\?/);
+    assert.match(text, /http:\/\/x\.test\/…/);
+  });
 });

@@ -1,14 +1,16 @@
+import { createHash } from 'node:crypto';
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { RevisitPolicy, type RevisitState } from '../../schemas/index.js';
-import { nextRevisit, sitemapHintMs } from '../../stages/shared/revisits/revisit-policy.js';
+import { estimatedInterval, nextRevisit, sitemapHintMs } from '../../stages/shared/revisits/revisit-policy.js';
 import { revisitNote } from '../../stages/shared/revisits/revisit-emit.js';
 
-const policy = RevisitPolicy.parse({ initial: '10s', min: '2s', max: '60s', increase: 0.5, decrease: 0.5 });
+const policy = RevisitPolicy.parse({ strategy: 'multiplicative', initial: '10s', min: '2s', max: '60s', increase: 0.5, decrease: 0.5 });
 const NOW = 1_000_000;
+const stateAt = (interval: number): RevisitState => ({ interval_ms: interval, digest: 'd', simhash: '0000000000000000', fetched_at: 1e6 - interval, due_at: 1e6 });
 const state = (interval: number, digest: string | null, simhash: string | null = 'ffffffffffffffff'): RevisitState => ({ interval_ms: interval, digest, simhash, fetched_at: NOW - interval, due_at: NOW });
 
-describe('adaptive revisits', () => {
+describe('adaptive revisits (multiplicative, and what both strategies share)', () => {
   test('the first fetch waits the initial interval, or the hint when there is one (within min and max)', () => {
     assert.equal(nextRevisit(policy, undefined, { kind: 'page', digest: 'd1', simhash: '0' }, NOW)!.interval_ms, 10_000);
     assert.equal(nextRevisit(policy, undefined, { kind: 'page', digest: 'd1', simhash: '0' }, NOW, { hintMs: 30_000 })!.interval_ms, 30_000);
@@ -20,7 +22,7 @@ describe('adaptive revisits', () => {
     ['a 304: unchanged', state(10_000, 'd1'), { kind: 'not_modified' }, 15_000, false],
     ['another digest, SimHash 2 bits away: a trivial change, unchanged', state(10_000, 'd1'), { kind: 'page', digest: 'd2', simhash: 'fffffffffffffffc' }, 15_000, false],
     ['another digest, SimHash far away: changed, interval × 0.5', state(10_000, 'd1'), { kind: 'page', digest: 'd2', simhash: '0000000000000000' }, 5000, true],
-    ['a failure: later, like unchanged', state(10_000, 'd1'), { kind: 'failed' }, 15_000, false],
+    ['a failure: later, like unchanged', state(10_000, 'd1'), { kind: 'failed' }, 15_000, undefined],
     ['never above max', state(50_000, 'd1'), { kind: 'not_modified' }, 60_000, false],
     ['never below min', state(3000, 'd1'), { kind: 'page', digest: 'd2', simhash: '0000000000000000' }, 2000, true],
   ] as const) {
@@ -59,5 +61,56 @@ describe('adaptive revisits', () => {
     const same = nextRevisit(policy, prev, { kind: 'page', digest: 'd1', simhash: 'ffffffffffffffff' }, NOW)!;
     assert.match(revisitNote(prev, same), /^revisit: unchanged since the fetch of .*; next in 15 s$/);
     assert.equal(revisitNote(undefined, nextRevisit(policy, undefined, { kind: 'page', digest: 'd1', simhash: '0' }, NOW)!), 'next revisit in 10 s');
+  });
+});
+
+describe('adaptive revisits (estimate, the default)', () => {
+  const estimate = RevisitPolicy.parse({ initial: '10s', min: '1s', max: '10m' });
+  /** Revisits of a page that changes every `periodMs` (never: null), as the policy schedules them; the intervals it chose. */
+  function follow(periodMs: number | null, checks = 80): number[] {
+    const version = (t: number) => (periodMs === null ? 0 : Math.floor((t + 333) / periodMs));
+    let t = 0;
+    let state = nextRevisit(estimate, undefined, { kind: 'page', digest: 'v0', simhash: '0000000000000000' }, t)!;
+    const intervals: number[] = [];
+    for (let i = 0; i < checks; i++) {
+      t = state.due_at;
+      const v = version(t);
+      state = nextRevisit(estimate, state, { kind: 'page', digest: `v${v}`, simhash: createHash('sha256').update(`v${v}`).digest('hex').slice(0, 16) }, t)!;
+      intervals.push(state.interval_ms);
+    }
+    return intervals;
+  }
+  const settled = (xs: number[]) => xs.slice(-20).sort((a, b) => a - b)[10]!;
+
+  test('the default strategy is the estimate', () => assert.equal(RevisitPolicy.parse({}).strategy, 'estimate'));
+
+  test('a page changing 8 times as often is revisited about twice as often (the cube root), not 8 times', () => {
+    const fast = settled(follow(5_000));
+    const slow = settled(follow(40_000));
+    const ratio = slow / fast;
+    assert.ok(ratio > 1.5 && ratio < 3, `intervals ${fast} ms and ${slow} ms: ratio ${ratio.toFixed(2)}`);
+    assert.ok(fast < 10_000 && slow > 10_000, 'faster than the reference: sooner than initial; slower: later');
+  });
+
+  test('a page that never changes backs off, at most doubling at a time, to where ten unchanged checks leave it (~4.7 × initial); one changing at every check settles sooner than initial', () => {
+    const never = follow(null);
+    assert.ok(never.at(-1)! > 40_000 && never.at(-1)! < 55_000, `settled at ${never.at(-1)} ms`);
+    assert.equal(nextRevisit({ ...estimate, max: '30s' }, { ...stateAt(never.at(-1)!), checks: 10, changes: 0, observed_ms: 450_000 }, { kind: 'not_modified' }, 1e6)!.interval_ms, 30_000, 'within max');
+    for (let i = 1; i < never.length; i++) assert.ok(never[i]! <= 2 * never[i - 1]! + 1, `step ${i}: ${never[i - 1]} -> ${never[i]}`);
+    // a change seen at every check says only that the page changes at least that often
+    const always = settled(follow(100));
+    assert.ok(always > 4000 && always < 7000, `settled at ${always} ms`);
+  });
+
+  test('the evidence is carried and decays; a failure keeps it and backs off', () => {
+    const first = nextRevisit(estimate, undefined, { kind: 'page', digest: 'd1', simhash: '0' }, 0)!;
+    const second = nextRevisit(estimate, first, { kind: 'not_modified' }, 10_000)!;
+    assert.deepEqual([second.checks, second.changes, second.observed_ms], [1, 0, 10_000]);
+    const third = nextRevisit(estimate, second, { kind: 'page', digest: 'd2', simhash: 'ffffffffffffffff' }, 30_000)!;
+    assert.deepEqual([third.checks, third.changes, third.observed_ms], [1.9, 1, 29_000]);
+    const failed = nextRevisit(estimate, third, { kind: 'failed' }, 40_000)!;
+    assert.deepEqual([failed.checks, failed.changes], [1.9, 1]);
+    assert.equal(failed.interval_ms, Math.round(third.interval_ms * 1.5));
+    assert.equal(estimatedInterval({}, 7000), 7000, 'no evidence: the reference');
   });
 });

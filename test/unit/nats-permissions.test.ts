@@ -1,0 +1,77 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ACCOUNTS_CONF_HEADER, accountsConfig, passwordVariable, ROLES, rolePermissions, STAGE_ROLES } from '../../ops/nats/permissions.js';
+import { EDGES } from '../../ops/nats/edges.js';
+import type { StageInputSpec } from '../../ops/nats/consumer-spec.js';
+import { STAGE_NAMES } from '../../pipeline/stage.js';
+import { archiveEmits, archiveInput } from '../../stages/archive/spec.js';
+import { extractEmits, extractInput } from '../../stages/extract/spec.js';
+import { fetchEmits, fetchInput } from '../../stages/fetch/spec.js';
+import { normalizeEmits, normalizeInput } from '../../stages/normalize/spec.js';
+import { persistEmits, persistInput } from '../../stages/persist/spec.js';
+import { gateEmits, gateInput } from '../../stages/politeness-gate/spec.js';
+import { seenFilterEmits, seenFilterInput } from '../../stages/seen-filter/spec.js';
+import { simhashEmits, simhashInput } from '../../stages/simhash/spec.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+
+const SPECS: Record<string, { input: StageInputSpec; emits: readonly string[] }> = {
+  normalize: { input: normalizeInput, emits: normalizeEmits },
+  'seen-filter': { input: seenFilterInput, emits: seenFilterEmits },
+  'politeness-gate': { input: gateInput, emits: gateEmits },
+  fetch: { input: fetchInput, emits: fetchEmits },
+  extract: { input: extractInput, emits: extractEmits },
+  simhash: { input: simhashInput, emits: simhashEmits },
+  persist: { input: persistInput, emits: persistEmits },
+  archive: { input: archiveInput, emits: archiveEmits },
+};
+
+/** Whether a permission subject (with wildcards) covers a concrete subject pattern's first form. */
+const covers = (allowed: string, subject: string) => {
+  const a = allowed.split('.');
+  const s = subject.split('.');
+  for (let i = 0; i < a.length; i++) {
+    if (a[i] === '>') return s.length > i;
+    if (i >= s.length || (a[i] !== '*' && a[i] !== s[i])) return false;
+  }
+  return a.length === s.length;
+};
+
+describe('per-role NATS permissions (ops/nats/permissions.ts)', () => {
+  test('ops/nats/accounts.conf is the generated configuration', () => {
+    const expected = ACCOUNTS_CONF_HEADER + accountsConfig((role) => `password: $${passwordVariable(role)}`);
+    assert.equal(readFileSync(path.join(ROOT, 'ops/nats/accounts.conf'), 'utf8'), expected, 'regenerate it: npm run build && node dist/scripts/write-accounts-conf.js');
+  });
+
+  test('every stage has a role, reading the consumer its spec declares', () => {
+    assert.deepEqual(Object.keys(STAGE_ROLES).sort(), [...STAGE_NAMES].sort());
+    for (const [name, spec] of Object.entries(SPECS)) {
+      const role = STAGE_ROLES[name]!;
+      assert.equal(role.stream, spec.input.stream, name);
+      assert.equal(role.durable, spec.input.durable, name);
+      assert.equal(role.partitioned === true, spec.input.partitioned === true, name);
+    }
+  });
+
+  test("a stage may publish on every edge its spec emits to, and on no stream it does not", () => {
+    for (const [name, spec] of Object.entries(SPECS)) {
+      const publish = rolePermissions(name).publish;
+      for (const edge of spec.emits) {
+        const subjects = EDGES[edge as keyof typeof EDGES].subjects.filter((s) => s !== 'crawl.seeds');
+        assert.ok(subjects.some((s) => publish.some((p) => covers(p, s))), `${name} publishes to ${edge}`);
+      }
+      assert.ok(!publish.some((p) => covers(p, 'crawl.seeds')), `${name} cannot seed`);
+      assert.ok(!publish.some((p) => p === '>' || p.startsWith('$JS.API.STREAM.') || p.startsWith('$JS.API.CONSUMER.DELETE.CRAWL')), `${name} cannot manage streams`);
+    }
+  });
+
+  test('the seeder publishes crawl.seeds only; the operator has the account', () => {
+    assert.deepEqual(rolePermissions('seeder'), { publish: ['crawl.seeds', '$JS.API.INFO'], subscribe: ['_INBOX.>'] });
+    assert.deepEqual(rolePermissions('operator').publish, ['>']);
+    assert.throws(() => rolePermissions('nobody'), /no role nobody/);
+    assert.equal(new Set(ROLES).size, ROLES.length);
+  });
+});
