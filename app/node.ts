@@ -7,6 +7,8 @@ import { hostAddressResolver } from '../pipeline/adapters/host-address.js';
 import { DnsCache } from '../pipeline/adapters/dns-cache.js';
 import { openKvStores, type KvStores } from '../pipeline/adapters/nats-kv.js';
 import { watchNatsConnection } from '../pipeline/adapters/nats-connection.js';
+import { timedKvStore } from '../pipeline/timed-kv.js';
+import { BUCKETS } from '../ops/nats/edges.js';
 import type { Logger } from '../pipeline/logger.js';
 import { StageMetrics } from '../pipeline/metrics.js';
 import { StageRunner } from '../pipeline/runner.js';
@@ -16,6 +18,8 @@ import type { StageContext, StageDefinition, StageName } from '../pipeline/stage
 import type { HttpClient } from '../ports/http.js';
 import { applyPartitionConsumers } from '../ops/nats/topology.js';
 import { defaultExtractThreads, type ExtractStageOptions } from '../stages/extract/index.js';
+import { hostWaitSources } from '../stages/politeness-gate/index.js';
+import { observeNode } from './node-metrics.js';
 import { buildStage, type StageFactoryOptions } from './stage-registry.js';
 import { ChromiumRenderer } from '../pipeline/adapters/browser/chromium-renderer.js';
 import { DEFAULT_RENDER_CONCURRENCY } from '../stages/render/index.js';
@@ -23,7 +27,16 @@ import { openArchiveOutput, openParquetOutput } from './outputs.js';
 
 export interface CrawlNode {
   metrics: StageMetrics;
+  /** null while the node consumes and is connected; otherwise why not (for /readyz) */
+  notReady(): string | null;
   stop(): Promise<void>;
+}
+
+/** Every bucket's operations timed into the metrics, under the bucket's name. */
+function timedKvStores(kv: KvStores, metrics: StageMetrics): KvStores {
+  const timed = {} as KvStores;
+  for (const key of Object.keys(kv) as Array<keyof KvStores>) timed[key] = timedKvStore(kv[key], BUCKETS[key], metrics);
+  return timed;
 }
 
 /**
@@ -34,8 +47,9 @@ export async function createNodeContext(
   nc: NatsConnection,
   settings: CrawlSettings,
   log: Logger,
+  metrics = new StageMetrics(),
 ): Promise<{ ctx: StageContext; kv: KvStores; http: HttpClient }> {
-  const kv = await openKvStores(nc);
+  const kv = timedKvStores(await openKvStores(nc), metrics);
   reportDeniedPermissions(nc, log);
   const resolveRules = settings.resolve.map(parseResolveRule);
   const dns = new DnsCache({
@@ -49,7 +63,7 @@ export async function createNodeContext(
     settings,
     clock: { now: () => Date.now() },
     log,
-    metrics: new StageMetrics(),
+    metrics,
     kv,
     http,
     maxPayloadBytes: nc.info?.max_payload ?? 1024 * 1024,
@@ -90,6 +104,8 @@ export interface NodeOptions {
   concurrency?: Partial<Record<StageName, number>>;
   /** the render stage's browser: contexts (renders at once) and the JavaScript heap of a page */
   render?: { concurrency?: number; memoryMb?: number };
+  /** the metrics to count into (a served registry); a fresh one by default */
+  metrics?: StageMetrics;
 }
 
 /** A page's JavaScript heap unless `--render-memory-mb` says otherwise: past it the page's renderer dies and the render fails. */
@@ -101,7 +117,7 @@ export const DEFAULT_RENDER_MEMORY_MB = 512;
  * no new messages, in-flight ones finish, persist flushes.
  */
 export async function startNode(nc: NatsConnection, settings: CrawlSettings, stages: readonly StageName[], opts: NodeOptions): Promise<CrawlNode> {
-  const { ctx, kv, http } = await createNodeContext(nc, settings, opts.log);
+  const { ctx, kv, http } = await createNodeContext(nc, settings, opts.log, opts.metrics);
   const outDir = opts.outDir;
   const renderConcurrency = opts.render?.concurrency ?? opts.concurrency?.render ?? DEFAULT_RENDER_CONCURRENCY;
   const factory: StageFactoryOptions = {
@@ -125,6 +141,7 @@ export async function startNode(nc: NatsConnection, settings: CrawlSettings, sta
   for (const name of stages) {
     const def: StageDefinition<any> = await buildStage(name, factory);
     const concurrency = opts.concurrency?.[name] ?? def.defaultConcurrency;
+    for (const what of def.counts ?? []) ctx.metrics.declare(name, what);
     if (def.kind === 'partitioned') {
       // a partitioned stage (seen-filter): one consumer per partition held, under a lease
       await applyPartitionConsumers(await jetstreamManager(nc), [def.input], settings.partitions);
@@ -137,9 +154,12 @@ export async function startNode(nc: NatsConnection, settings: CrawlSettings, sta
     await runner.start();
     runners.push(runner);
   }
+  const gateHere = stages.includes('politeness-gate');
+  const observed = observeNode(nc, await jetstreamManager(nc), ctx.metrics, stages, gateHere ? hostWaitSources(kv, ctx.streams, settings) : null);
   let stopping: Promise<void> | undefined;
   return {
     metrics: ctx.metrics,
+    notReady: () => (stopping ? 'stopping' : observed.notReady()),
     stop() {
       stopping ??= (async () => {
         // upstream first, so fewer messages are caught between stages

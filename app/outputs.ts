@@ -1,4 +1,7 @@
 import { openParquetOutput as openOutput } from '../pipeline/adapters/duckdb-output.js';
+import { isRemoteOutput } from '../pipeline/adapters/output-layout.js';
+import { openS3Store } from '../pipeline/adapters/s3-store.js';
+import { makeStagingDir } from '../pipeline/adapters/staging-dir.js';
 import type { Logger } from '../pipeline/logger.js';
 import type { CrawlSettings } from '../pipeline/settings.js';
 import type { ArchiveOutput } from '../stages/archive/index.js';
@@ -11,13 +14,19 @@ import type { OutputWriter } from '../stages/persist/index.js';
  * default of most of the machine's RAM.
  */
 export async function openParquetOutput(outDir: string): Promise<OutputWriter> {
-  return openOutput(outDir, { staleTmpAgeMs: 10 * 60 * 1000, threads: 1, memoryLimit: '256MB' });
+  const store = isRemoteOutput(outDir) ? await openS3Store(outDir) : undefined;
+  return openOutput(outDir, { staleTmpAgeMs: 10 * 60 * 1000, threads: 1, memoryLimit: '256MB', store });
 }
 
-/** The archive stage's output in a local directory: WARC files under `warc/`, rows in `captures/`. */
+/**
+ * The archive stage's output: WARC files under `warc/`, rows in `captures/`, in a local
+ * directory or an object store (the WARC files then spooled in a temporary directory).
+ */
 export async function openArchiveOutput(outDir: string, settings: CrawlSettings, log: Logger): Promise<ArchiveOutput> {
+  const remote = isRemoteOutput(outDir);
   return {
-    outDir,
+    outDir: remote ? await makeStagingDir('warc') : outDir,
+    ...(remote ? { store: await openS3Store(outDir) } : {}),
     crawlId: settings.crawlId,
     maxWarcBytes: settings.warcMaxBytes,
     captures: await openParquetOutput(outDir),

@@ -8,12 +8,14 @@ export interface TopologyOptions {
   partitions?: number;
   /** stream limits (age, bytes) to apply; streams it does not mention keep theirs */
   retention?: RetentionPolicyFor;
+  /** copies of every stream, consumer and bucket; unset keeps what exists (1 for new ones) */
+  replicas?: number;
 }
 
 /** Every stream, consumer and bucket of the crawl, from the stage specs: idempotent. */
 export async function applyCrawlTopology(nc: NatsConnection, opts: TopologyOptions = {}): Promise<JetStreamManager> {
   const jsm = await jetstreamManager(nc);
-  await applyTopology(nc, jsm, STAGE_INPUTS, opts.retention);
+  await applyTopology(nc, jsm, STAGE_INPUTS, opts.retention, { replicas: opts.replicas });
   if (opts.partitions !== undefined) await applyPartitionConsumers(jsm, STAGE_INPUTS, opts.partitions);
   return jsm;
 }

@@ -1,8 +1,10 @@
 import { existsSync } from 'node:fs';
-import path from 'node:path';
-import { compactOutput, DEFAULT_MIN_AGE_MS, DEFAULT_TARGET_BYTES, type CompactSummary } from '../pipeline/adapters/duckdb-compact.js';
+import { compactOutput, DEFAULT_MIN_AGE_MS, DEFAULT_TARGET_BYTES, type CompactOptions, type CompactSummary } from '../pipeline/adapters/duckdb-compact.js';
 import { isRemoteOutput } from '../pipeline/adapters/output-layout.js';
+import { compactRemoteOutput } from '../pipeline/adapters/remote-compact.js';
+import { openS3Store } from '../pipeline/adapters/s3-store.js';
 import { UsageError } from './usage-error.js';
+import { resolveOut } from './output-location.js';
 
 const MiB = 1024 * 1024;
 
@@ -15,12 +17,16 @@ export function compactSummaryLine(s: CompactSummary): string {
   );
 }
 
-/** `crawl compact [--out DIR]`: merges each partition's small Parquet files (see pipeline/adapters/duckdb-compact.ts). */
+/** A local output directory or an object store's, merged the same way. */
+export async function compactAnyOutput(outDir: string, options: CompactOptions): Promise<CompactSummary> {
+  return isRemoteOutput(outDir) ? compactRemoteOutput(await openS3Store(outDir), options) : compactOutput(outDir, options);
+}
+
+/** `crawl compact [--out DIR|s3://…]`: merges each partition's small Parquet files (see pipeline/adapters/duckdb-compact.ts). */
 export async function runCompact(o: { out: string; minAgeMs?: number; targetMb?: number; memoryMb?: number }): Promise<number> {
-  if (isRemoteOutput(o.out)) throw new UsageError(`crawl compact works on a local output directory, not ${o.out}`);
-  const outDir = path.resolve(o.out);
-  if (!existsSync(outDir)) throw new UsageError(`no crawl output at ${outDir} (use --out DIR)`);
-  const summary = await compactOutput(outDir, {
+  const outDir = resolveOut(o.out, 'compact', true);
+  if (!isRemoteOutput(outDir) && !existsSync(outDir)) throw new UsageError(`no crawl output at ${outDir} (use --out DIR)`);
+  const summary = await compactAnyOutput(outDir, {
     minAgeMs: o.minAgeMs ?? DEFAULT_MIN_AGE_MS,
     targetBytes: o.targetMb !== undefined ? o.targetMb * MiB : DEFAULT_TARGET_BYTES,
     // DuckDB counts its memory limit in MB of 10^6 bytes

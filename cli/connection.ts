@@ -1,12 +1,13 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { connectNats, redactUrl, watchNatsConnection, type NatsSecurity } from '../pipeline/adapters/nats-connection.js';
+import { awaitJetStream, connectNats, redactUrl, watchNatsConnection, type NatsSecurity } from '../pipeline/adapters/nats-connection.js';
 import { startEmbeddedServer, type EmbeddedServer } from '../ops/nats/embedded-server.js';
 import { UsageError } from './usage-error.js';
 import { natsSecurity } from './nats-options.js';
+import { embeddedStateDir } from './output-location.js';
 
-export const natsDir = (outDir: string) => path.join(outDir, 'nats');
+export const natsDir = embeddedStateDir;
 const urlFile = (outDir: string) => path.join(natsDir(outDir), 'server-url');
 
 /** NATS_URL, unless unset or empty (an empty one means "embedded", as if unset). */
@@ -72,6 +73,8 @@ export async function openCrawlConnection(outDir: string, name: string): Promise
   let nc: NatsConnection;
   try {
     nc = await connectForCommand(url, name, external ? natsSecurity() : {});
+    // a cluster that just lost a server answers JetStream only once it has elected leaders
+    if (external) await awaitJetStream(nc, name);
   } catch (err) {
     await server?.stop();
     throw err;
@@ -95,7 +98,7 @@ export async function openCrawlConnection(outDir: string, name: string): Promise
 export async function joinCrawl(outDir: string, name: string): Promise<NatsConnection> {
   const url = natsUrlFromEnv() ?? (existsSync(urlFile(outDir)) ? readFileSync(urlFile(outDir), 'utf8').trim() : '');
   if (!url) throw new UsageError(`no running crawl: set NATS_URL, or start one with \`crawl run --out ${outDir}\``);
-  return connectForCommand(url, name, natsUrlFromEnv() ? natsSecurity() : {});
+  return awaitJetStream(await connectForCommand(url, name, natsUrlFromEnv() ? natsSecurity() : {}), name);
 }
 
 /** NATS_URL; else the embedded server of a crawl running on this directory; else an embedded server started on its store. */

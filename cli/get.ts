@@ -4,6 +4,7 @@ import path from 'node:path';
 import { openOutputDatabase } from '../pipeline/adapters/duckdb-views.js';
 import { readWarcRecord } from '../stages/archive/index.js';
 import { UsageError } from './usage-error.js';
+import { resolveOut } from './output-location.js';
 
 
 /**
@@ -14,7 +15,7 @@ import { UsageError } from './usage-error.js';
  */
 export async function runGet(url: string | undefined, o: { out: string; fetchId?: string; payload: boolean; rendered?: boolean }): Promise<number> {
   if ((url === undefined) === (o.fetchId === undefined)) throw new UsageError('give a URL or --fetch-id ID (one of them)');
-  const outDir = path.resolve(o.out);
+  const outDir = resolveOut(o.out, 'get', false);
   if (!existsSync(outDir)) throw new UsageError(`no crawl output at ${outDir} (use --out DIR)`);
   const db = await openOutputDatabase(outDir);
   let row: unknown[] | undefined;

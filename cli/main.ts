@@ -19,6 +19,9 @@ import { runStatus } from './status.js';
 import { runServe } from './serve.js';
 import { endQuietlyOnClosedPipe, exitWhenDrained } from './exit.js';
 import { addNatsOptions, natsSecurityFrom, useNatsSecurity, type NatsFlags } from './nats-options.js';
+import { addMetricsOptions } from './metrics-options.js';
+import { MAX_REPLICAS } from '../ops/nats/topology.js';
+import { addClusterCommand } from './cluster.js';
 
 const DEFAULT_OUT = 'crawl-output';
 
@@ -49,7 +52,7 @@ function program(): Command {
       outputError: (s, write) => write(`crawl: ${s.trim().replace(/\s*\n\s*/g, ' ')}\n`),
     });
 
-  addRenderProcessOptions(addLogOptions(addRetentionOptions(addSettingsOptions(cli.command('run')))))
+  addRenderProcessOptions(addMetricsOptions(addLogOptions(addRetentionOptions(addSettingsOptions(cli.command('run'))))))
     .description('crawl from seeds with every stage in this process (starts nats-server unless NATS_URL is set); resumes a crawl in the same --out')
     .option('--seed <url>', 'a seed URL (repeatable)', collect, [])
     .option('--seeds-file <file>', 'a file of seed URLs, one a line (# comments)')
@@ -67,7 +70,7 @@ function program(): Command {
     .option('--out <dir>', 'the running crawl’s output directory (when it runs an embedded server)', DEFAULT_OUT)
     .action(async (urls: string[], o) => exitWhenDrained(await seedCrawl(urls, o)));
 
-  addRenderProcessOptions(addLogOptions(cli.command('worker')))
+  addRenderProcessOptions(addMetricsOptions(addLogOptions(cli.command('worker'))))
     .description('run one stage of a running crawl in this process (start as many as you like)')
     .requiredOption('--stage <name>', 'normalize | seen-filter | politeness-gate | fetch | render | extract | simhash | persist | archive')
     .option('--concurrency <n>', 'messages handled at once by this process', parseIntOption('--concurrency', 1, 100_000))
@@ -83,6 +86,7 @@ function program(): Command {
     .addOption(new Option('--format <format>', 'table | csv | json | parquet (with --output FILE)').default('table'))
     .option('--output <file>', 'with --format parquet: the Parquet file to write the result to')
     .option('--version <n>', 'show the output as of this version (0 = the crawl, n = its n-th replay); default: the newest', parseIntOption('--version', 0))
+    .option('--install-httpfs', "with --out s3://…: first download DuckDB's httpfs extension (once per machine) from DuckDB's extension repository", false)
     .action(async (sql: string | undefined, o) => exitWhenDrained(await runSql(sql, o)));
 
   cli
@@ -138,7 +142,7 @@ function program(): Command {
       await runTestWebCli({ hosts: o.hosts, port: o.port, seed: o.seed, benchHosts: o.benchHosts, politeness: o.politeness, hostile: o.hostile, traps: o.traps, render: o.renderHosts, fresh: o.fresh });
     });
 
-  addRenderProcessOptions(addLogOptions(addRetentionOptions(addSettingsOptions(cli.command('serve')))))
+  addRenderProcessOptions(addMetricsOptions(addLogOptions(addRetentionOptions(addSettingsOptions(cli.command('serve'))))))
     .description('the crawl-jobs service: an HTTP API and NATS request subjects to create, list, pause, resume and cancel jobs; runs jobs on their schedules and hands out due revisits (runs every stage too unless --stages none)')
     .option('--out <dir>', 'output directory (Parquet tables, and the JetStream store when embedded)', DEFAULT_OUT)
     .option('--host <address>', 'address the HTTP API listens on; other than loopback it needs an API token', '127.0.0.1')
@@ -156,11 +160,13 @@ function program(): Command {
     .action(async (o) => exitWhenDrained(await runStatus(o)));
 
   addRobotsCheckCommand(cli);
+  addClusterCommand(cli);
   addDeadLettersCommand(cli, DEFAULT_OUT);
 
   const topology = cli.command('topology').description('streams, consumers and KV buckets');
   addRetentionOptions(addSettingsOptions(topology.command('apply')))
     .description('apply the topology to NATS_URL idempotently and store the crawl settings for workers')
+    .option('--replicas <n>', 'copies of every stream, consumer and KV bucket (a cluster of at least n servers; default: keep what exists, 1 for new ones)', parseIntOption('--replicas', 1, MAX_REPLICAS))
     .action(async (o) => exitWhenDrained(await applyTopologyCommand(o)));
 
   // every command that connects to NATS takes the credentials and TLS options

@@ -39,7 +39,7 @@ export function startProgress(
     const backlog = await pipelineBacklog(jsm).catch(() => null);
     const fetched = metrics.total('fetch', 'responses');
     // failed requests: HTTP 4xx/5xx and network errors (redirects are not failures)
-    const errors = metrics.total('fetch', 'responses', (o) => o.startsWith('error_') || Number(o) >= 400);
+    const errors = metrics.total('fetch', 'responses', (o) => o === 'error' || o === '4xx' || o === '5xx');
     const now = Date.now();
     const rate = ((fetched - lastFetched) * 1000) / Math.max(1, now - lastAt);
     lastFetched = fetched;

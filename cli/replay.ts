@@ -12,6 +12,7 @@ import type { StreamRange } from '../pipeline/adapters/stream-range.js';
 import { TABLE_NAMES } from '../schemas/output-tables.js';
 import { joinOrOpenCrawl } from './connection.js';
 import { UsageError } from './usage-error.js';
+import { resolveOut } from './output-location.js';
 
 export interface ReplayFlags extends LogOptions {
   from: string;
@@ -75,7 +76,7 @@ async function crawlIdsOfOutput(outDir: string, fallback: string): Promise<Repla
 export async function runReplayCommand(o: ReplayFlags): Promise<number> {
   if (!(REPLAY_STAGES as readonly string[]).includes(o.from)) throw new UsageError(`--from must be one of ${REPLAY_STAGES.join(', ')}, got "${o.from}"`);
   const range = parseRange(o);
-  const outDir = path.resolve(o.out);
+  const outDir = resolveOut(o.out, 'replay', false);
   const conn = await joinOrOpenCrawl(outDir, 'crawl replay');
   try {
     const kv = await openKvStores(conn.nc);

@@ -1,4 +1,3 @@
-import path from 'node:path';
 import { openKvStores } from '../pipeline/adapters/nats-kv.js';
 import { createLogger } from '../pipeline/logger.js';
 import { STAGE_NAMES } from '../pipeline/stage.js';
@@ -15,8 +14,12 @@ import { stopOnSignal } from './stop-signal.js';
 import { UsageError } from './usage-error.js';
 import { requireBrowserIfRendering } from './render-check.js';
 import { apiToken } from './api-access.js';
+import { checkMetricsOptions, serveMetrics, servedMetrics, type MetricsOptions } from './metrics-options.js';
+import { resolveOut } from './output-location.js';
+import type { MetricsServer } from '../pipeline/metrics-server.js';
+import { watchConnection } from '../app/node-metrics.js';
 
-export interface ServeOptions extends SettingsFlags, RetentionFlags, LogOptions {
+export interface ServeOptions extends SettingsFlags, RetentionFlags, LogOptions, MetricsOptions {
   out: string;
   host: string;
   port: number;
@@ -42,13 +45,25 @@ export async function runServe(o: ServeOptions): Promise<number> {
   const retention = retentionPolicy(o);
   // before anything starts: a service reachable from elsewhere without a token never runs
   const token = apiToken(o);
-  const outDir = path.resolve(o.out);
+  checkMetricsOptions(o);
+  // the jobs' status reads the output's files: a local directory only
+  const outDir = resolveOut(o.out, 'serve', false);
   const log = createLogger('serve', { level: o.logLevel, file: o.logFile });
   const conn = await openCrawlConnection(outDir, 'crawl serve');
   const stop = stopOnSignal();
   let node: Awaited<ReturnType<typeof startNode>> | undefined;
   let service: Awaited<ReturnType<typeof startService>> | undefined;
+  const metrics = servedMetrics();
+  let server: MetricsServer | null = null;
   try {
+    // ready once the API answers, while NATS is connected (and, with --stages all, the stages consume)
+    const connection = watchConnection(conn.nc, o.stages === 'all' ? null : metrics);
+    const notReady = () => {
+      if (!service) return 'starting';
+      if (node) return node.notReady();
+      return connection.connected() ? null : 'not connected to NATS (reconnecting)';
+    };
+    server = await serveMetrics(o, metrics, notReady, log);
     await applyCrawlTopology(conn.nc, { retention });
     const kv = await openKvStores(conn.nc);
     const settings = mergeSettings(await readStoredSettings(kv), o);
@@ -58,17 +73,19 @@ export async function runServe(o: ServeOptions): Promise<number> {
       node = await startNode(conn.nc, settings, STAGE_NAMES, {
         log,
         outDir,
+        metrics,
         extract: { threads: o.extractThreads },
         render: { concurrency: o.renderConcurrency, memoryMb: o.renderMemoryMb },
       });
     }
-    service = await startService(conn.nc, settings, { log, host: o.host, port: o.port, outDir, ...(token !== undefined ? { apiToken: token } : {}) });
+    service = await startService(conn.nc, settings, { log, host: o.host, port: o.port, outDir, metrics, ...(token !== undefined ? { apiToken: token } : {}) });
     process.stderr.write(`crawl serve: jobs API on ${service.url}/api/v1/jobs and NATS ${API_SUBJECT}.<create|list|get|pause|resume|cancel> (${conn.url}); output in ${outDir}; ${token !== undefined ? 'requests need the API token' : 'no API token: loopback only'}\n`);
     log.info({ url: service.url, nats: conn.url, out: outDir, stages: o.stages, apiToken: token !== undefined }, 'service started');
     await stop.stopped();
   } finally {
     await service?.stop();
     await node?.stop();
+    await server?.close();
     await conn.close();
     stop.dispose();
   }

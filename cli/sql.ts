@@ -8,6 +8,7 @@ import { isRemoteOutput } from '../pipeline/adapters/output-layout.js';
 import { s3SetupStatements } from '../pipeline/adapters/s3-settings.js';
 import { TABLE_NAMES } from '../schemas/output-tables.js';
 import { UsageError } from './usage-error.js';
+import { resolveOut } from './output-location.js';
 
 const FORMATS = ['table', 'csv', 'json', 'parquet'] as const;
 
@@ -18,11 +19,29 @@ export interface SqlFlags {
   output?: string;
   /** show the output as of this version (older replays) */
   version?: number;
+  /** for an s3:// output: download DuckDB's httpfs extension first (from DuckDB's extension repository) */
+  installHttpfs?: boolean;
 }
 
 /** The views, for the prompt's greeting: driven by the table list, so a new table shows up by itself. */
 export function viewNames(): string {
   return [...TABLE_NAMES, 'hosts'].join(', ') + ` (every version: ${TABLE_NAMES.map((t) => t + '_all').join(', ')})`;
+}
+
+/**
+ * What to do when DuckDB cannot load httpfs: download it (`--install-httpfs`, where DuckDB's
+ * extension repository can be reached), copy it from a machine that has it, or read a local
+ * copy of the output.
+ */
+export function httpfsMissing(outDir: string, message: string): string {
+  const m = /\/(v\d+\.\d+\.\d+)\/([a-z0-9_]+)\/httpfs/i.exec(message);
+  const where = m ? `~/.duckdb/extensions/${m[1]}/${m[2]}/httpfs.duckdb_extension` : "DuckDB's extension directory (~/.duckdb/extensions/<version>/<platform>/)";
+  return (
+    `crawl: reading ${outDir} needs DuckDB's httpfs extension, which is not installed here (${message}).\n` +
+    `  Install it once: crawl sql --install-httpfs --out ${outDir} ... (downloads it from DuckDB's extension repository);\n` +
+    `  without internet access, copy ${where} from a machine that has it to the same path here;\n` +
+    `  or query a local copy: aws s3 sync ${outDir} DIR, then crawl sql --out DIR\n`
+  );
 }
 
 /** Runs one statement; with --format parquet its result goes to a Parquet file through COPY ... TO. */
@@ -42,16 +61,15 @@ export async function runSql(sql: string | undefined, o: SqlFlags): Promise<numb
   if (o.format === 'parquet' && !o.output) throw new UsageError('--format parquet writes a file: give --output FILE');
   if (o.output && o.format !== 'parquet') throw new UsageError('--output FILE goes with --format parquet');
   if (o.format === 'parquet' && sql === undefined) throw new UsageError('--format parquet needs the SQL as an argument');
-  const remote = isRemoteOutput(o.out);
-  if (remote && !/^s3:\/\//i.test(o.out)) throw new UsageError(`--out must be a directory or an s3://bucket/prefix URL, got "${o.out}"`);
-  const outDir = remote ? o.out : path.resolve(o.out);
+  const outDir = resolveOut(o.out, 'sql', true);
+  const remote = isRemoteOutput(outDir);
   if (!remote && !existsSync(outDir)) throw new UsageError(`no crawl output at ${outDir} (use --out DIR)`);
   let db: OutputDatabase;
   try {
-    db = await openOutputDatabase(outDir, { version: o.version, setup: remote ? s3SetupStatements() : [] });
+    db = await openOutputDatabase(outDir, { version: o.version, setup: remote ? s3SetupStatements(process.env, { install: o.installHttpfs === true }) : [] });
   } catch (err) {
-    const hint = remote ? ' (an s3:// output needs DuckDB\'s httpfs extension, installed from DuckDB\'s extension repository once per machine)' : '';
-    process.stderr.write(`crawl: reading ${outDir}: ${(err as Error).message.split('\n')[0]}${hint}\n`);
+    const message = (err as Error).message.split('\n')[0]!;
+    process.stderr.write(remote && /httpfs/i.test(message) ? httpfsMissing(outDir, message) : `crawl: reading ${outDir}: ${message}\n`);
     return 1;
   }
   try {

@@ -20,6 +20,7 @@ import {
 } from '../stages/politeness-gate/index.js';
 import { joinOrOpenCrawl } from './connection.js';
 import { UsageError } from './usage-error.js';
+import { resolveOut } from './output-location.js';
 
 const FORMATS = ['table', 'json'] as const;
 /** hosts whose queued URLs are counted, and listed in the table (JSON lists every host) */
@@ -50,7 +51,7 @@ export interface CrawlStatus {
  */
 export async function runStatus(o: StatusOptions): Promise<number> {
   if (!(FORMATS as readonly string[]).includes(o.format)) throw new UsageError(`--format must be one of ${FORMATS.join(', ')}, got "${o.format}"`);
-  const outDir = path.resolve(o.out);
+  const outDir = resolveOut(o.out, 'status', false);
   const conn = await joinOrOpenCrawl(outDir, 'crawl status');
   let status: CrawlStatus;
   try {

@@ -3,6 +3,7 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { EDGES } from '../ops/nats/edges.js';
 import { formatResult } from './table-format.js';
 import { joinOrOpenCrawl } from './connection.js';
+import { resolveOut } from './output-location.js';
 
 const DAY_NS = 86_400e9;
 
@@ -12,7 +13,7 @@ const DAY_NS = 86_400e9;
  * extrapolated to a million pages: the disk a retention window needs.
  */
 export async function runStreams(o: { out: string; format: string }): Promise<number> {
-  const conn = await joinOrOpenCrawl(path.resolve(o.out), 'crawl streams');
+  const conn = await joinOrOpenCrawl(resolveOut(o.out, 'streams', true), 'crawl streams');
   try {
     const jsm = await jetstreamManager(conn.nc);
     const infos = [];

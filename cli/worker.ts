@@ -9,25 +9,34 @@ import { joinCrawl } from './connection.js';
 import { UsageError } from './usage-error.js';
 import { stopOnSignal } from './stop-signal.js';
 import { requireBrowser } from './render-check.js';
+import { checkMetricsOptions, serveMetrics, servedMetrics, type MetricsOptions } from './metrics-options.js';
+import type { MetricsServer } from '../pipeline/metrics-server.js';
+import { resolveOut } from './output-location.js';
 
 /** `crawl worker --stage NAME`: one stage in this process, joined to a running crawl; start as many as needed. */
 export async function runWorker(
-  o: { stage: string; concurrency?: number; extractThreads?: number; renderConcurrency?: number; renderMemoryMb?: number; out: string } & LogOptions,
+  o: { stage: string; concurrency?: number; extractThreads?: number; renderConcurrency?: number; renderMemoryMb?: number; out: string } & LogOptions & MetricsOptions,
 ): Promise<number> {
+  checkMetricsOptions(o);
   if (!(STAGE_NAMES as readonly string[]).includes(o.stage)) {
     throw new UsageError(`unknown stage "${o.stage}": one of ${STAGE_NAMES.join(', ')}`);
   }
   const stage = o.stage as StageName;
   if (stage === 'render') requireBrowser();
-  const outDir = path.resolve(o.out);
+  const outDir = resolveOut(o.out, 'worker', true);
   const nc = await joinCrawl(outDir, `crawl worker ${stage}`);
   const log = createLogger(`worker-${stage}`, { level: o.logLevel, file: o.logFile });
   const stop = stopOnSignal();
+  const metrics = servedMetrics();
+  let node: Awaited<ReturnType<typeof startNode>> | undefined;
+  let server: MetricsServer | null = null;
   try {
+    server = await serveMetrics(o, metrics, () => (node ? node.notReady() : 'starting'), log);
     const settings = await readStoredSettings(await openKvStores(nc));
     if (!settings) throw new UsageError('the crawl has no settings yet: start it with `crawl run` or `crawl topology apply` first');
-    const node = await startNode(nc, settings, [stage], {
+    node = await startNode(nc, settings, [stage], {
       log,
+      metrics,
       outDir,
       concurrency: o.concurrency ? { [stage]: o.concurrency } : undefined,
       extract: { threads: o.extractThreads },
@@ -37,6 +46,7 @@ export async function runWorker(
     await stop.stopped();
     await node.stop();
   } finally {
+    await server?.close();
     stop.dispose();
     await nc.drain().catch(() => undefined);
   }

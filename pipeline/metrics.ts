@@ -1,28 +1,115 @@
-import { Counter, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 /**
- * Per-process counters, named `crawler_<stage>_<what>_total{outcome}`. The progress line of
- * `crawl run` reads them; a `/metrics` endpoint can expose the registry as is.
+ * A process's metrics, in one prom-client registry that `/metrics` serves
+ * (pipeline/metrics-server.ts); docs/operations.md lists every name.
+ *
+ * - what a stage counts itself goes through `count`: `crawler_<stage>_<what>_total{outcome}`,
+ *   outcome being one of a fixed set of words the stage's code chooses;
+ * - what the runner measures for every stage is one family with a `stage` label
+ *   (`crawler_stage_messages_total`, `crawler_stage_handle_seconds`), so a dashboard sums or
+ *   compares stages in one query;
+ * - KV and consumer figures carry the bucket, operation, stream and consumer: names from the
+ *   topology, so every label set is bounded.
+ * No label ever holds a URL, a host, a path or anything read from the web or the environment.
  */
 export class StageMetrics {
   readonly registry: Registry;
   private readonly counters = new Map<string, Counter<'outcome'>>();
   private readonly totals = new Map<string, number>();
+  private readonly messages: Counter<'stage' | 'outcome'>;
+  private readonly handleSeconds: Histogram<'stage' | 'outcome'>;
+  private readonly inFlight: Gauge<'stage'>;
+  private readonly kvSeconds: Histogram<'bucket' | 'op' | 'outcome'>;
+  private readonly reconnects: Counter;
 
   constructor(registry = new Registry()) {
     this.registry = registry;
+    this.messages = new Counter({
+      name: 'crawler_stage_messages_total',
+      help: 'input messages a stage finished with, by what the runner did: emitted, filtered, retry, dead_lettered, error (handler threw; redelivered), publish_error',
+      labelNames: ['stage', 'outcome'],
+      registers: [registry],
+    });
+    this.handleSeconds = new Histogram({
+      name: 'crawler_stage_handle_seconds',
+      help: 'time from taking an input message to settling it (handle, publish, ack), by stage and outcome',
+      labelNames: ['stage', 'outcome'],
+      // a seen-filter check takes a millisecond, a fetch of a slow host tens of seconds
+      buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+      registers: [registry],
+    });
+    this.inFlight = new Gauge({ name: 'crawler_stage_in_flight_messages', help: 'messages a stage is handling now in this process', labelNames: ['stage'], registers: [registry] });
+    this.kvSeconds = new Histogram({
+      name: 'crawler_kv_operation_seconds',
+      help: 'latency of key-value operations on the crawl buckets, by bucket, operation and outcome (ok, conflict, error)',
+      labelNames: ['bucket', 'op', 'outcome'],
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      registers: [registry],
+    });
+    this.reconnects = new Counter({ name: 'crawler_nats_reconnects_total', help: 'times this process reconnected to a NATS server', registers: [registry] });
   }
 
-  count(stage: string, what: string, outcome = 'ok', by = 1): void {
+  /** Adds the process metrics (CPU, memory, event loop lag, handles): once, for a registry that is served. */
+  collectProcessMetrics(): void {
+    collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** The counter `crawler_<stage>_<what>_total{outcome}`, created (with no series yet) on first use. */
+  declare(stage: string, what: string): Counter<'outcome'> {
     const name = `crawler_${stage.replaceAll('-', '_')}_${what}_total`;
     let counter = this.counters.get(name);
     if (!counter) {
-      counter = new Counter({ name, help: `${what} in stage ${stage}`, labelNames: ['outcome'], registers: [this.registry] });
+      counter = new Counter({ name, help: `${what.replaceAll('_', ' ')} in stage ${stage}, by outcome`, labelNames: ['outcome'], registers: [this.registry] });
       this.counters.set(name, counter);
     }
-    counter.inc({ outcome }, by);
+    return counter;
+  }
+
+  count(stage: string, what: string, outcome = 'ok', by = 1): void {
+    this.declare(stage, what).inc({ outcome }, by);
     const key = `${stage}/${what}/${outcome}`;
     this.totals.set(key, (this.totals.get(key) ?? 0) + by);
+  }
+
+  /** The runner's record of one input message: its outcome and how long it took. */
+  handled(stage: string, outcome: string, seconds: number): void {
+    this.messages.inc({ stage, outcome });
+    this.handleSeconds.observe({ stage, outcome }, seconds);
+    const key = `${stage}/messages/${outcome}`;
+    this.totals.set(key, (this.totals.get(key) ?? 0) + 1);
+  }
+
+  /** A message taken (+1) or settled (-1) by a stage's runner. */
+  inFlightChange(stage: string, by: 1 | -1): void {
+    this.inFlight.inc({ stage }, by);
+  }
+
+  kvOperation(bucket: string, op: string, outcome: 'ok' | 'conflict' | 'error', seconds: number): void {
+    this.kvSeconds.observe({ bucket, op, outcome }, seconds);
+  }
+
+  reconnected(): void {
+    this.reconnects.inc();
+  }
+
+  /**
+   * A gauge whose values are read when it is scraped (consumer lag, waiting hosts): `read`
+   * returns every series. A read that fails leaves the gauge empty for that scrape rather
+   * than failing the whole page.
+   */
+  collectedGauge<L extends string>(name: string, help: string, labelNames: readonly L[], read: () => Promise<Array<{ labels: Record<L, string>; value: number }>>): void {
+    new Gauge<L>({
+      name,
+      help,
+      labelNames,
+      registers: [this.registry],
+      async collect() {
+        this.reset();
+        const series = await read().catch(() => []);
+        for (const s of series) this.set(s.labels as never, s.value);
+      },
+    });
   }
 
   /** the running total of one counter, summed over outcomes unless one is named (or a test on it given) */

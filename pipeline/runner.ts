@@ -70,6 +70,9 @@ export class StageRunner<T> {
   private async process(msg: JsMsg): Promise<void> {
     const { def, ctx } = this;
     const deliveryCount = msg.info.deliveryCount;
+    const started = performance.now();
+    const handled = (outcome: string) => ctx.metrics.handled(def.name, outcome, (performance.now() - started) / 1000);
+    ctx.metrics.inFlightChange(def.name, 1);
     const heartbeat = setInterval(() => msg.working(), Math.max(500, Math.floor(def.input.ackWaitMs / 3)));
     try {
       let outcome: Outcome;
@@ -83,16 +86,16 @@ export class StageRunner<T> {
           outcome = { kind: 'fail', reason: `handler failed ${deliveryCount} times: ${(err as Error).message}` };
         } else {
           ctx.log.warn({ stage: def.name, subject: msg.subject, err: (err as Error).message, deliveryCount }, 'handler failed; will retry');
-          ctx.metrics.count(def.name, 'messages', 'error');
+          handled('error');
           msg.nak(errorBackoffMs(deliveryCount));
           return;
         }
       }
-      await this.settle(msg, outcome);
+      handled(await this.settle(msg, outcome));
     } catch (err) {
       // publishing (or the step before the ack) failed: server unavailable, publish timeout; let the server redeliver
       ctx.log.warn({ stage: def.name, err: (err as Error).message }, 'publishing outputs failed; will retry');
-      ctx.metrics.count(def.name, 'messages', 'publish_error');
+      handled('publish_error');
       try {
         msg.nak(errorBackoffMs(deliveryCount));
       } catch {
@@ -100,10 +103,12 @@ export class StageRunner<T> {
       }
     } finally {
       clearInterval(heartbeat);
+      ctx.metrics.inFlightChange(def.name, -1);
     }
   }
 
-  private async settle(msg: JsMsg, outcome: Outcome): Promise<void> {
+  /** Acts on the outcome; returns what was done, for the metrics. */
+  private async settle(msg: JsMsg, outcome: Outcome): Promise<string> {
     const { def, ctx } = this;
     switch (outcome.kind) {
       case 'emit': {
@@ -116,19 +121,16 @@ export class StageRunner<T> {
           );
         }
         msg.ack();
-        ctx.metrics.count(def.name, 'messages', outcome.messages.length === 0 ? 'filtered' : 'emitted');
-        return;
+        return outcome.messages.length === 0 ? 'filtered' : 'emitted';
       }
       case 'retry':
         msg.nak(Math.max(0, Math.round(outcome.afterMs)));
-        ctx.metrics.count(def.name, 'messages', 'retry');
-        return;
+        return 'retry';
       case 'fail':
         await this.deadLetter(msg, outcome.reason);
         msg.ack();
-        ctx.metrics.count(def.name, 'messages', 'dead_lettered');
         ctx.log.error({ stage: def.name, subject: msg.subject, seq: msg.seq, reason: outcome.reason }, 'message dead-lettered');
-        return;
+        return 'dead_lettered';
     }
   }
 

@@ -107,6 +107,8 @@ interface StageBase<T> {
   emits: readonly string[];
   /** messages one process handles at once unless `--concurrency` says otherwise */
   defaultConcurrency: number;
+  /** what the stage counts (`crawler_<stage>_<what>_total`): declared at start, so each is in a scrape before its first event */
+  counts?: readonly string[];
   decode(subject: string, data: Uint8Array): T;
   /** optional: called once when the runner stops, after in-flight work finished (persist flushes here) */
   close?(ctx: StageContext): Promise<void>;

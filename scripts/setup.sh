@@ -4,23 +4,26 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Debian's packages the crawler runs: nats-server (the embedded server and the tests) and
-# chromium (the render stage drives it through playwright-core, which downloads no browser)
-PACKAGES=()
-if ! command -v nats-server >/dev/null 2>&1 && [ ! -x /usr/sbin/nats-server ]; then PACKAGES+=(nats-server); fi
-if [ ! -x "${CHROMIUM_PATH:-/usr/bin/chromium}" ]; then PACKAGES+=(chromium); fi
-if [ ${#PACKAGES[@]} -gt 0 ]; then
-  echo "setup: installing ${PACKAGES[*]} from Debian's packages" >&2
+# Debian's packages of what the crawler and its tests run: nats-server (the crawler's
+# broker), chromium (the render stage drives it through playwright-core, which downloads no
+# browser) and prometheus (the metrics tests scrape a crawl with it; promtool checks ops/)
+missing=()
+if ! command -v nats-server >/dev/null 2>&1 && [ ! -x /usr/sbin/nats-server ]; then missing+=(nats-server); fi
+if [ ! -x "${CHROMIUM_PATH:-/usr/bin/chromium}" ]; then missing+=(chromium); fi
+if ! command -v prometheus >/dev/null 2>&1 && [ ! -x /usr/bin/prometheus ]; then missing+=(prometheus); fi
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]} from Debian's packages" >&2
   SUDO=""
   if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${PACKAGES[@]}" >/dev/null
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 # Debian installs it in /usr/sbin, which is not on every user's PATH
 if ! command -v nats-server >/dev/null 2>&1; then export PATH="$PATH:/usr/sbin"; fi
 echo "setup: $(nats-server --version)" >&2
 # (Debian's wrapper script prints a shell warning on some machines: only the version line is kept)
 echo "setup: $("${CHROMIUM_PATH:-/usr/bin/chromium}" --version 2>/dev/null | head -1)" >&2
+echo "setup: $(prometheus --version 2>&1 | head -1)" >&2
 
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   echo "setup: installing npm dependencies" >&2

@@ -80,11 +80,20 @@ const REQUEST_TIMEOUT_MS = 30_000;
  * Serves the API on `host:port` (port 0: any free one). With a token, every request, on
  * every path, must carry it as a Bearer token; others get 401 before anything is read.
  */
-export async function startHttpApi(api: JobApi, host: string, port: number, onError: (err: Error) => void, token?: string): Promise<{ server: Server; url: string }> {
+export async function startHttpApi(
+  api: JobApi,
+  host: string,
+  port: number,
+  onError: (err: Error) => void,
+  token?: string,
+  /** hears every status sent (the service's metrics) */
+  answered: (status: number) => void = () => undefined,
+): Promise<{ server: Server; url: string }> {
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     if (token !== undefined && !bearerMatches(req.headers.authorization, token)) {
       res.writeHead(401, { 'content-type': 'application/json', 'www-authenticate': 'Bearer realm="crawl"' });
       res.end(JSON.stringify(problem(401, 'authorization', 'a valid token is required: Authorization: Bearer <token>').body) + '\n');
+      answered(401);
       req.resume();
       return;
     }
@@ -94,6 +103,7 @@ export async function startHttpApi(api: JobApi, host: string, port: number, onEr
         return problem(500, '(server)', 'the service failed to answer; see its log');
       })
       .then((a) => {
+        answered(a.status);
         res.writeHead(a.status, { 'content-type': 'application/json' });
         res.end(JSON.stringify(a.body) + '\n');
       });

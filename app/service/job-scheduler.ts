@@ -20,12 +20,20 @@ export class JobScheduler {
     private readonly log: Logger,
   ) {}
 
-  async pass(now: number, idle: (job: JobRecord) => Promise<boolean>): Promise<void> {
+  /** Runs started and jobs finished by this pass (for the service's metrics). */
+  async pass(now: number, idle: (job: JobRecord) => Promise<boolean>): Promise<{ started: number; finished: number }> {
+    const done = { started: 0, finished: 0 };
     for (const job of await this.store.list()) {
       if (job.state !== 'active') continue;
-      if (job.next_run_at !== null && job.next_run_at <= now) await this.startRun(job, now);
-      else if (job.next_run_at === null && !job.spec.revisit?.enabled && job.runs > 0 && (await idle(job))) await this.finish(job, now);
+      if (job.next_run_at !== null && job.next_run_at <= now) {
+        await this.startRun(job, now);
+        done.started += 1;
+      } else if (job.next_run_at === null && !job.spec.revisit?.enabled && job.runs > 0 && (await idle(job))) {
+        await this.finish(job, now);
+        done.finished += 1;
+      }
     }
+    return done;
   }
 
   private async startRun(job: JobRecord, now: number): Promise<void> {

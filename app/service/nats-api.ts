@@ -26,7 +26,7 @@ async function withId(body: Record<string, unknown> | undefined, op: (id: string
  * Answers `crawl.api.jobs.<op>` requests with the same JSON as the HTTP API, plus its status:
  * `{"status": 201, "body": {...}}`. Every service answers (a queue group): one reply each.
  */
-export function serveNatsApi(nc: NatsConnection, api: JobApi, onError: (err: Error) => void): Subscription {
+export function serveNatsApi(nc: NatsConnection, api: JobApi, onError: (err: Error) => void, answered: (status: number) => void = () => undefined): Subscription {
   return nc.subscribe(`${API_SUBJECT}.*`, {
     queue: 'crawl-serve',
     callback: (err, msg) => {
@@ -48,7 +48,10 @@ export function serveNatsApi(nc: NatsConnection, api: JobApi, onError: (err: Err
           onError(e);
           return { status: 500, body: { error: { field: '(server)', reason: 'the service failed to answer; see its log' } } };
         })
-        .then((a) => msg.respond(JSON.stringify(a)));
+        .then((a) => {
+          answered(a.status);
+          msg.respond(JSON.stringify(a));
+        });
     },
   });
 }

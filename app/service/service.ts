@@ -14,6 +14,8 @@ import { serveNatsApi } from './nats-api.js';
 import { RevisitDispatch } from './revisit-dispatch.js';
 import { ServiceLease } from './service-lease.js';
 import { seedGuard } from './seed-guard.js';
+import { serviceMetrics } from './service-metrics.js';
+import type { StageMetrics } from '../../pipeline/metrics.js';
 
 export interface ServiceOptions {
   log: Logger;
@@ -25,6 +27,8 @@ export interface ServiceOptions {
   outDir?: string;
   /** how often the leader looks for due runs and revisits */
   tickMs?: number;
+  /** the registry to count into (`crawl serve --metrics-port`); none: nothing is counted */
+  metrics?: StageMetrics;
 }
 
 /** A job's run is judged finished at most this often (the check reads every host's queue tail). */
@@ -49,9 +53,11 @@ export async function startService(nc: NatsConnection, settings: CrawlSettings, 
   const store = new JobStore(kv.jobs);
   const status: StatusSources = { jsm, hosts: kv.hosts, partitions: settings.partitions, slotMs: settings.revisitSlotMs, ...(o.outDir ? { outDir: o.outDir } : {}) };
   const api = new JobApi({ store, settings, status, now: Date.now, seedGuard: seedGuard(settings) });
+  let leader = false;
+  const counted = o.metrics ? serviceMetrics(o.metrics, store, () => leader) : null;
   const onError = (err: Error) => o.log.error({ err: err.message }, 'API request failed');
-  const http = await startHttpApi(api, o.host, o.port, onError, o.apiToken);
-  const natsApi = serveNatsApi(nc, api, onError);
+  const http = await startHttpApi(api, o.host, o.port, onError, o.apiToken, (status) => counted?.answered('http', status));
+  const natsApi = serveNatsApi(nc, api, onError, (status) => counted?.answered('nats', status));
   const publisher = jetstreamPublisher(jetstream(nc));
   const lease = new ServiceLease(kv.jobs);
   const scheduler = new JobScheduler(store, publisher, settings.partitions, o.log);
@@ -73,7 +79,6 @@ export async function startService(nc: NatsConnection, settings: CrawlSettings, 
     return !pipelineBusy || now - since >= QUIET_JOB_MS;
   };
   let stopped = false;
-  let leader = false;
   const loop = (async () => {
     while (!stopped) {
       try {
@@ -82,10 +87,13 @@ export async function startService(nc: NatsConnection, settings: CrawlSettings, 
         if (holds !== leader) o.log.info({ member: lease.member }, holds ? 'this service schedules jobs and revisits' : 'another service schedules jobs and revisits');
         leader = holds;
         if (holds) {
-          await scheduler.pass(now, idleNow);
-          await dispatch.pass(now);
+          const runs = await scheduler.pass(now, idleNow);
+          counted?.runs(runs.started, runs.finished);
+          counted?.revisits(await dispatch.pass(now));
         }
+        counted?.pass(holds ? 'leader' : 'follower');
       } catch (err) {
+        counted?.pass('error');
         o.log.warn({ err: (err as Error).message }, 'scheduling pass failed; trying again');
       }
       await new Promise((resolve) => setTimeout(resolve, o.tickMs ?? 1000));

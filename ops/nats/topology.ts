@@ -33,6 +33,18 @@ export type RetentionPolicyFor = (stream: string) => RetentionOptions | undefine
 
 const nanos = (ms: number) => ms * 1_000_000;
 
+/** JetStream keeps at most five copies of a stream. */
+export const MAX_REPLICAS = 5;
+
+/** The copies asked for, replica placement aside: `undefined` keeps what an existing stream has (1 for a new one). */
+export interface ReplicaOptions {
+  replicas?: number;
+}
+
+export class ReplicasError extends Error {
+  override name = 'ReplicasError';
+}
+
 function streamConfig(name: string, subjects: readonly string[], retention: RetentionOptions): Partial<StreamConfig> & { name: string } {
   return {
     name,
@@ -50,20 +62,30 @@ function streamConfig(name: string, subjects: readonly string[], retention: Rete
   };
 }
 
-async function ensureStream(jsm: JetStreamManager, config: Partial<StreamConfig> & { name: string }, keepLimits = false): Promise<void> {
+const isNotFound = (err: unknown) => (err as Error).name === 'StreamNotFoundError' || /not found/i.test((err as Error).message);
+
+async function ensureStream(jsm: JetStreamManager, config: Partial<StreamConfig> & { name: string }, keepLimits: boolean, replicas: number | undefined): Promise<void> {
+  let current: Awaited<ReturnType<JetStreamManager['streams']['info']>> | null = null;
   try {
-    const current = await jsm.streams.info(config.name);
-    if (keepLimits) {
-      config.max_age = current.config.max_age;
-      config.max_bytes = current.config.max_bytes;
-    }
-    await jsm.streams.update(config.name, config);
+    current = await jsm.streams.info(config.name);
   } catch (err) {
-    if ((err as Error).name !== 'StreamNotFoundError' && !/not found/i.test((err as Error).message)) throw err;
-    await jsm.streams.add(config);
+    if (!isNotFound(err)) throw err;
   }
+  if (!current) {
+    await jsm.streams.add({ ...config, num_replicas: replicas ?? 1 });
+    return;
+  }
+  if (keepLimits) {
+    config.max_age = current.config.max_age;
+    config.max_bytes = current.config.max_bytes;
+  }
+  await jsm.streams.update(config.name, { ...config, num_replicas: replicas ?? current.config.num_replicas });
 }
 
+/**
+ * A consumer keeps as many copies as its stream (num_replicas 0 = the stream's), so a
+ * stream scaled from 1 to 3 copies takes its consumers along.
+ */
 async function ensureConsumer(jsm: JetStreamManager, spec: StageInputSpec): Promise<void> {
   const config = {
     durable_name: spec.durable,
@@ -98,20 +120,62 @@ export async function applyTopology(
   jsm: JetStreamManager,
   consumers: readonly StageInputSpec[],
   retention: RetentionOptions | RetentionPolicyFor = DEFAULT_RETENTION,
+  copies: ReplicaOptions = {},
 ): Promise<void> {
+  if (copies.replicas !== undefined) await checkReplicas(jsm, copies.replicas);
   for (const edge of Object.values(EDGES)) {
     if ('schedule' in edge) {
-      await ensureStream(jsm, streamConfig(edge.stream, edge.subjects, SCHEDULE_RETENTION));
+      await ensureStream(jsm, streamConfig(edge.stream, edge.subjects, SCHEDULE_RETENTION), false, copies.replicas);
       continue;
     }
     const limits = typeof retention === 'function' ? retention(edge.stream) : retention;
-    await ensureStream(jsm, streamConfig(edge.stream, edge.subjects, limits ?? DEFAULT_RETENTION), limits === undefined);
+    await ensureStream(jsm, streamConfig(edge.stream, edge.subjects, limits ?? DEFAULT_RETENTION), limits === undefined, copies.replicas);
   }
   for (const spec of consumers) if (!spec.partitioned) await ensureConsumer(jsm, spec);
   const kvm = new Kvm(nc);
-  for (const bucket of Object.values(BUCKETS)) {
-    await kvm.create(bucket, { history: 1, storage: StorageType.File, allow_direct: true });
+  for (const bucket of Object.values(BUCKETS)) await ensureBucket(kvm, jsm, bucket, copies.replicas);
+}
+
+/** A KV bucket is a stream `KV_<bucket>`: an existing one is scaled like the other streams. */
+async function ensureBucket(kvm: Kvm, jsm: JetStreamManager, bucket: string, replicas: number | undefined): Promise<void> {
+  const stream = `KV_${bucket}`;
+  const current = await jsm.streams.info(stream).catch((err: unknown) => {
+    if (isNotFound(err)) return null;
+    throw err;
+  });
+  if (!current) {
+    await kvm.create(bucket, { history: 1, storage: StorageType.File, allow_direct: true, replicas: replicas ?? 1 });
+    return;
   }
+  if (replicas !== undefined && current.config.num_replicas !== replicas) {
+    await jsm.streams.update(stream, { ...current.config, num_replicas: replicas });
+  }
+}
+
+/**
+ * Refuses a replica count the servers cannot hold before anything is changed: a probe
+ * stream in memory with that many copies is created and deleted again. The server's own
+ * refusal (not clustered; fewer servers than copies) becomes a sentence that says what to do.
+ */
+export async function checkReplicas(jsm: JetStreamManager, replicas: number): Promise<void> {
+  if (!Number.isInteger(replicas) || replicas < 1 || replicas > MAX_REPLICAS) {
+    throw new ReplicasError(`replicas must be between 1 and ${MAX_REPLICAS} (JetStream keeps at most ${MAX_REPLICAS} copies), got ${replicas}`);
+  }
+  if (replicas === 1) return;
+  const name = `CRAWL_REPLICAS_PROBE_${Math.random().toString(36).slice(2, 10)}`;
+  try {
+    await jsm.streams.add({ name, subjects: [`crawl-probe.${name}`], storage: StorageType.Memory, num_replicas: replicas, max_msgs: 1 });
+  } catch (err) {
+    const message = (err as Error).message;
+    if (/non-clustered|not supported in non-clustered/i.test(message)) {
+      throw new ReplicasError(`${replicas} replicas need a JetStream cluster of at least ${replicas} servers; this server runs alone (keep 1 replica, or start a cluster: crawl cluster start)`);
+    }
+    if (/insufficient resources|no suitable peers/i.test(message)) {
+      throw new ReplicasError(`${replicas} replicas need ${replicas} JetStream servers up in the cluster; it has fewer now (the server said: ${message})`);
+    }
+    throw new ReplicasError(`checking that the cluster can keep ${replicas} replicas: ${message}`);
+  }
+  await jsm.streams.delete(name).catch(() => undefined);
 }
 
 /**

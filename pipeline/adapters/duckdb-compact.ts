@@ -55,7 +55,7 @@ export interface CompactSummary {
 export const DEFAULT_TARGET_BYTES = 128 * 1024 * 1024;
 export const DEFAULT_MIN_AGE_MS = 60_000;
 
-interface Candidate {
+export interface Candidate {
   path: string;
   /** file size */
   bytes: number;
@@ -126,53 +126,97 @@ async function mergeFiles(
   return { path: finalPath, rows, rowsIn, bytes: (await fsp.stat(finalPath)).size };
 }
 
-/** Merges the small files of every partition of a local output directory. */
-export async function compactOutput(outDir: string, options: CompactOptions = {}): Promise<CompactSummary> {
-  const target = options.targetBytes ?? DEFAULT_TARGET_BYTES;
-  const minAge = options.minAgeMs ?? DEFAULT_MIN_AGE_MS;
-  const summary: CompactSummary = { partitions: 0, filesBefore: 0, filesAfter: 0, rowsBefore: 0, rowsAfter: 0, bytesBefore: 0, bytesAfter: 0 };
-  const memoryLimit = options.memoryLimitBytes ?? DEFAULT_COMPACT_MEMORY_BYTES;
-  const budget = mergeBudget(memoryLimit);
-  const spillDir = await makeSpillDir(outDir);
-  const instance = await DuckDBInstance.create(':memory:', compactSettings(memoryLimit, spillDir));
+/** What the merges of one partition did, added to the summary. */
+function addMerge(summary: CompactSummary, group: readonly Candidate[], merged: { rows: number; rowsIn: number; bytes: number }): void {
+  summary.filesBefore += group.length;
+  summary.filesAfter += 1;
+  summary.rowsBefore += merged.rowsIn;
+  summary.rowsAfter += merged.rows;
+  summary.bytesBefore += group.reduce((n, f) => n + f.bytes, 0);
+  summary.bytesAfter += merged.bytes;
+}
+
+/** A DuckDB for merging, within the memory limit, spilling under `spillParent`; closed after `run`. */
+export async function withMergeDatabase<T>(
+  spillParent: string,
+  memoryLimitBytes: number,
+  run: (merger: PartitionMerger) => Promise<T>,
+): Promise<T> {
+  const budget = mergeBudget(memoryLimitBytes);
+  const spillDir = await makeSpillDir(spillParent);
+  const instance = await DuckDBInstance.create(':memory:', compactSettings(memoryLimitBytes, spillDir));
   const conn = await instance.connect();
   try {
-    const now = Date.now();
-    for (const table of TABLE_NAMES) {
-      for (const part of await listPartitions(outDir, table)) {
-        const eligible: string[] = [];
-        const onDisk = new Map<string, number>();
-        for (const name of part.files) {
-          const p = path.join(part.dir, name);
-          const st = await fsp.stat(p).catch(() => null);
-          if (!st || now - st.mtimeMs < minAge || st.size >= target) continue;
-          eligible.push(p);
-          onDisk.set(p, st.size);
-        }
-        const raw = await uncompressedSizes(conn, eligible);
-        const candidates: Candidate[] = eligible
-          .map((p) => ({ path: p, bytes: onDisk.get(p)!, rawBytes: raw.get(p) ?? Number.POSITIVE_INFINITY }))
+    return await run({
+      async merge(table, files, dir, target, commit) {
+        const raw = await uncompressedSizes(conn, files.map((f) => f.path));
+        const candidates: Candidate[] = files
+          .map((f) => ({ ...f, rawBytes: raw.get(f.path) ?? Number.POSITIVE_INFINITY }))
           .filter((c) => c.rawBytes < budget.inputBytes);
         const groups = groupForMerge(candidates, { bytes: target, rawBytes: budget.inputBytes });
-        if (groups.length > 0) summary.partitions += 1;
+        const merges: Array<{ group: Candidate[]; merged: { rows: number; rowsIn: number; bytes: number } }> = [];
         for (const group of groups) {
-          const merged = await mergeFiles(conn, table, group, part.dir, budget);
-          await options.beforeRemove?.(merged.path, group.map((f) => f.path));
-          for (const f of group) await fsp.rm(f.path, { force: true });
-          await fsyncPath(part.dir, true);
-          summary.filesBefore += group.length;
-          summary.filesAfter += 1;
-          summary.rowsBefore += merged.rowsIn;
-          summary.rowsAfter += merged.rows;
-          summary.bytesBefore += group.reduce((n, f) => n + f.bytes, 0);
-          summary.bytesAfter += merged.bytes;
+          const merged = await mergeFiles(conn, table, group, dir, budget);
+          await commit(merged.path, group.map((f) => f.path));
+          merges.push({ group, merged });
         }
-      }
-    }
+        return merges;
+      },
+    });
   } finally {
     conn.closeSync();
     instance.closeSync();
     await fsp.rm(spillDir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Merges a partition's small files (local paths, in name order, already filtered by age and
+ * size) into the local directory `dir`; `commit` makes each merged file the partition's and
+ * removes its inputs.
+ */
+export interface PartitionMerger {
+  merge(
+    table: TableName,
+    files: ReadonlyArray<{ path: string; bytes: number }>,
+    dir: string,
+    targetBytes: number,
+    commit: (merged: string, inputs: string[]) => Promise<void>,
+  ): Promise<Array<{ group: Candidate[]; merged: { rows: number; rowsIn: number; bytes: number } }>>;
+}
+
+/** Counts a partition's merges into the summary. */
+export function summarize(summary: CompactSummary, merges: Awaited<ReturnType<PartitionMerger['merge']>>): void {
+  if (merges.length > 0) summary.partitions += 1;
+  for (const m of merges) addMerge(summary, m.group, m.merged);
+}
+
+export const emptySummary = (): CompactSummary => ({ partitions: 0, filesBefore: 0, filesAfter: 0, rowsBefore: 0, rowsAfter: 0, bytesBefore: 0, bytesAfter: 0 });
+
+/** Merges the small files of every partition of a local output directory. */
+export async function compactOutput(outDir: string, options: CompactOptions = {}): Promise<CompactSummary> {
+  const target = options.targetBytes ?? DEFAULT_TARGET_BYTES;
+  const minAge = options.minAgeMs ?? DEFAULT_MIN_AGE_MS;
+  const summary = emptySummary();
+  await withMergeDatabase(outDir, options.memoryLimitBytes ?? DEFAULT_COMPACT_MEMORY_BYTES, async (merger) => {
+    const now = Date.now();
+    for (const table of TABLE_NAMES) {
+      for (const part of await listPartitions(outDir, table)) {
+        const eligible: Array<{ path: string; bytes: number }> = [];
+        for (const name of part.files) {
+          const p = path.join(part.dir, name);
+          const st = await fsp.stat(p).catch(() => null);
+          if (!st || now - st.mtimeMs < minAge || st.size >= target) continue;
+          eligible.push({ path: p, bytes: st.size });
+        }
+        const merges = await merger.merge(table, eligible, part.dir, target, async (merged, inputs) => {
+          await options.beforeRemove?.(merged, inputs);
+          for (const f of inputs) await fsp.rm(f, { force: true });
+          await fsyncPath(part.dir, true);
+        });
+        summarize(summary, merges);
+      }
+    }
+  });
   return summary;
 }

@@ -13,6 +13,10 @@
  * sorted in JS (by url, see FILE_SORT_KEYS), staged in a plain table through
  * the Appender, then `COPY stage TO '…tmp' (FORMAT PARQUET, COMPRESSION ZSTD)`.
  *
+ * For an `s3://bucket/prefix` output (`store` given) the file is written the same way into
+ * a local staging directory and then uploaded as one object under the same relative key:
+ * an object appears only once its upload completes, so a reader never sees part of one.
+ *
  * This is the only module (with duckdb-views.ts) that imports @duckdb/node-api.
  */
 import { sqlIdent, sqlString } from './sql-quote.js';
@@ -20,6 +24,8 @@ import { randomBytes } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { DuckDBInstance, DuckDBTimestampValue } from '@duckdb/node-api';
+import type { ObjectStore } from '../../ports/object-store.js';
+import { makeStagingDir } from './staging-dir.js';
 import type { DuckDBAppender, DuckDBConnection } from '@duckdb/node-api';
 import {
   FILE_SORT_KEYS,
@@ -60,6 +66,8 @@ export interface ParquetOutputOptions {
   memoryLimit?: string;
   /** output version the files go to: 0 for the crawl, n for the n-th replay */
   version?: number;
+  /** write to this object store (outDir is then its URL) instead of the local directory */
+  store?: ObjectStore;
 }
 
 export interface ParquetOutput {
@@ -278,6 +286,7 @@ class ParquetOutputImpl implements ParquetOutput {
     private readonly instance: DuckDBInstance,
     private readonly conn: DuckDBConnection,
     private readonly version: number,
+    private readonly remote: { store: ObjectStore; staging: string } | null,
   ) {}
 
   write(batch: Partial<OutputBatch>): Promise<WrittenFiles> {
@@ -293,6 +302,7 @@ class ParquetOutputImpl implements ParquetOutput {
     await this.chain;
     this.conn.closeSync();
     this.instance.closeSync();
+    if (this.remote) await fsp.rm(this.remote.staging, { recursive: true, force: true });
   }
 
   private async writeNow(batch: Partial<OutputBatch>): Promise<WrittenFiles> {
@@ -325,7 +335,8 @@ class ParquetOutputImpl implements ParquetOutput {
     for (const { table, values } of prepared) {
       const files: WrittenFile[] = [];
       for (const [crawl, rows] of byCrawl(table, values)) {
-        files.push(await this.writeTable(table, rows, partitionDir(this.outDir, table, { crawl, date, version: this.version })));
+        const key = { crawl, date, version: this.version };
+        files.push(await this.writeTable(table, rows, partitionDir(this.remote ? this.remote.staging : this.outDir, table, key)));
       }
       written[table] = files.length > 1 ? { ...files[0]!, more: files.slice(1) } : files[0]!;
     }
@@ -365,7 +376,14 @@ class ParquetOutputImpl implements ParquetOutput {
       await this.conn.run(`DROP TABLE IF EXISTS ${sqlIdent(stage)}`).catch(() => undefined);
     }
     const st = await fsp.stat(finalPath);
-    return { path: finalPath, rows: values.length, bytes: st.size };
+    if (!this.remote) return { path: finalPath, rows: values.length, bytes: st.size };
+    const key = path.relative(this.remote.staging, finalPath).split(path.sep).join('/');
+    try {
+      await this.remote.store.putFile(key, finalPath);
+    } finally {
+      await fsp.rm(finalPath, { force: true });
+    }
+    return { path: this.remote.store.urlOf(key), rows: values.length, bytes: st.size };
   }
 }
 
@@ -375,7 +393,9 @@ export class ParquetTableWriter {
    * there (and in their partition directories), and opens an in-memory DuckDB used for writing.
    */
   static async open(outDir: string, options: ParquetOutputOptions = {}): Promise<ParquetOutput> {
-    for (const table of TABLE_NAMES) {
+    // a remote output's files are staged here, one writer each, and removed once uploaded
+    const remote = options.store ? { store: options.store, staging: await makeStagingDir('parquet') } : null;
+    for (const table of remote ? [] : TABLE_NAMES) {
       const dir = path.join(outDir, table);
       await fsp.mkdir(dir, { recursive: true });
       await removeTmpFiles(dir, options.staleTmpAgeMs ?? 0);
@@ -393,7 +413,7 @@ export class ParquetTableWriter {
       instance.closeSync();
       throw err;
     }
-    return new ParquetOutputImpl(outDir, instance, conn, options.version ?? 0);
+    return new ParquetOutputImpl(outDir, instance, conn, options.version ?? 0, remote);
   }
 }
 

@@ -2,13 +2,15 @@
  * DuckDB statements that let the views read an `s3://bucket/prefix` output through the
  * httpfs extension, from the usual AWS_* environment. `AWS_ENDPOINT_URL` points at an
  * S3-compatible server (MinIO, Ceph, R2…: path-style URLs, http or https as given).
- * `INSTALL httpfs` downloads the extension once per machine from DuckDB's extension
- * repository; after that it is loaded from the local cache.
+ * The extension is loaded from the machine's extension cache; it is downloaded from DuckDB's
+ * extension repository (`INSTALL httpfs`) only when asked (`install`), never behind the
+ * user's back: DuckDB's own automatic install is switched off, so a query on a machine
+ * without it fails at once with a message instead of reaching out to the internet.
  */
 import { sqlString } from './sql-quote.js';
 
 
-export function s3SetupStatements(env: NodeJS.ProcessEnv = process.env): string[] {
+export function s3SetupStatements(env: NodeJS.ProcessEnv = process.env, opts: { install?: boolean } = {}): string[] {
   const secret: string[] = ['TYPE s3'];
   if (env.AWS_ACCESS_KEY_ID && env.AWS_SECRET_ACCESS_KEY) {
     secret.push(`KEY_ID ${sqlString(env.AWS_ACCESS_KEY_ID)}`, `SECRET ${sqlString(env.AWS_SECRET_ACCESS_KEY)}`);
@@ -29,5 +31,10 @@ export function s3SetupStatements(env: NodeJS.ProcessEnv = process.env): string[
     }
     secret.push(`ENDPOINT ${sqlString(url.host)}`, `USE_SSL ${url.protocol === 'https:'}`, `URL_STYLE 'path'`);
   }
-  return ['INSTALL httpfs', 'LOAD httpfs', `CREATE OR REPLACE SECRET crawl_output_s3 (${secret.join(', ')})`];
+  return [
+    'SET autoinstall_known_extensions = false',
+    ...(opts.install ? ['INSTALL httpfs'] : []),
+    'LOAD httpfs',
+    `CREATE OR REPLACE SECRET crawl_output_s3 (${secret.join(', ')})`,
+  ];
 }

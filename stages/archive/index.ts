@@ -3,14 +3,19 @@ import { decodeExchange, type ArchivedExchange } from '../../schemas/index.js';
 import { createArchiveHandler } from './handle.js';
 import { ArchiveSink, type CapturesWriter } from './sink.js';
 import { archiveEmits, archiveInput } from './spec.js';
-import { WarcFileWriter } from './warc-file.js';
+import { WarcFileWriter, type WarcWriter } from './warc-file.js';
+import { UploadedWarcWriter } from './uploaded-warc.js';
+import type { ObjectStore } from '../../ports/object-store.js';
 import { repairAbandonedWarcs, type Repaired } from './warc-repair.js';
 
 export { readWarcRecord, type WarcRecordRead } from './read-record.js';
 
 /** What the archive stage writes to: set up by the composition root (app/outputs.ts) for an output directory. */
 export interface ArchiveOutput {
+  /** a local directory; with `store`, the local spool the WARC files are written to before upload */
   outDir: string;
+  /** an object store the WARC files go to, one per batch (see uploaded-warc.ts) */
+  store?: ObjectStore;
   crawlId: string;
   /** a WARC file is closed and the next one started before it would pass this size */
   maxWarcBytes: number;
@@ -23,9 +28,16 @@ export interface ArchiveOutput {
 export const ARCHIVE_SOFTWARE = 'jetstream-crawler/0.1 (archive stage)';
 
 export async function createArchiveStage(out: ArchiveOutput): Promise<ConsumerStage<ArchivedExchange>> {
-  const warc = new WarcFileWriter(out.outDir, { crawlId: out.crawlId, maxBytes: out.maxWarcBytes, software: ARCHIVE_SOFTWARE });
-  // before this process writes anything: files whose writer died are cut back to whole records
-  out.onRepaired?.(await repairAbandonedWarcs(warc.dir));
+  const opts = { crawlId: out.crawlId, maxBytes: out.maxWarcBytes, software: ARCHIVE_SOFTWARE };
+  let warc: WarcWriter;
+  if (out.store) {
+    warc = new UploadedWarcWriter(out.outDir, opts, out.store);
+  } else {
+    const local = new WarcFileWriter(out.outDir, opts);
+    // before this process writes anything: files whose writer died are cut back to whole records
+    out.onRepaired?.(await repairAbandonedWarcs(local.dir));
+    warc = local;
+  }
   const sink = new ArchiveSink(warc, out.captures, out.batch);
   return {
     name: 'archive',
@@ -34,6 +46,7 @@ export async function createArchiveStage(out: ArchiveOutput): Promise<ConsumerSt
     // many exchanges wait together for their batch to be made durable; each holds its body
     // (up to --max-body-bytes) until then, so this bounds the stage's memory
     defaultConcurrency: 200,
+    counts: ['records'],
     decode: (_subject, data) => decodeExchange(data),
     handle: createArchiveHandler(sink),
     close: () => sink.close(),

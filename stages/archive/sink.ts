@@ -1,5 +1,5 @@
 import type { CaptureRow, OutputBatch } from '../../schemas/output-tables.js';
-import type { Built, Placement, WarcFileWriter } from './warc-file.js';
+import type { Built, Placement, WarcWriter } from './warc-file.js';
 
 export interface CapturesWriter {
   write(batch: Partial<OutputBatch>): Promise<unknown>;
@@ -26,7 +26,7 @@ export class ArchiveSink {
   private appends = new Set<Promise<unknown>>();
 
   constructor(
-    private readonly warc: WarcFileWriter,
+    private readonly warc: WarcWriter,
     private readonly captures: CapturesWriter,
     private readonly opts: { maxRows: number; maxDelayMs: number },
   ) {}

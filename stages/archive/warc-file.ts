@@ -47,7 +47,15 @@ function buildNow<T>(build: (warcinfoId: string) => Promise<T>, warcinfoId: stri
   return p;
 }
 
-export class WarcFileWriter {
+/** What the archive's sink writes exchanges through: a local WARC file, or one uploaded per batch. */
+export interface WarcWriter {
+  append<T extends Built>(build: (warcinfoId: string) => Promise<T>): Promise<Appended<T>>;
+  /** makes everything appended so far durable */
+  sync(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export class WarcFileWriter implements WarcWriter {
   private fh: fsp.FileHandle | null = null;
   private name = '';
   private size = 0;

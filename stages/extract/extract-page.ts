@@ -128,6 +128,6 @@ export function extractPage(p: FetchedPage, s: ExtractSettings): PageExtraction 
     messages,
     counts,
     // for a later crawl's conditional GET (and the links to follow if the answer is 304)
-    validators: p.job !== undefined ? null : { url: p.url, headers: p.headers, fetchTime: p.fetch_time, links: follow ? links.map((l) => l.url) : [] },
+    validators: p.job !== undefined ? null : { url: p.url, headers: p.headers, fetchTime: p.fetch_time, links: follow ? links.map((l) => l.url) : [], fetchId: p.fetch_id },
   };
 }

@@ -31,5 +31,5 @@ export interface PageExtraction {
    * null for a crawl job's page (its revisit carries its validators instead of a KV entry per
    * URL) and for a page sent to be rendered (its rendered version keeps them)
    */
-  validators: { url: string; headers: Record<string, string>; fetchTime: number; links: string[] } | null;
+  validators: { url: string; headers: Record<string, string>; fetchTime: number; links: string[]; fetchId: string } | null;
 }

@@ -22,7 +22,7 @@ export function extractionOutcome(x: PageExtraction, ctx: StageContext): Outcome
   return {
     kind: 'emit',
     messages: x.messages,
-    ...(v ? { afterPublish: () => storeValidators(ctx.kv.validators, v.url, v.headers, v.fetchTime, v.links) } : {}),
+    ...(v ? { afterPublish: () => storeValidators(ctx.kv.validators, v.url, v.headers, v.fetchTime, v.links, v.fetchId) } : {}),
   };
 }
 

@@ -24,6 +24,7 @@ export function createExtractStage(opts: ExtractStageOptions = {}): ConsumerStag
       ...stage,
       // parsing is CPU-bound: a few at once only overlap the publishes
       defaultConcurrency: 8,
+      counts: ['pages', 'json_ld', 'sitemaps'],
       decode: (_subject, data) => decodeFetched(data),
       handle: createExtractHandler(options),
     };
@@ -33,6 +34,7 @@ export function createExtractStage(opts: ExtractStageOptions = {}): ConsumerStag
     ...stage,
     // two jobs per thread keep the pool busy; the rest overlap publishing and acks
     defaultConcurrency: Math.max(8, 2 * threads + 4),
+    counts: ['pages', 'json_ld', 'sitemaps'],
     // the bytes go to a worker as they are: it decodes them (a bad message comes back as a SchemaError)
     decode: (_subject, data) => data,
     handle: createPooledExtractHandler(pool, options),

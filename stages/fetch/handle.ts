@@ -43,7 +43,7 @@ export async function handleFetch(input: StageInput<FetchGrant>, ctx: StageConte
   if (lease === 'lost') return backToGate(ctx, g);
   if (g.ip) await extendIp(ctx.kv.hosts, g.ip, g.lease_id, ctx.clock.now() + leaseMs);
   // a job's revisit carries the validators of the copy it revisits; other URLs keep them in KV
-  const previous = g.revisit ? revisitValidators(g.revisit) : await readValidators(ctx.kv.validators, g.url);
+  const previous = g.revisit ? revisitValidators(g.revisit) : ownFirstAnswerAside(await readValidators(ctx.kv.validators, g.url), g.fetch_id);
   const start = ctx.clock.now();
   const requestHeaders = { accept: 'text/html,application/xhtml+xml;q=0.9,*/*;q=0.5', ...conditionalHeaders(previous) };
   let res: HttpResponse | null = null;
@@ -124,10 +124,23 @@ export async function handleFetch(input: StageInput<FetchGrant>, ctx: StageConte
     const extra = sent ? { etag: sent.etag, lastModified: sent.last_modified } : {};
     out.push(...(await revisitEmit(ctx, g, g.fetch_id, fetchResultOf(res, failure), extra)).emits);
   }
-  ctx.metrics.count('fetch', 'responses', res ? String(res.status) : `error_${failure!.code}`);
+  // by status class (a bounded label set); a failed request by its error code
+  ctx.metrics.count('fetch', 'responses', res ? `${Math.floor(res.status / 100)}xx` : 'error');
+  if (res) ctx.metrics.count('fetch', 'bytes', `${Math.floor(res.status / 100)}xx`, res.body.length);
+  else ctx.metrics.count('fetch', 'errors', failure!.code);
   // the host is released only once the outputs are published: a grant redelivered after that
   // is recognised as done, and one redelivered before it still holds the lease and fetches again
   return { kind: 'emit', messages: out, afterPublish: () => release(ctx, g, paceFrom, feedback, draw) };
+}
+
+/**
+ * Validators stored by this very fetch (a grant delivered again after its outputs went out)
+ * describe its own first answer, not an earlier crawl's: asking "changed since?" would record
+ * a 304 next to the page it already stored. Fetched again unconditionally, it emits the same
+ * messages (same ids), which the output's views count once.
+ */
+function ownFirstAnswerAside(v: Validators | null, fetchId: string): Validators | null {
+  return v && v.fetch_id === fetchId ? null : v;
 }
 
 /** Frees the host (paced by what the request showed) and the grant's place on its IP. */

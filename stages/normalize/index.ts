@@ -7,6 +7,7 @@ export const normalizeStage: ConsumerStage<NormalizeInput> = {
   input: normalizeInput,
   emits: normalizeEmits,
   defaultConcurrency: 32,
+  counts: ['urls'],
   decode: decodeNormalizeInput,
   handle: handleNormalize,
 };

@@ -16,6 +16,7 @@ export function createPersistStage(writer: OutputWriter, opts: { maxRows: number
     emits: persistEmits,
     // many messages wait together for their batch's file to be written
     defaultConcurrency: 1_000,
+    counts: ['rows'],
     decode: decodePersistInput,
     handle: createPersistHandler(batcher),
     close: () => batcher.close(),

@@ -78,12 +78,13 @@ export const politenessGateStage: ConsumerStage<AdmittedUrl> = {
   input: gateInput,
   emits: gateEmits,
   defaultConcurrency: 64,
+  counts: ['urls', 'robots_fetches', 'turns'],
   decode: (_subject, data) => decodeAdmitted(data),
   handle: handleGateIntake,
   background: (ctx) => startHostScheduler(ctx),
 };
 
-export { listHostWaits, countBusyHosts, summarizeWaits, formatWaitSummary, formatDuration, type HostWait, type WaitSummary, type HostWaitSources } from './host-waits.js';
+export { listHostWaits, countBusyHosts, summarizeWaits, formatWaitSummary, formatDuration, type HostWait, type WaitReason, type WaitSummary, type HostWaitSources } from './host-waits.js';
 
 /** What `listHostWaits` reads, built from a process's buckets and settings (no stage context needed). */
 export function hostWaitSources(kv: { hosts: KvStore; robots: KvStore }, streams: Pick<StreamAccess, 'readNext'>, settings: CrawlSettings): HostWaitSources {

@@ -15,6 +15,8 @@ export function createRenderStage(deps: RenderStageDeps & { concurrency?: number
     input: renderInput,
     emits: renderEmits,
     defaultConcurrency: deps.concurrency ?? DEFAULT_RENDER_CONCURRENCY,
+    // crawler_render_renders_total{outcome: settled|timeout|<failure code>}, crawler_render_requests_total{outcome: fetched|cached|blocked}
+    counts: ['renders', 'requests'],
     decode: (_subject, data) => decodeRenderRequest(data),
     handle: createRenderHandler(deps),
     close: () => deps.renderer.close(),

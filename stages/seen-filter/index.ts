@@ -10,6 +10,7 @@ export const seenFilterStage: PartitionedStage<CandidateUrl> = {
   emits: seenFilterEmits,
   // per partition held: a process holding all 16 handles up to 256 candidates at once
   defaultConcurrency: 16,
+  counts: ['urls'],
   decode: (_subject, data) => decodeCandidate(data),
   openPartition: (partition, ctx) => openSeenPartition(seenFilterStage, partition, ctx),
 };

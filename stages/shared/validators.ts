@@ -15,6 +15,12 @@ export interface Validators {
   fetch_time: number;
   /** the links it had that may be followed (none for nofollow), at most MAX_KEPT_LINKS */
   links?: string[];
+  /**
+   * the fetch that stored them: a grant of that same fetch delivered again (its outputs went
+   * out but its ack did not, as when a publish ack is lost while a cluster elects a leader)
+   * must not send them, or it would record a 304 against its own first answer
+   */
+  fetch_id?: string;
 }
 
 export const MAX_KEPT_LINKS = 500;
@@ -34,10 +40,10 @@ export function conditionalHeaders(v: Validators | null): Record<string, string>
 }
 
 /** Keeps the validators of a page just stored; a response without any keeps nothing. */
-export async function storeValidators(store: KvStore, url: string, headers: Record<string, string>, fetchTime: number, links: readonly string[]): Promise<void> {
+export async function storeValidators(store: KvStore, url: string, headers: Record<string, string>, fetchTime: number, links: readonly string[], fetchId?: string): Promise<void> {
   const etag = headers['etag'] ?? null;
   const lastModified = headers['last-modified'] ?? null;
   if (etag === null && lastModified === null) return;
-  const value: Validators = { etag, last_modified: lastModified, fetch_time: fetchTime, links: links.slice(0, MAX_KEPT_LINKS) };
+  const value: Validators = { etag, last_modified: lastModified, fetch_time: fetchTime, links: links.slice(0, MAX_KEPT_LINKS), ...(fetchId ? { fetch_id: fetchId } : {}) };
   await store.put(keyOf(url), jsonValue(value));
 }

@@ -8,6 +8,7 @@ export const simhashStage: ConsumerStage<ExtractedPage> = {
   input: simhashInput,
   emits: simhashEmits,
   defaultConcurrency: 32,
+  counts: ['pages'],
   decode: (_subject, data) => decodeExtracted(data),
   handle: handleSimhash,
 };

@@ -12,49 +12,15 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { expectedCrawl, politenessExpectedPages, politenessSeedUrls, startTestWeb, ROBOTS_503_HOST, SLOW_HOST, type TestWeb } from '../../testweb/index.js';
+import { politenessSeedUrls, startTestWeb, ROBOTS_503_HOST, SLOW_HOST, type TestWeb } from '../../testweb/index.js';
+import { mustStore, MIN_DELAY_MS, PER_IP, POLITENESS, politenessSettingsArgs as settingsArgs, SITE, TOKEN } from '../support/politeness-crawl.js';
 import { assertRequestLogPolite } from '../support/politeness-audit.js';
 import { runCli } from '../support/crawl-cli.js';
 import { startWorkers, useWorkerCrawl, waitUntilIdle } from '../support/worker-crawl.js';
 import { storedPages } from '../support/e2e-web.js';
 
-const TOKEN = 'testcrawler';
-const MIN_DELAY_MS = 300;
-const PER_IP = 2;
-const POLITENESS = { robotsChangeAfterMs: 3000, retryAfterSeconds: 2, slowMs: 700, sharedIpHosts: 50, flakyRobotsFailures: 2 };
-const SITE = { hosts: 4, pagesPerHost: 10, seed: 5 };
-const MAX_DEPTH = 3;
-
-function settingsArgs(web: TestWeb): string[] {
-  const args = [
-    '--user-agent', `${TOKEN}/1.0 (+http://127.0.0.1/contact)`,
-    '--min-delay-ms', String(MIN_DELAY_MS),
-    '--max-per-ip', String(PER_IP),
-    '--max-depth', String(MAX_DEPTH),
-    '--robots-ttl-ms', '2000', // robotschange turns stricter after 3 s: the crawl must notice
-    '--robots-retry-ms', '1000',
-    '--robots-give-up-ms', '8000', // the 503 host's URLs end as robots_disallowed, so the crawl ends
-    '--backoff-base-ms', '500',
-    '--timeout-ms', '5000',
-  ];
-  for (const rule of web.resolveRules) args.push('--resolve', rule);
-  return args;
-}
-
 function seeds(web: TestWeb): string[] {
   return [...web.model.siteHostNames.map((h) => `http://${h}/`), ...politenessSeedUrls(POLITENESS)];
-}
-
-/** Pages a polite crawl must store: the site model's expectation plus the politeness hosts'. */
-function mustStore(web: TestWeb): { must: Set<string>; forbidden: Set<string> } {
-  const site = expectedCrawl(web.model, {
-    userAgentToken: TOKEN,
-    maxDepth: MAX_DEPTH,
-    seeds: web.model.siteHostNames.map((h) => `http://${h}/`),
-    redirectHopCost: 0,
-  });
-  const polite = politenessExpectedPages(POLITENESS);
-  return { must: new Set([...site.pages.keys(), ...polite.pages]), forbidden: polite.forbidden };
 }
 
 async function auditAndCheckPages(web: TestWeb, out: string): Promise<void> {

@@ -14,6 +14,7 @@ import { Kvm } from '@nats-io/kv';
 import { startTestWeb, type TestWeb } from '../../testweb/index.js';
 import { connectNats } from '../../pipeline/adapters/nats-connection.js';
 import { BUCKETS } from '../../ops/nats/edges.js';
+import { freePort } from '../../ops/nats/embedded-server.js';
 import { openOutputDatabase } from '../../pipeline/adapters/duckdb-views.js';
 import { runCli, startCli } from '../support/crawl-cli.js';
 import { E2E } from '../support/e2e-web.js';
@@ -62,7 +63,8 @@ describe('no secret and no URL in logs or crawl-config after a crawl with secret
 
     // the service: a job whose seed carries a secret, created with the token
     const serveLog = path.join(dir, 'serve.log');
-    const serve = startCli(['serve', '--out', out, '--port', '0', '--stages', 'none', '--log-file', serveLog, '--log-level', 'debug'], env);
+    const metricsPort = await freePort();
+    const serve = startCli(['serve', '--out', out, '--port', '0', '--stages', 'none', '--log-file', serveLog, '--log-level', 'debug', '--metrics-port', String(metricsPort)], env);
     let serveErr = '';
     serve.child.stderr!.on('data', (c: Buffer) => (serveErr += c.toString()));
     let base = '';
@@ -79,6 +81,9 @@ describe('no secret and no URL in logs or crawl-config after a crawl with secret
     assert.equal(created.status, 201, await created.clone().text());
     const refused = await fetch(`${base}/api/v1/jobs`, { headers: { authorization: `Bearer ${API_TOKEN}x` } });
     assert.equal(refused.status, 401);
+    // what a scraper sees: the service's metrics (counted the job and the refusal above)
+    const scraped = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+    assert.match(scraped, /crawler_/);
     serve.child.kill('SIGTERM');
     const served = await serve.done;
 
@@ -99,11 +104,12 @@ describe('no secret and no URL in logs or crawl-config after a crawl with secret
       ['serve log file', readFileSync(serveLog, 'utf8')],
       ['serve stdout+stderr', served.stdout + serveErr],
       ['crawl-config bucket', config.join('\n')],
+      ['/metrics of crawl serve', scraped],
     ];
     assert.ok(places[0]![1].length > 1000, 'the crawl logged at debug level');
     for (const [where, text] of places) {
       for (const secret of SECRETS) assert.ok(!text.includes(secret), `${where} contains the secret ${secret}`);
-      if (where.includes('log')) {
+      if (where.includes('log') || where.includes('metrics')) {
         const urls = text.match(/\bhttps?:\/\/[^\s"'/]+\/[^\s"'…][^\s"']*/g) ?? [];
         assert.deepEqual(urls, [], `${where} carries URLs`);
       }

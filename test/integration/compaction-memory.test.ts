@@ -13,9 +13,9 @@ import path from 'node:path';
 import { compactOutput } from '../../pipeline/adapters/duckdb-compact.js';
 import { mergeBudget } from '../../pipeline/adapters/compact-budget.js';
 import { ParquetTableWriter } from '../../pipeline/adapters/duckdb-output.js';
-import { openOutputDatabase } from '../../pipeline/adapters/duckdb-views.js';
 import { pageWithText } from '../support/large-pages.js';
 import { runCli } from '../support/crawl-cli.js';
+import { queryOutput } from '../support/e2e-web.js';
 
 const dirs: string[] = [];
 after(async () => {
@@ -25,15 +25,6 @@ after(async () => {
 const PAGES = 2500;
 const TEXT_BYTES = 45 * 1024;
 const MEMORY_LIMIT = 128_000_000;
-
-async function query(out: string, sql: string): Promise<unknown[][]> {
-  const db = await openOutputDatabase(out);
-  try {
-    return (await db.run(sql)).rows;
-  } finally {
-    await db.close();
-  }
-}
 
 describe('compaction memory', () => {
   test('pages with real-sized text merge under a small memory limit, in bounded files, sorted, nothing lost', async () => {
@@ -48,23 +39,23 @@ describe('compaction memory', () => {
       await w.write({ pages: rows });
     }
     await w.close();
-    const before = await query(out, 'SELECT count(*), sum(length(text) + length(text_full)) FROM pages');
+    const before = await queryOutput(out, 'SELECT count(*), sum(length(text) + length(text_full)) FROM pages');
 
     const summary = await compactOutput(out, { minAgeMs: 0, memoryLimitBytes: MEMORY_LIMIT });
 
     assert.equal(summary.filesBefore, PAGES / 50);
     assert.ok(summary.filesAfter > 1, 'more rows than one merge may hold: several merged files');
     assert.equal(summary.rowsBefore - summary.rowsAfter, PAGES / 500, 'the redelivered copies are dropped');
-    assert.deepEqual(await query(out, 'SELECT count(*), sum(length(text) + length(text_full)) FROM pages'), before);
+    assert.deepEqual(await queryOutput(out, 'SELECT count(*), sum(length(text) + length(text_full)) FROM pages'), before);
     const budget = mergeBudget(MEMORY_LIMIT);
-    const files = await query(
+    const files = await queryOutput(
       out,
       `SELECT file_name, sum(total_uncompressed_size) FROM parquet_metadata('${out}/pages/*/*/*/*.parquet') GROUP BY file_name`,
     );
     // a merged file holds at most one merge's input
     for (const [name, raw] of files) assert.ok(Number(raw) <= budget.inputBytes, `${String(name)}: ${String(raw)} bytes uncompressed`);
     // each merged file is sorted like the writer sorts
-    const unsorted = await query(
+    const unsorted = await queryOutput(
       out,
       `SELECT count(*) FROM (SELECT filename, url < lag(url) OVER (PARTITION BY filename ORDER BY file_row_number) AS down
          FROM read_parquet('${out}/pages/*/*/*/*.parquet', filename = true, file_row_number = true)) WHERE down`,
@@ -89,9 +80,9 @@ describe('compaction memory', () => {
     const run = await runCli(['compact', '--out', out, '--min-age-ms', '0', '--memory-mb', '128']);
     assert.equal(run.code, 0, run.stderr);
     const budget = mergeBudget(MEMORY_LIMIT);
-    const files = await query(out, `SELECT file_name, sum(total_uncompressed_size) FROM parquet_metadata('${out}/pages/*/*/*/*.parquet') GROUP BY file_name`);
+    const files = await queryOutput(out, `SELECT file_name, sum(total_uncompressed_size) FROM parquet_metadata('${out}/pages/*/*/*/*.parquet') GROUP BY file_name`);
     assert.ok(files.length >= 3, `${files.length} merged files: the 128 MB limit bounded the merges`);
     for (const [name, raw] of files) assert.ok(Number(raw) <= budget.inputBytes, `${String(name)}: ${String(raw)} bytes uncompressed`);
-    assert.deepEqual(await query(out, 'SELECT count(*) FROM pages'), [[1100]]);
+    assert.deepEqual(await queryOutput(out, 'SELECT count(*) FROM pages'), [[1100]]);
   });
 });

@@ -54,3 +54,13 @@ export async function storedPages(out: string): Promise<{ urls: string[]; rows: 
   }
 }
 
+
+/** The rows of one query over the output's views (a DuckDB opened and closed for it). */
+export async function queryOutput(out: string, sql: string): Promise<unknown[][]> {
+  const db = await openOutputDatabase(out);
+  try {
+    return (await db.run(sql)).rows;
+  } finally {
+    await db.close();
+  }
+}

@@ -7,7 +7,9 @@
  * stage folder imports only itself and stages/shared/, which imports no stage; stages reach
  * the outside world through ports/ (never pipeline/adapters/) and name streams through
  * ops/nats/edges.ts and consumer-spec.ts only. Libraries that talk to servers (NATS, undici,
- * DuckDB, prom-client) or drive a browser (playwright-core) are imported below the stages only. testweb/ stands alone.
+ * DuckDB, the S3 client, prom-client) or drive a browser (playwright-core) are imported below
+ * the stages only, and prom-client (the metrics registry and its server) only by pipeline/,
+ * app/ and cli/. testweb/ stands alone.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -40,8 +42,11 @@ const MAY_IMPORT: Record<Folder, readonly Folder[]> = {
 };
 
 /** Libraries that open connections (a browser opens many): the stages get them through ports and the context. */
-const SERVER_LIBRARIES = /^(@nats-io\/|nats$|undici$|@duckdb\/|prom-client$|playwright-core$|playwright$|puppeteer(-core)?$)/;
+const SERVER_LIBRARIES = /^(@nats-io\/|nats$|undici$|@duckdb\/|@aws-sdk\/|prom-client$|playwright-core$|playwright$|puppeteer(-core)?$)/;
 const NO_SERVER_LIBRARIES: readonly Folder[] = ['stages', 'schemas', 'ports'];
+/** Metrics are counted through StageMetrics (pipeline/metrics.ts) and served by pipeline/metrics-server.ts. */
+const METRICS_LIBRARY = /^prom-client$/;
+const METRICS_FOLDERS: readonly Folder[] = ['pipeline', 'app', 'cli'];
 
 /** The ops/ modules a stage may name streams and consumers with. */
 const OPS_FOR_STAGES = new Set(['ops/nats/edges.ts', 'ops/nats/consumer-spec.ts']);
@@ -74,6 +79,7 @@ export function checkImports(files: readonly SourceFile[]): Violation[] {
       const add = (rule: string) => violations.push({ file: f.path, imports: spec, rule });
       if (!spec.startsWith('.')) {
         if (NO_SERVER_LIBRARIES.includes(from) && SERVER_LIBRARIES.test(spec)) add(`${from}/ does not import server libraries (${spec}): they come through ports/ and the stage context`);
+        else if (!METRICS_FOLDERS.includes(from) && METRICS_LIBRARY.test(spec)) add(`only pipeline/, app/ and cli/ import ${spec}: metrics are counted through ctx.metrics`);
         continue;
       }
       const target = path.posix.normalize(path.posix.join(path.posix.dirname(f.path), spec)).replace(/\.js$/, '.ts');

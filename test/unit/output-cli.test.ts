@@ -63,12 +63,13 @@ describe('output locations', () => {
   });
   it('S3 settings from the AWS environment, for an S3-compatible endpoint too', () => {
     const st = s3SetupStatements({ AWS_ACCESS_KEY_ID: 'k', AWS_SECRET_ACCESS_KEY: "s'x", AWS_REGION: 'eu-west-1', AWS_ENDPOINT_URL: 'http://127.0.0.1:9000' });
-    assert.deepEqual(st.slice(0, 2), ['INSTALL httpfs', 'LOAD httpfs']);
+    assert.deepEqual(st.slice(0, 2), ['SET autoinstall_known_extensions = false', 'LOAD httpfs'], 'nothing is downloaded unless asked');
+    assert.deepEqual(s3SetupStatements({}, { install: true }).slice(1, 3), ['INSTALL httpfs', 'LOAD httpfs']);
     assert.equal(
-      st[2],
+      st.at(-1),
       "CREATE OR REPLACE SECRET crawl_output_s3 (TYPE s3, KEY_ID 'k', SECRET 's''x', REGION 'eu-west-1', ENDPOINT '127.0.0.1:9000', USE_SSL false, URL_STYLE 'path')",
     );
-    assert.match(s3SetupStatements({})[2]!, /PROVIDER credential_chain/);
+    assert.match(s3SetupStatements({}).at(-1)!, /PROVIDER credential_chain/);
     assert.throws(() => s3SetupStatements({ AWS_ENDPOINT_URL: 'not a url' }), /AWS_ENDPOINT_URL must be a URL/);
   });
 });

@@ -395,6 +395,18 @@ describe('fetch: conditional GET', () => {
     assert.equal((await slotOf(again)).failures, 0);
   });
 
+  test('validators this same fetch stored (its grant delivered again after its outputs went out) are not sent: it is fetched as the first time', async () => {
+    const first = await granted(() => htmlResponse('<p>x</p>'));
+    const g = grantFor('/a');
+    await fetch(first, g);
+    // extract kept the validators of that first answer, under its fetch id
+    await storeValidators(first.kv.validators, `https://${HOST}/a`, { etag: '"v1"' }, 5, [], g.fetch_id);
+    const again = await granted(() => htmlResponse('<p>x</p>'), { kv: { validators: first.kv.validators } });
+    const out = await fetch(again, g);
+    assert.equal(again.http.requests[0]!.headers?.['if-none-match'], undefined, 'no conditional GET against its own first answer');
+    assert.equal(onlyOn(out, 'crawl.fetched', decodeFetched).fetch_id, g.fetch_id);
+  });
+
   test('a 304 the crawler did not ask for stays an http_error', async () => {
     const ctx = await granted(() => httpResponse(304));
     assert.equal(onlyOn(await fetch(ctx, grantFor('/a')), 'crawl.outcomes', decodeOutcome).outcome, 'http_error');

@@ -1,0 +1,78 @@
+import type { JetStreamManager } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { registerConsumerLag } from '../pipeline/adapters/consumer-lag.js';
+import type { StageMetrics } from '../pipeline/metrics.js';
+import type { StageName } from '../pipeline/stage.js';
+import type { HostWaitSources, WaitReason } from '../stages/politeness-gate/index.js';
+import { listHostWaits, summarizeWaits } from '../stages/politeness-gate/index.js';
+import { STAGE_INPUTS } from './stage-registry.js';
+
+/** Wait reasons as label values (bounded: the gate's own words, in snake case). */
+const REASON_LABELS: Record<WaitReason, string> = {
+  'robots.txt unavailable': 'robots_unavailable',
+  paused: 'paused',
+  backoff: 'backoff',
+  'crawl delay': 'crawl_delay',
+  'request in flight': 'request_in_flight',
+  due: 'due',
+};
+
+/**
+ * The scan behind the waiting-hosts gauge reads a few KV entries per busy host: a scrape
+ * every 15 s should not repeat it more often than this.
+ */
+const HOST_WAITS_MAX_AGE_MS = 10_000;
+
+/** `crawler_politeness_hosts_waiting{reason}`: every host with queued URLs, by why it is not fetched now. */
+function registerHostWaits(metrics: StageMetrics, sources: HostWaitSources): void {
+  let last: { at: number; byReason: Promise<Partial<Record<WaitReason, number>>> } | undefined;
+  metrics.collectedGauge(
+    'crawler_politeness_hosts_waiting',
+    'hosts with queued URLs or a request in flight, by why they are not fetched now (the same figure in every gate process)',
+    ['reason'],
+    async () => {
+      if (!last || Date.now() - last.at > HOST_WAITS_MAX_AGE_MS) {
+        last = { at: Date.now(), byReason: listHostWaits(sources, Date.now()).then((w) => summarizeWaits(w).byReason) };
+      }
+      const byReason = await last.byReason;
+      return (Object.keys(REASON_LABELS) as WaitReason[]).map((r) => ({ labels: { reason: REASON_LABELS[r] }, value: byReason[r] ?? 0 }));
+    },
+  );
+}
+
+/**
+ * Counts reconnects (into `metrics`, unless null: a node on the same connection counts them)
+ * and tells whether the connection is up now, for /readyz.
+ */
+export function watchConnection(nc: NatsConnection, metrics: StageMetrics | null): { connected: () => boolean } {
+  let connected = !nc.isClosed();
+  void (async () => {
+    for await (const s of nc.status()) {
+      if (s.type === 'disconnect') connected = false;
+      else if (s.type === 'reconnect') {
+        connected = true;
+        metrics?.reconnected();
+      } else if (s.type === 'close') connected = false;
+    }
+  })().catch(() => undefined);
+  return { connected: () => connected && !nc.isClosed() };
+}
+
+/**
+ * What a node adds to its metrics beyond the stages' own counts: the lag of the consumers
+ * of the stages it runs, the waiting hosts where it runs a gate, and the connection's state.
+ * Returns the node's readiness check.
+ */
+export function observeNode(
+  nc: NatsConnection,
+  jsm: JetStreamManager,
+  metrics: StageMetrics,
+  stages: readonly StageName[],
+  hostWaits: HostWaitSources | null,
+): { notReady: () => string | null } {
+  const mine = STAGE_INPUTS.filter((spec) => stages.some((s) => spec.durable === s));
+  registerConsumerLag(metrics, jsm, () => mine);
+  if (hostWaits) registerHostWaits(metrics, hostWaits);
+  const connection = watchConnection(nc, metrics);
+  return { notReady: () => (connection.connected() ? null : 'not connected to NATS (reconnecting)') };
+}
