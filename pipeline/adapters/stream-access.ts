@@ -5,8 +5,8 @@ import type { ConsumerPosition, Emit, Published, Publisher, StoredMessage, Strea
 
 /**
  * Direct stream access for stages that keep their own queues: "the next message on this
- * subject from sequence N" (a direct get with next_by_subj, served by any replica;
- * nats-server 2.9 has it), a range of one subject, a consumer's position.
+ * subject from sequence N" (a direct get with next_by_subj, served by any replica, its
+ * "none" confirmed by the stream's leader), a range of one subject, a consumer's position.
  */
 export function streamAccess(nc: NatsConnection): StreamAccess {
   const js = jetstream(nc);
@@ -14,8 +14,16 @@ export function streamAccess(nc: NatsConnection): StreamAccess {
   return {
     async readNext(stream: string, subject: string, fromSeq: number): Promise<StoredMessage | null> {
       jsm ??= jetstreamManager(nc);
-      const m = await (await jsm).direct.getMessage(stream, { seq: Math.max(1, fromSeq), next_by_subj: subject });
-      return m ? { seq: m.seq, data: m.data } : null;
+      const query = { seq: Math.max(1, fromSeq), next_by_subj: subject };
+      const m = await (await jsm).direct.getMessage(stream, query);
+      if (m) return { seq: m.seq, data: m.data };
+      // A direct get may be answered by a replica that has not caught up (a server that just
+      // came back): "nothing there" is then stale, and a caller that takes it for retention
+      // would skip queued URLs. The leader answers STREAM.MSG.GET (nats-server 2.9 takes
+      // next_by_subj there too, though the client's type does not list it); a message a
+      // replica does return is one the leader has, since replicas apply in order.
+      const confirmed = await (await jsm).streams.getMessage(stream, query as unknown as { seq: number });
+      return confirmed ? { seq: confirmed.seq, data: confirmed.data } : null;
     },
     async *replay(stream: string, subject: string, fromSeq: number, toSeq: number): AsyncIterable<StoredMessage> {
       if (toSeq < fromSeq) return;

@@ -85,7 +85,9 @@ export async function serveHostRanked(ctx: BackgroundContext, host: string): Pro
     const level = laneLevel(lane);
     const stored = await ctx.streams.readNext(EDGES.hostq.stream, hostQueueSubject(host, s.partitions, lane), cursor + 1);
     if (!stored) {
-      // the lane's messages are gone (stream retention): nothing left to serve in it
+      // the lane's messages are gone (stream retention): nothing left to serve in it; said
+      // out loud, since those URLs end without a row
+      ctx.log.warn({ host, lane, from_seq: cursor + 1, to_seq: laneTail }, 'queued URLs of this host are gone from the host-queue stream (retention): skipped');
       await skipQueued(ctx.kv.hosts, host, laneTail, lane);
       continue;
     }
