@@ -21,6 +21,8 @@ import { defaultExtractThreads, type ExtractStageOptions } from '../stages/extra
 import { hostWaitSources } from '../stages/politeness-gate/index.js';
 import { observeNode } from './node-metrics.js';
 import { buildStage, type StageFactoryOptions } from './stage-registry.js';
+import { ChromiumRenderer } from '../pipeline/adapters/browser/chromium-renderer.js';
+import { DEFAULT_RENDER_CONCURRENCY } from '../stages/render/index.js';
 import { openArchiveOutput, openParquetOutput } from './outputs.js';
 
 export interface CrawlNode {
@@ -100,9 +102,14 @@ export interface NodeOptions {
   extract?: ExtractStageOptions;
   /** messages each stage handles at once in this process, instead of its default */
   concurrency?: Partial<Record<StageName, number>>;
+  /** the render stage's browser: contexts (renders at once) and the JavaScript heap of a page */
+  render?: { concurrency?: number; memoryMb?: number };
   /** the metrics to count into (a served registry); a fresh one by default */
   metrics?: StageMetrics;
 }
+
+/** A page's JavaScript heap unless `--render-memory-mb` says otherwise: past it the page's renderer dies and the render fails. */
+export const DEFAULT_RENDER_MEMORY_MB = 512;
 
 /**
  * Runs the named stages in this process against one NATS connection: `crawl run` runs them
@@ -112,7 +119,18 @@ export interface NodeOptions {
 export async function startNode(nc: NatsConnection, settings: CrawlSettings, stages: readonly StageName[], opts: NodeOptions): Promise<CrawlNode> {
   const { ctx, kv, http } = await createNodeContext(nc, settings, opts.log, opts.metrics);
   const outDir = opts.outDir;
+  const renderConcurrency = opts.render?.concurrency ?? opts.concurrency?.render ?? DEFAULT_RENDER_CONCURRENCY;
   const factory: StageFactoryOptions = {
+    // Chromium starts at the first render, so a crawl that renders nothing never starts it
+    openRenderer: () => ({
+      renderer: new ChromiumRenderer({
+        concurrency: renderConcurrency,
+        memoryMb: opts.render?.memoryMb ?? DEFAULT_RENDER_MEMORY_MB,
+        userAgent: settings.userAgent,
+        warn: (message, fields) => opts.log.warn(fields ?? {}, message),
+      }),
+      concurrency: renderConcurrency,
+    }),
     extract: { ...opts.extract, threads: opts.extract?.threads ?? defaultExtractThreads() },
     persist: { maxRows: settings.persistBatchRows, maxDelayMs: settings.persistFlushMs },
     ...(outDir

@@ -15,9 +15,12 @@ import { simhashInput } from '../stages/simhash/spec.js';
 import { persistInput } from '../stages/persist/spec.js';
 import { createArchiveStage, type ArchiveOutput } from '../stages/archive/index.js';
 import { archiveInput } from '../stages/archive/spec.js';
+import { createRenderStage } from '../stages/render/index.js';
+import { renderInput } from '../stages/render/spec.js';
+import type { Renderer } from '../ports/browser.js';
 
 /** Every stage's consumer, for the topology: derived from the stage specs, declared once. */
-export const STAGE_INPUTS = [normalizeInput, seenFilterInput, gateInput, fetchInput, extractInput, simhashInput, persistInput, archiveInput];
+export const STAGE_INPUTS = [normalizeInput, seenFilterInput, gateInput, fetchInput, renderInput, extractInput, simhashInput, persistInput, archiveInput];
 
 export interface StageFactoryOptions {
   /** where persist writes; only the persist stage needs it */
@@ -27,6 +30,8 @@ export interface StageFactoryOptions {
   extract?: ExtractStageOptions;
   /** where archive writes WARC files and `captures`; only the archive stage needs it */
   openArchive?: () => Promise<ArchiveOutput>;
+  /** the browser the render stage drives, with its pool size; only the render stage needs it */
+  openRenderer?: () => { renderer: Renderer; concurrency: number };
 }
 
 /** The seen-filter is partitioned (a consumer per partition held); every other stage has one consumer. */
@@ -46,6 +51,10 @@ async function build(name: StageName, opts: StageFactoryOptions): Promise<StageD
       return politenessGateStage;
     case 'fetch':
       return fetchStage;
+    case 'render': {
+      if (!opts.openRenderer) throw new Error('the render stage needs a browser');
+      return createRenderStage(opts.openRenderer());
+    }
     case 'extract':
       return createExtractStage(opts.extract);
     case 'simhash':

@@ -34,6 +34,13 @@ function addLogOptions(cmd: Command): Command {
 const MAX_EXTRACT_THREADS = 256;
 const EXTRACT_THREADS_HELP = 'worker threads that parse pages for the extract stage (default: CPU cores - 1, at least 1; 0 = on the main thread)';
 
+/** --render-concurrency and --render-memory-mb: the render stage's browser in this process */
+function addRenderProcessOptions(cmd: Command): Command {
+  return cmd
+    .option('--render-concurrency <n>', 'pages the render stage renders at once in this process: browser contexts (default 2)', parseIntOption('--render-concurrency', 1, 64))
+    .option('--render-memory-mb <n>', "JavaScript heap a rendered page may use; past it the page's renderer dies and the render fails (default 512)", parseIntOption('--render-memory-mb', 16, 16_384));
+}
+
 function program(): Command {
   const cli = new Command('crawl')
     .description('A polite, durable web crawler built as a NATS JetStream dataflow')
@@ -45,7 +52,7 @@ function program(): Command {
       outputError: (s, write) => write(`crawl: ${s.trim().replace(/\s*\n\s*/g, ' ')}\n`),
     });
 
-  addMetricsOptions(addLogOptions(addRetentionOptions(addSettingsOptions(cli.command('run')))))
+  addRenderProcessOptions(addMetricsOptions(addLogOptions(addRetentionOptions(addSettingsOptions(cli.command('run'))))))
     .description('crawl from seeds with every stage in this process (starts nats-server unless NATS_URL is set); resumes a crawl in the same --out')
     .option('--seed <url>', 'a seed URL (repeatable)', collect, [])
     .option('--seeds-file <file>', 'a file of seed URLs, one a line (# comments)')
@@ -63,9 +70,9 @@ function program(): Command {
     .option('--out <dir>', 'the running crawl’s output directory (when it runs an embedded server)', DEFAULT_OUT)
     .action(async (urls: string[], o) => exitWhenDrained(await seedCrawl(urls, o)));
 
-  addMetricsOptions(addLogOptions(cli.command('worker')))
+  addRenderProcessOptions(addMetricsOptions(addLogOptions(cli.command('worker'))))
     .description('run one stage of a running crawl in this process (start as many as you like)')
-    .requiredOption('--stage <name>', 'normalize | seen-filter | politeness-gate | fetch | extract | simhash | persist | archive')
+    .requiredOption('--stage <name>', 'normalize | seen-filter | politeness-gate | fetch | render | extract | simhash | persist | archive')
     .option('--concurrency <n>', 'messages handled at once by this process', parseIntOption('--concurrency', 1, 100_000))
     .option('--extract-threads <n>', EXTRACT_THREADS_HELP, parseIntOption('--extract-threads', 0, MAX_EXTRACT_THREADS))
     .option('--out <dir>', 'output directory (persist and archive write here; also where an embedded server is found)', DEFAULT_OUT)
@@ -113,7 +120,8 @@ function program(): Command {
     .description("print the stored WARC record of a URL's latest response (else latest capture), or of a fetch, read from its WARC file by offset and length")
     .argument('[url]')
     .option('--fetch-id <id>', 'the capture of this fetch (its last attempt) instead of a URL')
-    .option('--payload', 'print the HTTP body only', false)
+    .option('--payload', 'print the HTTP body only (with --rendered: the DOM)', false)
+    .option('--rendered', 'the DOM the render stage made of the page (its conversion record) instead of the response', false)
     .option('--out <dir>', 'output directory', DEFAULT_OUT)
     .action(async (url: string | undefined, o) => exitWhenDrained(await runGet(url, o)));
 
@@ -127,13 +135,14 @@ function program(): Command {
     .option('--politeness', 'also serve the politeness hosts (*.polite.test; *.sharedip.test on 127.0.0.2)', false)
     .option('--hostile', 'also serve hostile.test: bombs, endless bodies, redirect loops, lying headers', false)
     .option('--traps', 'also serve the crawl-trap hosts (*.trap.test): infinite calendar, session ids, endless pagination, ever-deeper links, soft 404s', false)
+    .option('--render-hosts', 'also serve the hosts whose pages need a browser (*.render.test): an app built by JavaScript, a page reaching for loopback, a page that never settles', false)
     .option('--fresh', 'also serve hosts whose pages change on a schedule (*.fresh.test): validators, 304s, sitemaps', false)
     .action(async (o) => {
       const { runTestWebCli } = await import('../testweb/main.js');
-      await runTestWebCli({ hosts: o.hosts, port: o.port, seed: o.seed, benchHosts: o.benchHosts, politeness: o.politeness, hostile: o.hostile, traps: o.traps, fresh: o.fresh });
+      await runTestWebCli({ hosts: o.hosts, port: o.port, seed: o.seed, benchHosts: o.benchHosts, politeness: o.politeness, hostile: o.hostile, traps: o.traps, render: o.renderHosts, fresh: o.fresh });
     });
 
-  addMetricsOptions(addLogOptions(addRetentionOptions(addSettingsOptions(cli.command('serve')))))
+  addRenderProcessOptions(addMetricsOptions(addLogOptions(addRetentionOptions(addSettingsOptions(cli.command('serve'))))))
     .description('the crawl-jobs service: an HTTP API and NATS request subjects to create, list, pause, resume and cancel jobs; runs jobs on their schedules and hands out due revisits (runs every stage too unless --stages none)')
     .option('--out <dir>', 'output directory (Parquet tables, and the JetStream store when embedded)', DEFAULT_OUT)
     .option('--host <address>', 'address the HTTP API listens on; other than loopback it needs an API token', '127.0.0.1')

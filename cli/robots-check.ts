@@ -1,8 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { canonicalize } from '../stages/normalize/canonical-url.js';
-import { decodeRobotsBody } from '../stages/politeness-gate/robots-fetch-policy.js';
-import { compileRobots, productToken } from '../stages/politeness-gate/robots-rules.js';
+import { decodeRobotsBody } from '../stages/shared/robots/robots-fetch-policy.js';
+import { compileRobots, productToken } from '../stages/shared/robots/robots-rules.js';
 import { UsageError } from './usage-error.js';
 import { exitWhenDrained } from './exit.js';
 

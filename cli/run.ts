@@ -21,6 +21,7 @@ import { streamAccess } from '../pipeline/adapters/stream-access.js';
 import { readSeeds } from './seeds-input.js';
 import { mergeSettings, type SettingsFlags } from './settings-flags.js';
 import { UsageError } from './usage-error.js';
+import { requireBrowserIfRendering } from './render-check.js';
 import { retentionPolicy, type RetentionFlags } from './retention-flags.js';
 import { checkMetricsOptions, serveMetrics, servedMetrics, type MetricsOptions } from './metrics-options.js';
 import type { MetricsServer } from '../pipeline/metrics-server.js';
@@ -37,6 +38,9 @@ export interface RunOptions extends SettingsFlags, RetentionFlags, LogOptions, M
   titles?: boolean;
   /** worker threads for extract; default: cores - 1 */
   extractThreads?: number;
+  /** the render stage's browser contexts and a page's JavaScript heap, in this process */
+  renderConcurrency?: number;
+  renderMemoryMb?: number;
 }
 
 /**
@@ -58,7 +62,7 @@ export async function runCrawl(o: RunOptions): Promise<number> {
   for (const r of seeds.rejected) process.stderr.write(`seeds file line ${r.line}: skipped "${r.text}": ${r.reason}\n`);
   const outDir = resolveOut(o.out, 'run', true);
   // bad flags and a new crawl without seeds stop here, before a server is started
-  mergeSettings(null, o);
+  requireBrowserIfRendering(mergeSettings(null, o));
   const retention = retentionPolicy(o);
   checkMetricsOptions(o);
   if (seeds.urls.length === 0 && !natsUrlFromEnv() && !hasEmbeddedStore(outDir)) {
@@ -77,9 +81,15 @@ export async function runCrawl(o: RunOptions): Promise<number> {
     const kv = await openKvStores(conn.nc);
     const stored = await readStoredSettings(kv);
     if (!stored && seeds.urls.length === 0) throw new UsageError('no seeds: give --seed URL or --seeds-file FILE (or resume a crawl with --out DIR)');
-    const settings = mergeSettings(stored, o);
+    const settings = requireBrowserIfRendering(mergeSettings(stored, o));
     await storeSettings(kv, settings);
-    node = await startNode(conn.nc, settings, STAGE_NAMES, { log, outDir, metrics, extract: { titles: o.titles !== false, threads: o.extractThreads } });
+    node = await startNode(conn.nc, settings, STAGE_NAMES, {
+      log,
+      outDir,
+      metrics,
+      extract: { titles: o.titles !== false, threads: o.extractThreads },
+      render: { concurrency: o.renderConcurrency, memoryMb: o.renderMemoryMb },
+    });
     const js = jetstream(conn.nc);
     for (const url of seeds.urls) await js.publish(SUBJECTS.seeds, encodeSeed({ url }));
     log.info({ seeds: seeds.urls.length, out: outDir, crawlId: settings.crawlId, resumed: stored !== null }, 'crawl started');

@@ -12,6 +12,7 @@ import { retentionPolicy, type RetentionFlags } from './retention-flags.js';
 import { mergeSettings, type SettingsFlags } from './settings-flags.js';
 import { stopOnSignal } from './stop-signal.js';
 import { UsageError } from './usage-error.js';
+import { requireBrowserIfRendering } from './render-check.js';
 import { apiToken } from './api-access.js';
 import { checkMetricsOptions, serveMetrics, servedMetrics, type MetricsOptions } from './metrics-options.js';
 import { resolveOut } from './output-location.js';
@@ -27,6 +28,9 @@ export interface ServeOptions extends SettingsFlags, RetentionFlags, LogOptions,
   /** `all`: run every stage in this process too; `none`: the API and scheduler only (workers run elsewhere) */
   stages: string;
   extractThreads?: number;
+  /** the render stage's browser contexts and a page's JavaScript heap, in this process */
+  renderConcurrency?: number;
+  renderMemoryMb?: number;
 }
 
 /**
@@ -36,7 +40,8 @@ export interface ServeOptions extends SettingsFlags, RetentionFlags, LogOptions,
  */
 export async function runServe(o: ServeOptions): Promise<number> {
   if (o.stages !== 'all' && o.stages !== 'none') throw new UsageError(`--stages must be all or none, got "${o.stages}"`);
-  mergeSettings(null, o);
+  const checked = mergeSettings(null, o);
+  if (o.stages === 'all') requireBrowserIfRendering(checked);
   const retention = retentionPolicy(o);
   // before anything starts: a service reachable from elsewhere without a token never runs
   const token = apiToken(o);
@@ -63,7 +68,16 @@ export async function runServe(o: ServeOptions): Promise<number> {
     const kv = await openKvStores(conn.nc);
     const settings = mergeSettings(await readStoredSettings(kv), o);
     await storeSettings(kv, settings);
-    if (o.stages === 'all') node = await startNode(conn.nc, settings, STAGE_NAMES, { log, outDir, metrics, extract: { threads: o.extractThreads } });
+    if (o.stages === 'all') {
+      requireBrowserIfRendering(settings);
+      node = await startNode(conn.nc, settings, STAGE_NAMES, {
+        log,
+        outDir,
+        metrics,
+        extract: { threads: o.extractThreads },
+        render: { concurrency: o.renderConcurrency, memoryMb: o.renderMemoryMb },
+      });
+    }
     service = await startService(conn.nc, settings, { log, host: o.host, port: o.port, outDir, metrics, ...(token !== undefined ? { apiToken: token } : {}) });
     process.stderr.write(`crawl serve: jobs API on ${service.url}/api/v1/jobs and NATS ${API_SUBJECT}.<create|list|get|pause|resume|cancel> (${conn.url}); output in ${outDir}; ${token !== undefined ? 'requests need the API token' : 'no API token: loopback only'}\n`);
     log.info({ url: service.url, nats: conn.url, out: outDir, stages: o.stages, apiToken: token !== undefined }, 'service started');

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { collect, parseIntOption, parseNumberOption, UsageError } from './usage-error.js';
 import { parseResolveRule } from '../pipeline/adapters/resolve-map.js';
 import { allowList } from '../pipeline/adapters/address-policy.js';
+import { parseNamedPattern } from '../stages/shared/url-patterns.js';
 import { defaultCrawlId, parseSettings, SettingsError, type CrawlSettings, type CrawlSettingsInput } from '../pipeline/settings.js';
 
 /** The crawl settings flags, shared by `crawl run` and `crawl topology apply`. */
@@ -40,6 +41,9 @@ export function addSettingsOptions(cmd: Command): Command {
     .option('--max-urls-per-pattern <n>', 'crawl traps: new URLs per URL pattern (numbers, dates, ids collapsed); later ones are dropped as trap_pattern_budget (default 1000; 0 = no limit)', parseIntOption('--max-urls-per-pattern', 0))
     .option('--novelty-min-pages <n>', 'crawl traps: a pattern with this many pages, mostly near-duplicates, is cut off as trap_low_novelty (default 10; 0 = off)', parseIntOption('--novelty-min-pages', 0))
     .option('--novelty-duplicate-share <x>', 'crawl traps: the share of near-duplicate pages that cuts a pattern off (default 0.8)', parseNumberOption('--novelty-duplicate-share', 0, 1))
+    .option('--render <pattern>', 'render pages whose URL matches this glob or /regex/ in headless Chromium before extracting them (repeatable)', collect, [])
+    .option('--render-auto', 'also render pages whose HTML looks like an application shell: little text, an empty mount element, scripts')
+    .option('--render-timeout-ms <n>', 'a render ends this long after it started, settled or not (default 15000)', parseIntOption('--render-timeout-ms', 1000, 600_000))
     .option('--warc-max-bytes <n>', 'start a new WARC file before one would pass this size (default 1073741824 = 1 GiB)', parseIntOption('--warc-max-bytes', 65_536))
     .option('--revisit-slot-ms <n>', "crawl jobs' revisits are handed out one time slot of this length at a time: their granularity (default 60000)", parseIntOption('--revisit-slot-ms', 100, 3_600_000));
 }
@@ -73,6 +77,8 @@ const DIRECT_SETTINGS = [
   'noveltyMinPages',
   'noveltyDuplicateShare',
   'warcMaxBytes',
+  'renderAuto',
+  'renderTimeoutMs',
   'revisitSlotMs',
 ] as const;
 
@@ -86,6 +92,7 @@ export type SettingsFlags = {
   dnsServer?: string[];
   include: string[];
   exclude: string[];
+  render?: string[];
 } & Partial<Pick<CrawlSettingsInput, (typeof DIRECT_SETTINGS)[number]>> & { timeoutMs?: number };
 
 /**
@@ -114,6 +121,14 @@ export function mergeSettings(stored: CrawlSettings | null, o: SettingsFlags): C
   if (o.allowNetwork && o.allowNetwork.length > 0) s.allowNetworks = o.allowNetwork;
   if (o.dnsServer && o.dnsServer.length > 0) s.dnsServers = o.dnsServer;
   if (o.pageType && o.pageType.length > 0) s.pageTypes = ['text/html', 'application/xhtml+xml', ...o.pageType.map((t) => t.toLowerCase())];
+  for (const p of o.render ?? []) {
+    try {
+      parseNamedPattern(p, '--render pattern');
+    } catch (err) {
+      throw new UsageError((err as Error).message);
+    }
+  }
+  if (o.render && o.render.length > 0) s.render = o.render;
   if (o.include.length > 0) s.include = o.include;
   if (o.exclude.length > 0) s.exclude = o.exclude;
   try {

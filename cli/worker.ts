@@ -8,17 +8,21 @@ import { STAGE_NAMES, type StageName } from '../pipeline/stage.js';
 import { joinCrawl } from './connection.js';
 import { UsageError } from './usage-error.js';
 import { stopOnSignal } from './stop-signal.js';
+import { requireBrowser } from './render-check.js';
 import { checkMetricsOptions, serveMetrics, servedMetrics, type MetricsOptions } from './metrics-options.js';
 import type { MetricsServer } from '../pipeline/metrics-server.js';
 import { resolveOut } from './output-location.js';
 
 /** `crawl worker --stage NAME`: one stage in this process, joined to a running crawl; start as many as needed. */
-export async function runWorker(o: { stage: string; concurrency?: number; extractThreads?: number; out: string } & LogOptions & MetricsOptions): Promise<number> {
+export async function runWorker(
+  o: { stage: string; concurrency?: number; extractThreads?: number; renderConcurrency?: number; renderMemoryMb?: number; out: string } & LogOptions & MetricsOptions,
+): Promise<number> {
   checkMetricsOptions(o);
   if (!(STAGE_NAMES as readonly string[]).includes(o.stage)) {
     throw new UsageError(`unknown stage "${o.stage}": one of ${STAGE_NAMES.join(', ')}`);
   }
   const stage = o.stage as StageName;
+  if (stage === 'render') requireBrowser();
   const outDir = resolveOut(o.out, 'worker', true);
   const nc = await joinCrawl(outDir, `crawl worker ${stage}`);
   const log = createLogger(`worker-${stage}`, { level: o.logLevel, file: o.logFile });
@@ -36,6 +40,7 @@ export async function runWorker(o: { stage: string; concurrency?: number; extrac
       outDir,
       concurrency: o.concurrency ? { [stage]: o.concurrency } : undefined,
       extract: { threads: o.extractThreads },
+      render: { concurrency: o.renderConcurrency ?? o.concurrency, memoryMb: o.renderMemoryMb },
     });
     log.info({ stage, concurrency: o.concurrency ?? 'default' }, 'worker started');
     await stop.stopped();

@@ -69,6 +69,12 @@ export const CrawlSettingsSchema = z
     persistFlushMs: z.number().int().min(50).default(1000),
     /** URLs the seen set is planned for (2 bytes each); a larger crawl grows it, at a slightly higher cost per URL */
     seenExpectedUrls: z.number().int().min(1024).default(1_000_000),
+    /** pages whose URL matches one of these (glob or /regex/) are rendered in headless Chromium (the render stage) */
+    render: z.array(z.string()).default([]),
+    /** also render pages whose fetched HTML looks like an application shell (stages/extract/app-shell.ts) */
+    renderAuto: z.boolean().default(false),
+    /** a render ends this long after it started, settled or not: the DOM as it is then is stored */
+    renderTimeoutMs: z.number().int().min(1000).max(600_000).default(15_000),
     /** crawl jobs' revisit schedule is taken one time slot of this length at a time (its granularity) */
     revisitSlotMs: z.number().int().min(100).max(3_600_000).default(60_000),
     /** a WARC file is closed and a new one started before it would pass this many bytes */

@@ -12,6 +12,7 @@ export const STAGE_NAMES = [
   'seen-filter',
   'politeness-gate',
   'fetch',
+  'render',
   'extract',
   'simhash',
   'persist',

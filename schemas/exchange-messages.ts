@@ -9,8 +9,12 @@ import { FetchedPage } from './page-messages.js';
  * `crawl.exchanges.<p>`); extract decodes pages with `FetchedPage`, which drops this field.
  */
 export const ExchangeInfo = z.object({
-  /** page: an HTML page (also on its way to extract); response: any other answer; robots: a robots.txt fetch; failure: no answer */
-  kind: z.enum(['page', 'response', 'robots', 'failure']),
+  /**
+   * page: an HTML page (also on its way to extract); response: any other answer (a rendered
+   * page's subresources too); robots: a robots.txt fetch; failure: no answer; rendered: the
+   * DOM the render stage took of a page (no request of its own: a conversion of the page's response)
+   */
+  kind: z.enum(['page', 'response', 'robots', 'failure', 'rendered']),
   /** one id per exchange: `fetch_id` plus the attempt (retries are separate exchanges), or the robots fetch's id */
   capture_id: z.string().min(1),
   method: z.string(),
@@ -28,6 +32,10 @@ export const ExchangeInfo = z.object({
   /** a 304: when the copy it confirms was fetched (epoch ms) */
   refers_to_date: z.number().nullable(),
   attempt: z.number().int().nonnegative(),
+  /** kind rendered: the payload digest of the response the DOM was rendered from (its WARC-Refers-To) */
+  refers_to_digest: z.string().nullable().optional(),
+  /** kind rendered: what the page asked for and what became of each request, one line each */
+  render_log: z.array(z.string()).optional(),
 });
 export type ExchangeInfo = z.infer<typeof ExchangeInfo>;
 

@@ -82,6 +82,8 @@ export const TABLES = {
     col('published_at', 'TIMESTAMP', true),
     /** og:site_name, or the JSON-LD publisher's name */
     col('site_name', 'VARCHAR', true),
+    /** true: the text and links are those of the DOM headless Chromium rendered (the render stage) */
+    col('rendered', 'BOOLEAN'),
   ],
   links: [
     col('fetch_id', 'VARCHAR'),
@@ -207,6 +209,7 @@ export interface PageRow {
   /** epoch ms, UTC */
   published_at: number | null;
   site_name: string | null;
+  rendered: boolean;
 }
 
 /** One outgoing link found in a page. */

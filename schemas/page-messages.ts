@@ -24,6 +24,14 @@ export const FetchedPage = z.object({
   truncated: z.boolean(),
   /** the URLs that redirected to this page, oldest first */
   redirect_chain: z.array(z.string()).optional(),
+  /**
+   * Set by the render stage: true when `body` is the DOM Chromium rendered (UTF-8, `headers`
+   * still the fetched response's), false when rendering failed and `body` is the page as
+   * fetched. Absent: the page as fetch sent it, not through the render stage.
+   */
+  rendered: z.boolean().optional(),
+  /** what rendering did, or why it failed (fetch_log's reason shows it) */
+  render_note: z.string().optional(),
   /** its crawl job, and the revisit facts it carries (see url-messages.ts) */
   job: z.string().optional(),
   revisit: RevisitState.optional(),
@@ -36,6 +44,15 @@ export const FetchedPage = z.object({
   validators: z.object({ etag: z.string().nullable(), last_modified: z.string().nullable() }).optional(),
 });
 export type FetchedPage = z.infer<typeof FetchedPage>;
+
+/**
+ * crawl.render.<p>: a fetched page extract hands to the render stage (a `--render` pattern
+ * matched its URL, or it looks like an application shell), with the reason.
+ */
+export const RenderRequest = FetchedPage.extend({
+  render_reason: z.string(),
+});
+export type RenderRequest = z.infer<typeof RenderRequest>;
 
 /** Where a link was found. */
 export const LinkSource = z.enum(['a', 'area', 'link-alternate', 'link-next', 'link-prev', 'iframe', 'meta-refresh']);
@@ -108,6 +125,8 @@ function unpackText<T extends ExtractedPage>(wire: T & { text_spans?: number[] |
 }
 
 export const encodeFetched = (m: FetchedPage) => encodeMessage(m);
+export const encodeRenderRequest = (m: RenderRequest) => encodeMessage(m);
+export const decodeRenderRequest = (b: Uint8Array) => decodeMessage(RenderRequest, b, 'render request');
 export const encodeExtracted = (m: ExtractedPage) => encodeMessage(packText(m));
 export const encodeFinal = (m: FinalPage) => encodeMessage(packText(m));
 export const decodeFetched = (b: Uint8Array) => decodeMessage(FetchedPage, b, 'fetched page');

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# Installs what the crawler needs on a fresh Debian/Ubuntu machine: nats-server (Debian's
-# package, when it is not already on PATH) and the npm dependencies (which also builds).
+# Installs what the crawler needs on a fresh Debian/Ubuntu machine: nats-server and chromium
+# (Debian's packages, when they are not there yet) and the npm dependencies (which also builds).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # Debian's packages of what the crawler and its tests run: nats-server (the crawler's
-# broker) and prometheus (the metrics tests scrape a crawl with it; promtool checks ops/)
+# broker), chromium (the render stage drives it through playwright-core, which downloads no
+# browser) and prometheus (the metrics tests scrape a crawl with it; promtool checks ops/)
 missing=()
 if ! command -v nats-server >/dev/null 2>&1 && [ ! -x /usr/sbin/nats-server ]; then missing+=(nats-server); fi
+if [ ! -x "${CHROMIUM_PATH:-/usr/bin/chromium}" ]; then missing+=(chromium); fi
 if ! command -v prometheus >/dev/null 2>&1 && [ ! -x /usr/bin/prometheus ]; then missing+=(prometheus); fi
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]} from Debian's packages" >&2
@@ -19,13 +21,16 @@ fi
 # Debian installs it in /usr/sbin, which is not on every user's PATH
 if ! command -v nats-server >/dev/null 2>&1; then export PATH="$PATH:/usr/sbin"; fi
 echo "setup: $(nats-server --version)" >&2
+# (Debian's wrapper script prints a shell warning on some machines: only the version line is kept)
+echo "setup: $("${CHROMIUM_PATH:-/usr/bin/chromium}" --version 2>/dev/null | head -1)" >&2
 echo "setup: $(prometheus --version 2>&1 | head -1)" >&2
 
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   echo "setup: installing npm dependencies" >&2
   # npm install (not ci): it keeps the locked versions, and tolerates a lock file made on a
   # machine whose npm omits other platforms' optional packages (DuckDB's and msgpackr's)
-  npm install --no-audit --no-fund --loglevel=error
+  # (playwright-core never downloads a browser; the variable keeps any other package from it)
+  PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm install --no-audit --no-fund --loglevel=error
 else
   npm run --silent build
 fi

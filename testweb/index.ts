@@ -126,3 +126,17 @@ export type {
   LinkArea,
   BuildSiteModelOptions,
 } from './model-types.js';
+export {
+  RenderHosts,
+  RENDER_DOMAIN,
+  RENDER_HOSTS,
+  APP_HOST,
+  ESCAPE_HOST,
+  ENDLESS_HOST,
+  APP_PAGES,
+  APP_BLOCKED_PATHS,
+  ESCAPE_TEXT_MARKER,
+  ENDLESS_TEXT_MARKER,
+  appTextMarker,
+} from './render-hosts.js';
+export type { RenderHostsOptions } from './render-hosts.js';

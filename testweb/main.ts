@@ -15,6 +15,8 @@ export interface TestWebCliArgs {
   hostile?: boolean;
   /** also serve the crawl-trap hosts (*.trap.test) */
   traps?: boolean;
+  /** also serve the hosts whose pages need a browser (*.render.test) */
+  render?: boolean;
   /** also serve the hosts whose pages change on a schedule (*.fresh.test), the schedule starting now */
   fresh?: boolean;
   /** Where the status line goes; default stdout. */
@@ -37,6 +39,7 @@ export async function runTestWebCli(args: TestWebCliArgs): Promise<void> {
     ...(args.politeness ? { politeness: true } : {}),
     ...(args.hostile ? { hostile: true } : {}),
     ...(args.traps ? { traps: true } : {}),
+    ...(args.render ? { render: true } : {}),
     ...(args.fresh ? { fresh: true } : {}),
   });
   const { siteHostNames, benchHostNames } = web.model;
@@ -45,10 +48,11 @@ export async function runTestWebCli(args: TestWebCliArgs): Promise<void> {
   if (web.politeness) summary += `, ${web.politeness.hostNames.length} politeness hosts`;
   if (web.hostile) summary += ', hostile.test';
   if (web.traps) summary += `, ${web.traps.hostNames.length} trap hosts (*.trap.test)`;
+  if (web.render) summary += `, ${web.render.hostNames.length} render hosts (*.render.test)`;
   if (web.fresh) summary += `, ${web.fresh.hostNames.length} fresh hosts (*.fresh.test, changing since ${new Date(web.fresh.options.startAt).toISOString()})`;
   const out = args.out ?? ((l: string) => process.stdout.write(`${l}\n`));
   out(`testweb listening on 127.0.0.1:${web.port} (${summary})`);
-  if (args.politeness || args.hostile || args.traps || args.fresh) out(`crawl with: ${web.resolveRules.map((r) => `--resolve ${r}`).join(' ')}`);
+  if (args.politeness || args.hostile || args.traps || args.render || args.fresh) out(`crawl with: ${web.resolveRules.map((r) => `--resolve ${r}`).join(' ')}`);
 
   await new Promise<void>((resolve) => {
     const stop = () => {

@@ -7,6 +7,8 @@
 // With `hostile` it also serves hostile.test (hostile-hosts.ts): endless and dripping bodies,
 // compression bombs, lying framing, redirect loops, SSRF redirects, odd charsets, and so on.
 // With `traps` it also serves the crawl-trap hosts *.trap.test (trap-hosts.ts).
+// With `render` it also serves the hosts whose pages need a browser, *.render.test
+// (render-hosts.ts).
 // With `fresh` it also serves *.fresh.test (fresh-hosts.ts): pages that change on a known
 // schedule, with validators, 304s and sitemaps.
 
@@ -21,6 +23,7 @@ import type { HostModel, HtmlResource, SiteModel } from './model-types.js';
 import { PolitenessHosts, SHARED_IP_ADDRESS, type PolitenessHostsOptions } from './politeness-hosts.js';
 import { HostileHosts, type HostileHostsOptions } from './hostile-hosts.js';
 import { TrapHosts } from './trap-hosts.js';
+import { RenderHosts, type RenderHostsOptions } from './render-hosts.js';
 import { FreshHosts, type FreshHostsOptions } from './fresh-hosts.js';
 
 export interface StartTestWebOptions {
@@ -46,6 +49,8 @@ export interface StartTestWebOptions {
   hostile?: HostileHostsOptions | boolean;
   /** Also serve the crawl-trap hosts *.trap.test (see trap-hosts.ts). Default off. */
   traps?: boolean;
+  /** Also serve the hosts whose pages need a browser, *.render.test (see render-hosts.ts). Default off. */
+  render?: RenderHostsOptions | boolean;
   /**
    * Also serve the hosts whose pages change on a schedule, *.fresh.test (see fresh-hosts.ts);
    * the schedule starts now unless `startAt` says otherwise. true: default options. Default off.
@@ -90,6 +95,8 @@ export interface TestWeb {
   hostile: HostileHosts | null;
   /** The crawl-trap hosts, when enabled; null otherwise. */
   traps: TrapHosts | null;
+  /** The hosts whose pages need a browser, when enabled; null otherwise. */
+  render: RenderHosts | null;
   /** The fresh hosts, when enabled: their change schedule (versions, change times) and sitemaps; null otherwise. */
   fresh: FreshHosts | null;
   /** Completed requests, in order of arrival. */
@@ -142,6 +149,7 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
   const politeness = opts.politeness ? new PolitenessHosts(opts.politeness, now()) : null;
   const hostile = opts.hostile ? new HostileHosts(opts.hostile) : null;
   const traps = opts.traps ? new TrapHosts() : null;
+  const renderHosts = opts.render ? new RenderHosts(opts.render) : null;
   const fresh = opts.fresh ? new FreshHosts(opts.fresh, { seed: modelOpts.seed, serverClock: now }) : null;
   /** Status to log for a response written as raw bytes on the socket (res never sent headers). */
   const rawStatusOf = new WeakMap<ServerResponse, number>();
@@ -207,6 +215,10 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
     if (traps?.has(hostName)) {
       const r = traps.respond(hostName, req.method ?? '', target);
       return send(req, res, r.status, r.type, r.body);
+    }
+    if (renderHosts?.has(hostName)) {
+      const r = renderHosts.respond(hostName, req.method ?? '', target);
+      return send(req, res, r.status, r.type, r.body, r.headers);
     }
     if (fresh?.has(hostName)) {
       const validators = { ifNoneMatch: req.headers['if-none-match'], ifModifiedSince: req.headers['if-modified-since'] };
@@ -330,11 +342,12 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
   return {
     port,
     url: (host, path = '/') => `http://${host}${path}`,
-    resolveRules: [`*.site.test=127.0.0.1:${port}`, `*.bench.test=127.0.0.1:${port}`, ...(politeness?.resolveRules(port) ?? []), ...(hostile?.resolveRules(port) ?? []), ...(traps?.resolveRules(port) ?? []), ...(fresh?.resolveRules(port) ?? [])],
+    resolveRules: [`*.site.test=127.0.0.1:${port}`, `*.bench.test=127.0.0.1:${port}`, ...(politeness?.resolveRules(port) ?? []), ...(hostile?.resolveRules(port) ?? []), ...(traps?.resolveRules(port) ?? []), ...(renderHosts?.resolveRules(port) ?? []), ...(fresh?.resolveRules(port) ?? [])],
     model,
     politeness,
     hostile,
     traps,
+    render: renderHosts,
     fresh,
     requestLog: () => log.slice().sort((a, b) => a.start - b.start),
     inFlight: () => [...inFlight].map((r) => ({ host: r.host, path: r.path, start: r.start })),

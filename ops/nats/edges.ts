@@ -13,6 +13,8 @@ export const EDGES = {
   hostq: { stream: 'CRAWL_HOSTQ', subjects: ['crawl.hostq.*.*', 'crawl.hostq.*.*.*'] },
   ready: { stream: 'CRAWL_READY', subjects: ['crawl.ready.*'] },
   fetched: { stream: 'CRAWL_FETCHED', subjects: ['crawl.fetched.*', 'crawl.exchanges.*'] },
+  /** fetched pages extract hands to the render stage (headless Chromium) */
+  render: { stream: 'CRAWL_RENDER', subjects: ['crawl.render.*'] },
   extracted: { stream: 'CRAWL_EXTRACTED', subjects: ['crawl.extracted.*'] },
   results: { stream: 'CRAWL_RESULTS', subjects: ['crawl.pages.*', 'crawl.outcomes.*'] },
   /**
@@ -40,6 +42,7 @@ export const SUBJECTS = {
   fetched: 'crawl.fetched',
   /** every HTTP exchange that is not an HTML page (errors, redirects, 304s, other types, robots.txt, failures): read by archive only */
   exchanges: 'crawl.exchanges',
+  render: 'crawl.render',
   extracted: 'crawl.extracted',
   pages: 'crawl.pages',
   outcomes: 'crawl.outcomes',

@@ -82,10 +82,19 @@ export const STAGE_ROLES: Record<string, StageRole> = {
     read: [BUCKETS.hosts, BUCKETS.validators],
     write: [BUCKETS.hosts],
   },
+  render: {
+    stream: EDGES.render.stream,
+    durable: 'render',
+    // the rendered page back to extract, and the exchanges its requests made (robots.txt included) to the archive
+    outputs: [every(SUBJECTS.fetched), every(SUBJECTS.exchanges)],
+    // a page's requests take their host's slot and robots.txt like a fetch and the gate
+    read: [BUCKETS.hosts, BUCKETS.robots],
+    write: [BUCKETS.hosts, BUCKETS.robots],
+  },
   extract: {
     stream: EDGES.fetched.stream,
     durable: 'extract',
-    outputs: [every(SUBJECTS.extracted), every(SUBJECTS.links), every(SUBJECTS.outcomes)],
+    outputs: [every(SUBJECTS.extracted), every(SUBJECTS.links), every(SUBJECTS.outcomes), every(SUBJECTS.render)],
     read: [BUCKETS.validators],
     write: [BUCKETS.validators],
   },

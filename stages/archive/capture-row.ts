@@ -4,9 +4,10 @@ import type { CaptureRow } from '../../schemas/output-tables.js';
 import type { BuiltRecords } from './exchange-records.js';
 import { surtKey } from './surt.js';
 
-/** cc-index subsets: what a user filters on to get pages only, or the crawl's diagnostics. */
-export function subsetOf(e: ArchivedExchange): 'warc' | 'crawldiagnostics' | 'robotstxt' {
+/** cc-index subsets: what a user filters on to get pages only, or the crawl's diagnostics; `rendered` for the DOM of a rendered page. */
+export function subsetOf(e: ArchivedExchange): 'warc' | 'crawldiagnostics' | 'robotstxt' | 'rendered' {
   if (e.exchange?.kind === 'robots') return 'robotstxt';
+  if (e.exchange?.kind === 'rendered') return 'rendered';
   return e.fetch_status >= 200 && e.fetch_status < 300 ? 'warc' : 'crawldiagnostics';
 }
 
@@ -58,7 +59,7 @@ export function captureRow(e: ArchivedExchange, built: BuiltRecords, where: { fi
     capture_id: e.exchange?.capture_id ?? `${e.fetch_id}:0`,
     fetch_id: e.exchange?.kind === 'robots' ? null : e.fetch_id,
     warc_record_id: built.mainRecordId,
-    warc_type: built.kind === 'response' ? 'response' : built.kind === 'metadata' ? 'metadata' : 'revisit',
+    warc_type: built.kind === 'response' || built.kind === 'metadata' || built.kind === 'conversion' ? built.kind : 'revisit',
     fetch_duration_ms: e.duration_ms,
     remote_ip: e.exchange?.remote_ip ?? null,
     failure_reason: e.exchange?.failure ?? null,

@@ -15,7 +15,7 @@ export interface FirstCapture {
   capture_id: string;
 }
 
-export type CaptureKind = 'response' | 'revisit-not-modified' | 'revisit-identical' | 'metadata';
+export type CaptureKind = 'response' | 'revisit-not-modified' | 'revisit-identical' | 'metadata' | 'conversion';
 
 export interface BuiltRecords {
   /** gzip members, in file order */

@@ -4,7 +4,8 @@ import { KvConflictError, type KvStore } from '../../ports/kv.js';
 import { emit, type Outcome, type StageContext, type StageInput } from '../../pipeline/stage.js';
 import type { ArchivedExchange } from '../../schemas/index.js';
 import { captureRow } from './capture-row.js';
-import { exchangeRecords, type FirstCapture } from './exchange-records.js';
+import { exchangeRecords, type BuiltRecords, type FirstCapture } from './exchange-records.js';
+import { renderedRecords } from './rendered-records.js';
 import type { ArchiveSink } from './sink.js';
 import { newRecordId, warcDigest } from './warc-record.js';
 
@@ -38,13 +39,33 @@ export async function firstCaptureOf(digests: KvStore, e: ArchivedExchange): Pro
   throw new Error(`archiving ${e.url}: the digest ${digest} keeps changing in the digests bucket`);
 }
 
+/** The record id of the first capture of a payload, when the digests bucket has it (the response a DOM was rendered from). */
+async function recordOfDigest(digests: KvStore, digest: string | null | undefined): Promise<string | null> {
+  if (!digest) return null;
+  const entry = await digests.get(digest);
+  return entry ? parseJsonValue<FirstCapture>(entry.value).record_id : null;
+}
+
+type Build = (warcinfoId: string) => Promise<BuiltRecords>;
+
+async function exchangeBuild(digests: KvStore, e: ArchivedExchange): Promise<Build> {
+  const { other, recordId, payloadDigest } = await firstCaptureOf(digests, e);
+  return (warcinfoId) => exchangeRecords(e, warcinfoId, other, recordId, payloadDigest);
+}
+
+async function renderedBuild(digests: KvStore, e: ArchivedExchange): Promise<Build> {
+  const refersTo = await recordOfDigest(digests, e.exchange?.refers_to_digest);
+  return (warcinfoId) => renderedRecords(e, warcinfoId, refersTo);
+}
+
 export function createArchiveHandler(sink: ArchiveSink) {
   return async function handleArchive(input: StageInput<ArchivedExchange>, ctx: StageContext): Promise<Outcome> {
     const e = input.message;
-    const { other, recordId, payloadDigest } = await firstCaptureOf(ctx.kv.digests, e);
-    const built = await sink.add(
-      (warcinfoId) => exchangeRecords(e, warcinfoId, other, recordId, payloadDigest),
-      (placed, b) => captureRow(e, b, { filename: placed.filename, offset: placed.offsets[b.main]!, length: placed.lengths[b.main]! }, crawlIdOf(ctx, e)),
+    // a page the render stage could not render comes back as fetched: its response is archived already
+    if (e.rendered === false) return emit();
+    const build = e.exchange?.kind === 'rendered' ? await renderedBuild(ctx.kv.digests, e) : await exchangeBuild(ctx.kv.digests, e);
+    const built = await sink.add(build, (placed, b) =>
+      captureRow(e, b, { filename: placed.filename, offset: placed.offsets[b.main]!, length: placed.lengths[b.main]! }, crawlIdOf(ctx, e)),
     );
     ctx.metrics.count('archive', 'records', built.kind);
     return emit();

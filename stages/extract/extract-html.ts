@@ -50,6 +50,8 @@ export interface ExtractedHtml {
   publishedAt: number | null;
   /** the site's name (og:site_name, the JSON-LD publisher's) */
   siteName: string | null;
+  /** what tells an application shell (app-shell.ts) */
+  shell: { scripts: number; emptyMounts: number };
 }
 
 type Element = DefaultTreeAdapterTypes.Element;
@@ -122,5 +124,6 @@ export function extractHtml(html: string, pageUrl: string): ExtractedHtml {
     jsonLdInvalid: walker.jsonLd.invalid,
     hreflang,
     ...article,
+    shell: { ...walker.shell },
   };
 }

@@ -1,4 +1,4 @@
-import { decodeFetched, encodeDiscoveredLinks, encodeExtracted, type FetchedPage } from '../../schemas/index.js';
+import { decodeFetched, encodeDiscoveredLinks, encodeExtracted, encodeRenderRequest, type FetchedPage } from '../../schemas/index.js';
 import { subjectFor } from '../../pipeline/partition.js';
 import type { Emit } from '../../pipeline/stage.js';
 import { contentDigest } from '../shared/content-digest.js';
@@ -7,6 +7,8 @@ import { extractSitemap } from './sitemap-page.js';
 import type { ExtractCount, ExtractSettings, PageExtraction } from './extraction.js';
 import { extractHtml, type ExtractedHtml } from './extract-html.js';
 import { cutToBytes, MESSAGE_SLACK_BYTES, utf8Length, withinBudget } from '../shared/messages/message-budget.js';
+import { renderPatternReason, type RenderRouting } from './render-route.js';
+import { appShellReason } from './app-shell.js';
 
 const jsonBytes = (v: unknown) => utf8Length(JSON.stringify(v) ?? '') + 1;
 
@@ -30,10 +32,30 @@ export function extractFetchedMessage(data: Uint8Array, s: ExtractSettings): Pag
   return extractPage(decodeFetched(data), s);
 }
 
+/**
+ * The page goes to the render stage instead of on: the render stage sends back its rendered
+ * DOM (or, when rendering fails, the page as it is), marked `rendered`, which extract then
+ * extracts like any page. In a replay the render message reaches no one, and the rendered
+ * version, retained beside the original, is what is extracted.
+ */
+function toRender(p: FetchedPage, reason: string, s: ExtractSettings): PageExtraction {
+  return {
+    messages: [{ subject: subjectFor('render', p.host, s.partitions), msgId: `render:${p.fetch_id}`, data: encodeRenderRequest({ ...p, render_reason: reason }) }],
+    counts: [{ what: 'pages', outcome: 'to_render', by: 1 }],
+    validators: null,
+  };
+}
+
 export function extractPage(p: FetchedPage, s: ExtractSettings): PageExtraction {
   if (p.fetch_as === 'sitemap') return extractSitemap(p, s);
+  // a page that came back from the render stage is never sent there again
+  const routable = p.rendered === undefined;
+  const byPattern = routable ? renderPatternReason(p.url, s.render.patterns) : null;
+  if (byPattern) return toRender(p, byPattern, s);
   const { text: html, charset } = decodeBody(p.body, p.charset, { truncated: p.truncated });
   const doc = extractHtml(html, p.url);
+  const shell = routable && s.render.auto ? appShellReason({ text: doc.text, ...doc.shell }) : null;
+  if (shell) return toRender(p, shell, s);
   const { body: _body, headers: _headers, ...meta } = p;
   // The extracted page carries its texts, links and structured data; together they must fit
   // one message: a quarter each for links, main text and structured data, and the full text

@@ -1,4 +1,5 @@
 import type { Emit } from '../../pipeline/stage.js';
+import type { RenderRouting } from './render-route.js';
 
 /**
  * Everything extracting a page depends on besides the page: plain data, so that the work
@@ -11,6 +12,8 @@ export interface ExtractSettings {
   maxPayloadBytes: number;
   partitions: number;
   maxDepth: number;
+  /** which pages go to the render stage instead (`--render`, `--render-auto`) */
+  render: RenderRouting;
 }
 
 /** A metric count to add on the main thread: `extract/<what>{outcome}` by `by`. */
@@ -24,6 +27,9 @@ export interface ExtractCount {
 export interface PageExtraction {
   messages: Emit[];
   counts: ExtractCount[];
-  /** null for a crawl job's page: its revisit carries its validators instead of a KV entry per URL */
+  /**
+   * null for a crawl job's page (its revisit carries its validators instead of a KV entry per
+   * URL) and for a page sent to be rendered (its rendered version keeps them)
+   */
   validators: { url: string; headers: Record<string, string>; fetchTime: number; links: string[]; fetchId: string } | null;
 }

@@ -10,13 +10,15 @@ export interface ExtractOptions {
 }
 
 export function extractSettings(opts: ExtractOptions, ctx: StageContext): ExtractSettings {
-  return { titles: opts.titles, maxPayloadBytes: ctx.maxPayloadBytes, partitions: ctx.settings.partitions, maxDepth: ctx.settings.maxDepth };
+  const st = ctx.settings;
+  return { titles: opts.titles, maxPayloadBytes: ctx.maxPayloadBytes, partitions: st.partitions, maxDepth: st.maxDepth, render: { patterns: st.render, auto: st.renderAuto } };
 }
 
 /** The main thread's share of extracting a page, wherever the extraction ran: counts, and the KV write once the outputs are out. */
 export function extractionOutcome(x: PageExtraction, ctx: StageContext): Outcome {
   for (const c of x.counts) ctx.metrics.count('extract', c.what, c.outcome, c.by);
   const v = x.validators;
+  if (!v) return { kind: 'emit', messages: x.messages };
   return {
     kind: 'emit',
     messages: x.messages,

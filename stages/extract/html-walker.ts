@@ -127,6 +127,8 @@ export class Walker {
   readonly robots = { noindex: false, nofollow: false };
   /** what the page says about its author, date and site (article-meta.ts) */
   readonly article = new ArticleSignals();
+  /** what tells an application shell (app-shell.ts): scripts that run, and empty elements a script could mount into */
+  readonly shell = { scripts: 0, emptyMounts: 0 };
 
   text(): string {
     return collapseChunks(this.pieces, true);
@@ -328,11 +330,15 @@ export class Walker {
         if (src !== null) this.rawLinks.push({ href: src, anchorText: '', rel: '', source: 'iframe' });
         return false;
       }
-      case 'script':
-        if (this.noscript === 0 && getAttr(el, 'type')?.trim().toLowerCase() === 'application/ld+json') {
+      case 'script': {
+        const type = getAttr(el, 'type')?.trim().toLowerCase();
+        if (this.noscript === 0 && type === 'application/ld+json') {
           addJsonLd(childText(el), this.jsonLd);
+        } else if (this.noscript === 0 && isScriptType(type)) {
+          this.shell.scripts++;
         }
         return false;
+      }
       case 'head':
         this.hidden++;
         stack.push(HIDDEN_END);
@@ -355,7 +361,9 @@ export class Walker {
         this.noscriptLinks(el, stack);
         return false;
       default:
-        return !SKIPPED.has(tag);
+        if (SKIPPED.has(tag)) return false;
+        if (this.hidden === 0 && isEmptyMount(el) && !isHidden(el)) this.shell.emptyMounts++;
+        return true;
     }
   }
 
@@ -420,6 +428,23 @@ export class Walker {
     this.hidden++;
     stack.push(NOSCRIPT_END, parseFragment(raw, { treeAdapter: chunkedTextAdapter }));
   }
+}
+
+/** A script that runs: no type, a JavaScript MIME type or a module (not JSON, templates, …). */
+function isScriptType(type: string | undefined): boolean {
+  return type === undefined || type === '' || type === 'module' || type.endsWith('javascript') || type.endsWith('ecmascript');
+}
+
+/**
+ * An element a script could build the page into: one with an id, or a custom element
+ * (`<app-root>`), with nothing in it but white space.
+ */
+function isEmptyMount(el: Element): boolean {
+  if (!el.tagName.includes('-') && getAttr(el, 'id') === null) return false;
+  for (const c of el.childNodes) {
+    if (c.nodeName !== '#text' || textOf(c as DefaultTreeAdapterTypes.TextNode).trim() !== '') return false;
+  }
+  return true;
 }
 
 function pushChildren(stack: Array<Node | Marker>, children: readonly Node[]): void {

@@ -12,10 +12,9 @@ import { fetchOutcome, notModifiedEmits, responseEmits, retryEmits, validatorsOf
 import { revisitEmit } from '../shared/revisits/revisit-emit.js';
 import type { FetchResult } from '../shared/revisits/revisit-policy.js';
 import { MESSAGE_OVERHEAD_BYTES } from './spec.js';
+import { PACING_GUARD_MS } from '../shared/host-state/host-pacing.js';
 
-
-/** How long after the end of a response the host's next delay starts (see handleFetch). */
-export const PACING_GUARD_MS = 25;
+export { PACING_GUARD_MS };
 
 /**
  * A grant whose lease lapsed (it waited too long in the stream, or another process took

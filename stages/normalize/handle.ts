@@ -30,8 +30,8 @@ export function decodeNormalizeInput(subject: string, data: Uint8Array): Normali
 
 /** Compiled include/exclude patterns (settings never change in a process). */
 const patternsOf = perKey((ctx: StageContext) => ({
-  include: ctx.settings.include.map(parsePattern),
-  exclude: ctx.settings.exclude.map(parsePattern),
+  include: ctx.settings.include.map((p) => parsePattern(p)),
+  exclude: ctx.settings.exclude.map((p) => parsePattern(p)),
 }));
 const scopeOf = perKey((ctx: StageContext) => new ScopeCache(ctx.kv.scope));
 const recentOf = perKey((_ctx: StageContext) => new RecentUrls());

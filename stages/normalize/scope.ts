@@ -9,6 +9,9 @@
  * The checks run in that order and the first failure is reported.
  */
 import { getDomain } from 'tldts';
+import { matchesPattern as matches } from '../shared/url-patterns.js';
+
+export { parsePattern } from '../shared/url-patterns.js';
 
 export interface ScopeRules {
   /** Registrable domains (lower case, e.g. `example.co.uk`, `site.test`, `127.0.0.1`). Empty set = nothing is in scope (fail closed). */
@@ -49,54 +52,6 @@ export function registrableDomainOf(host: string): string {
     d = null;
   }
   return d ?? h;
-}
-
-const SCHEME_PREFIX_RE = /^[a-z][a-z0-9+.-]*:\/\//i;
-const REGEX_FORM_RE = /^\/(.+)\/([a-z]*)$/s;
-
-/**
- * Parses a scope pattern. Two forms:
- *
- * - `/regex/flags` (starts and ends with `/`, optional flags): a JavaScript regular
- *   expression, *unanchored* (it may match anywhere in the canonical URL). `g` and `y`
- *   flags are dropped because they make `test()` stateful.
- * - anything else is a glob matched against the *whole* canonical URL, where `*` matches
- *   any run of characters (including `/`) and every other character is literal:
- *     - `https://example.com/docs/*`  — with a scheme: matched as written
- *     - `*.example.com/*`, `example.com/docs/*` — without a scheme: `http://` or `https://` may precede
- *     - `/docs/*` — starting with `/`: matched against the path (and query) of any host
- *   Globs are case-sensitive (canonical URLs have lower-case scheme and host).
- *
- * Throws an Error with a clear message on an empty pattern or an invalid regex.
- */
-export function parsePattern(s: string): RegExp {
-  const p = s.trim();
-  if (p === '') throw new Error('invalid scope pattern: empty pattern');
-  const m = REGEX_FORM_RE.exec(p);
-  if (m) {
-    const source = m[1]!;
-    const flags = m[2]!.replace(/[gy]/g, '');
-    try {
-      return new RegExp(source, flags);
-    } catch (err) {
-      const why = err instanceof Error ? err.message : String(err);
-      throw new Error(`invalid scope pattern ${JSON.stringify(s)}: not a valid regular expression (${why})`);
-    }
-  }
-  const body = p
-    .split('*')
-    .map((part) => part.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&'))
-    .join('.*');
-  let prefix: string;
-  if (SCHEME_PREFIX_RE.test(p)) prefix = '';
-  else if (p.startsWith('/')) prefix = 'https?:\\/\\/[^/?#]*';
-  else prefix = '(?:https?:\\/\\/)?';
-  return new RegExp(`^${prefix}${body}$`);
-}
-
-function matches(re: RegExp, s: string): boolean {
-  if (re.global || re.sticky) re.lastIndex = 0;
-  return re.test(s);
 }
 
 /** Decides whether a canonical URL at link depth `depth` is in scope. Never throws. */

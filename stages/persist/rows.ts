@@ -51,6 +51,7 @@ export function pageRows(p: FinalPage, crawlId: string): RowBatch {
         author: p.author ?? null,
         published_at: p.published_at ?? null,
         site_name: p.site_name ?? null,
+        rendered: p.rendered === true,
       },
     ],
     links: p.links.map((l) => ({ fetch_id: p.fetch_id, src_url: p.url, dst_url: l.url, anchor_text: l.anchor, rel: l.rel, crawl_id: crawlId, source: l.source ?? 'a' })),
@@ -61,7 +62,7 @@ export function pageRows(p: FinalPage, crawlId: string): RowBatch {
         url: p.url,
         url_host_name: p.host,
         outcome: 'fetched',
-        reason: [p.truncated ? 'stored (body truncated at the size cap)' : 'stored', p.revisit_note].filter(Boolean).join('; '),
+        reason: storedReason(p),
         fetch_status: p.fetch_status,
         fetch_time: p.fetch_time,
         duration_ms: p.duration_ms,
@@ -71,6 +72,13 @@ export function pageRows(p: FinalPage, crawlId: string): RowBatch {
       },
     ],
   };
+}
+
+/** fetch_log's reason for a stored page: cut at the size cap, and what rendering did (or why it failed) */
+/** fetch_log's reason for a stored page: stored, then how it was rendered, then what its revisit found (each when there is one). */
+function storedReason(p: FinalPage): string {
+  const stored = p.truncated ? 'stored (body truncated at the size cap)' : 'stored';
+  return [stored, p.render_note, p.revisit_note].filter(Boolean).join('; ');
 }
 
 const jsonOrNull = (items: readonly unknown[] | undefined) => (items && items.length > 0 ? JSON.stringify(items) : null);

@@ -5,7 +5,7 @@ import { type KvStore } from '../../ports/kv.js';
 import type { StreamAccess } from '../../ports/streams.js';
 import { EDGES } from '../../ops/nats/edges.js';
 import { lanesWithWork, leaseLive, readSlot, TAIL_PREFIX, type HostSlot, type QueueTail } from '../shared/host-state/host-slot.js';
-import type { RobotsCache } from './robots-cache.js';
+import type { RobotsCache } from '../shared/robots/robots-cache.js';
 
 /**
  * Why a host with queued URLs is not being served right now, for the progress line and

@@ -6,7 +6,7 @@ import type { BackgroundContext, BackgroundTask, ConsumerStage, StageContext } f
 import type { StreamAccess } from '../../ports/streams.js';
 import type { CrawlSettings } from '../../pipeline/settings.js';
 import type { HostWaitSources } from './host-waits.js';
-import { robotsCacheFor } from './robots-cache.js';
+import { robotsCacheFor } from '../shared/robots/robots-cache.js';
 import { asSlot, readyAt, TAIL_PREFIX, type HostSlot, type QueueTail } from '../shared/host-state/host-slot.js';
 import type { IpSlot } from '../shared/host-state/ip-slot.js';
 import { handleGateIntake } from './handle.js';

@@ -7,12 +7,12 @@ import { pickLane } from './pick-lane.js';
 import { laneLevel, type LaneLevel } from '../shared/host-state/host-lanes.js';
 import { sitemapsOfSeed } from './seed-sitemaps.js';
 import { releaseIp } from '../shared/host-state/ip-slot.js';
-import { takeHost } from './take-host.js';
+import { takeHost } from '../shared/host-state/take-host.js';
 import { stableId } from '../shared/messages/stage-ids.js';
 import { outcomeEmit } from '../shared/messages/outcome-emit.js';
 import { jobFieldsOf } from '../shared/job-fields.js';
 import { GRANT_LEASE_MS } from './spec.js';
-import { hostDelayMs, refreshRobots, robotsOf } from './robots-gate.js';
+import { hostDelayMs, refreshRobots, robotsOf } from '../shared/robots/robots-refresh.js';
 
 /** What the scheduler does with a host after a turn. */
 export type HostTurn =
@@ -122,7 +122,7 @@ export async function serveHostRanked(ctx: BackgroundContext, host: string): Pro
     const at = slot ? readyAt(slot, now) : 0;
     if (at > 0) return { turn: { kind: 'wait', until: at }, level };
     if (!robots) {
-      const wait = await refreshRobots(ctx, host, origin);
+      const wait = await refreshRobots(ctx, host, origin, (exchanges) => ctx.publisher.publish(exchanges));
       if (wait) return { turn: wait, level };
       continue; // the robots.txt request counts as the host's request: the next turn waits its delay
     }

@@ -20,5 +20,3 @@ export const GATE_SCHEDULER_CONCURRENCY = 64;
 
 /** How long a grant holds its host before the fetch stage must confirm it. */
 export const GRANT_LEASE_MS = 60_000;
-/** How long a robots.txt fetch holds its host. */
-export const ROBOTS_LEASE_MS = 60_000;

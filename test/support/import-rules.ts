@@ -7,8 +7,9 @@
  * stage folder imports only itself and stages/shared/, which imports no stage; stages reach
  * the outside world through ports/ (never pipeline/adapters/) and name streams through
  * ops/nats/edges.ts and consumer-spec.ts only. Libraries that talk to servers (NATS, undici,
- * DuckDB, the S3 client, prom-client) are imported below the stages only, and prom-client (the
- * metrics registry and its server) only by pipeline/, app/ and cli/. testweb/ stands alone.
+ * DuckDB, the S3 client, prom-client) or drive a browser (playwright-core) are imported below
+ * the stages only, and prom-client (the metrics registry and its server) only by pipeline/,
+ * app/ and cli/. testweb/ stands alone.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -40,8 +41,8 @@ const MAY_IMPORT: Record<Folder, readonly Folder[]> = {
   testweb: [],
 };
 
-/** Libraries that open connections: the stages get them through ports and the context. */
-const SERVER_LIBRARIES = /^(@nats-io\/|nats$|undici$|@duckdb\/|@aws-sdk\/|prom-client$)/;
+/** Libraries that open connections (a browser opens many): the stages get them through ports and the context. */
+const SERVER_LIBRARIES = /^(@nats-io\/|nats$|undici$|@duckdb\/|@aws-sdk\/|prom-client$|playwright-core$|playwright$|puppeteer(-core)?$)/;
 const NO_SERVER_LIBRARIES: readonly Folder[] = ['stages', 'schemas', 'ports'];
 /** Metrics are counted through StageMetrics (pipeline/metrics.ts) and served by pipeline/metrics-server.ts. */
 const METRICS_LIBRARY = /^prom-client$/;

@@ -40,6 +40,7 @@ export function page(i: number, over: Partial<PageRow> = {}): PageRow {
     author: i % 2 === 0 ? `Author ${i}` : null,
     published_at: i % 2 === 0 ? T0 - 86_400_000 : null,
     site_name: 'Example',
+    rendered: false,
     ...over,
   };
 }

@@ -1,5 +1,5 @@
 import { robotsAllows, robotsCrawlDelay, type RequestRecord, type SiteModel } from '../../testweb/index.js';
-import { compileRobots, type CompiledRobots } from '../../stages/politeness-gate/robots-rules.js';
+import { compileRobots, type CompiledRobots } from '../../stages/shared/robots/robots-rules.js';
 
 export interface AuditFindings {
   disallowedFetches: string[];
@@ -102,7 +102,7 @@ const fmtMs = (ms: number) => `${Math.round(ms)} ms`;
 
 /**
  * What the robots.txt in force means for the requests after it (RFC 9309 section 2.3.1, as
- * stages/politeness-gate/robots-fetch-policy.ts reads a response): 2xx -> its rules;
+ * stages/shared/robots/robots-fetch-policy.ts reads a response): 2xx -> its rules;
  * 3xx and 4xx other than 429 -> no rules, all allowed; 429, 5xx, a failed request
  * (status 0) or any other status -> unreachable, nothing but robots.txt may be fetched.
  */

@@ -1,5 +1,5 @@
 /**
- * Conformance of stages/politeness-gate/robots-rules.ts with Google's robots.txt parser
+ * Conformance of stages/shared/robots/robots-rules.ts with Google's robots.txt parser
  * tests (google/robotstxt robots_test.cc, 145 isAllowed checks), vendored in
  * test/fixtures/conformance (see SOURCES.md there: pinned sources and licenses).
  *
@@ -15,7 +15,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { compileRobots, type RobotsRecord } from '../../stages/politeness-gate/robots-rules.js';
+import { compileRobots, type RobotsRecord } from '../../stages/shared/robots/robots-rules.js';
 
 interface RobotsCase {
   robots_txt: string;

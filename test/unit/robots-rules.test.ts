@@ -12,13 +12,13 @@ import {
   productToken,
   robotsMatchPath,
   type RobotsRecord,
-} from '../../stages/politeness-gate/robots-rules.js';
+} from '../../stages/shared/robots/robots-rules.js';
 import {
   DEFAULT_ROBOTS_TTL,
   decodeRobotsBody,
   recordFromResponse,
   robotsTtlMs,
-} from '../../stages/politeness-gate/robots-fetch-policy.js';
+} from '../../stages/shared/robots/robots-fetch-policy.js';
 
 const AGENT = 'jetstream-crawler';
 const rules = (body: string): RobotsRecord => ({ kind: 'rules', body, fetchedAt: 0, status: 200, reason: 'http 200: rules' });

@@ -267,6 +267,7 @@ describe('persist', () => {
         author: 'Jane Doe',
         published_at: 1_699_000_000_000,
         site_name: 'Example News',
+        rendered: false,
       },
     ]);
     assert.deepEqual(batch.links, [
@@ -289,6 +290,24 @@ describe('persist', () => {
         crawl_id: 'test',
       },
     ]);
+  });
+
+  test('a rendered page: rendered is true and fetch_log says what rendering did; a failed render keeps its reason', async () => {
+    const { writer, handle } = setup({ maxRows: 1, maxDelayMs: 60_000 });
+    await handle(pageIn(finalPage(1, { rendered: true, render_note: 'rendered (--render pattern): settled after 812 ms, 3 requests' })));
+    await handle(pageIn(finalPage(2, { rendered: false, render_note: 'not rendered: the render timed out 3 times' })));
+    // a job's rendered page: its revisit note follows the render note
+    await handle(pageIn(finalPage(3, { rendered: true, render_note: 'rendered (--render pattern): settled after 500 ms', revisit_note: 'revisit: changed since the fetch of x; next in 1h' })));
+    const [rendered, failed] = writer.batches.flatMap((b) => b.pages);
+    assert.deepEqual([rendered!.rendered, failed!.rendered], [true, false]);
+    assert.deepEqual(
+      writer.batches.flatMap((b) => b.fetch_log).map((r) => r.reason),
+      [
+        'stored; rendered (--render pattern): settled after 812 ms, 3 requests',
+        'stored; not rendered: the render timed out 3 times',
+        'stored; rendered (--render pattern): settled after 500 ms; revisit: changed since the fetch of x; next in 1h',
+      ],
+    );
   });
 
   test('a page reached through redirects records where it came from', async () => {

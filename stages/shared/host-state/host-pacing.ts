@@ -15,6 +15,13 @@ import type { CrawlSettings } from '../../../pipeline/settings.js';
  *   shrinks step by step rather than snapping back to full speed.
  */
 
+/**
+ * How long after the end of a response the host's next delay starts. A server measures the
+ * gap from when it finished sending, which it may record some ms after we finished reading
+ * (a busy event loop, its own clock), and every gap it sees must be the full delay.
+ */
+export const PACING_GUARD_MS = 25;
+
 export type FetchFeedback =
   /** an answer from a healthy server: 2xx, 3xx, 4xx other than 429 */
   | { kind: 'ok'; durationMs: number; baseDelayMs: number }

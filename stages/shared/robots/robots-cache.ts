@@ -1,6 +1,6 @@
-import { jsonValue, parseJsonValue } from '../../pipeline/kv-store.js';
-import { type KvStore } from '../../ports/kv.js';
-import type { CrawlSettings } from '../../pipeline/settings.js';
+import { jsonValue, parseJsonValue } from '../../../pipeline/kv-store.js';
+import { type KvStore } from '../../../ports/kv.js';
+import type { CrawlSettings } from '../../../pipeline/settings.js';
 import { compileRobots, productToken, type CompiledRobots, type RobotsRecord } from './robots-rules.js';
 import { robotsTtlMs, withFailureHistory } from './robots-fetch-policy.js';
 

@@ -1,6 +1,6 @@
-import type { StageContext } from '../../pipeline/stage.js';
-import { acquireSlot, type AcquireOptions } from '../shared/host-state/host-slot.js';
-import { acquireIp, releaseIp } from '../shared/host-state/ip-slot.js';
+import type { StageContext } from '../../../pipeline/stage.js';
+import { acquireSlot, type AcquireOptions } from './host-slot.js';
+import { acquireIp, releaseIp } from './ip-slot.js';
 
 export type Taken =
   | { taken: true; ip: string | null }

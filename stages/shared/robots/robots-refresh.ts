@@ -1,14 +1,16 @@
-import type { BackgroundContext, StageContext } from '../../pipeline/stage.js';
-import { releaseSlot } from '../shared/host-state/host-slot.js';
-import { releaseIp } from '../shared/host-state/ip-slot.js';
-import { feedbackForStatus } from '../shared/failure-policy.js';
-import { takeHost } from './take-host.js';
-import { pacingOf, type FetchFeedback } from '../shared/host-state/host-pacing.js';
-import { perKey } from '../shared/per-key.js';
-import { stableId } from '../shared/messages/stage-ids.js';
+import type { Emit, StageContext } from '../../../pipeline/stage.js';
+import { releaseSlot } from '../host-state/host-slot.js';
+import { releaseIp } from '../host-state/ip-slot.js';
+import { feedbackForStatus } from '../failure-policy.js';
+import { takeHost } from '../host-state/take-host.js';
+import { pacingOf, type FetchFeedback } from '../host-state/host-pacing.js';
+import { perKey } from '../per-key.js';
+import { stableId } from '../messages/stage-ids.js';
 import { robotsCacheFor } from './robots-cache.js';
 import { fetchRobots } from './fetch-robots.js';
-import { ROBOTS_LEASE_MS } from './spec.js';
+
+/** How long a robots.txt fetch holds its host. */
+export const ROBOTS_LEASE_MS = 60_000;
 
 export const robotsOf = perKey((ctx: StageContext) => robotsCacheFor(ctx.kv.robots, ctx.settings));
 
@@ -23,11 +25,17 @@ export function hostDelayMs(crawlDelayMs: number | null, ctx: StageContext, host
 }
 
 /**
+ * Where the robots.txt exchanges go for the archive: the gate publishes them through the
+ * runner's publisher at once, the render stage adds them to its outcome.
+ */
+export type ArchiveExchanges = (exchanges: Emit[]) => Promise<unknown>;
+
+/**
  * Fetches robots.txt of `origin` holding the host's lease, like any request, so it counts
  * toward the host's politeness (and a failing robots.txt backs the host off too).
  * Returns a wait when the host is busy; null once the record is stored.
  */
-export async function refreshRobots(ctx: BackgroundContext, host: string, origin: string): Promise<{ kind: 'wait'; until: number; ip?: string } | null> {
+export async function refreshRobots(ctx: StageContext, host: string, origin: string, archive: ArchiveExchanges): Promise<{ kind: 'wait'; until: number; ip?: string } | null> {
   const start = ctx.clock.now();
   const leaseId = `robots:${stableId(origin, start, Math.random())}`;
   // a robots.txt request is a request: it takes the host and a place on its IP like any other
@@ -36,7 +44,7 @@ export async function refreshRobots(ctx: BackgroundContext, host: string, origin
   const { ip } = taken;
   let feedback: FetchFeedback = { kind: 'network_error', code: 'unknown', durationMs: 0, baseDelayMs: ctx.settings.minDelayMs };
   try {
-    const record = await fetchRobots(ctx.http, origin, ctx.settings, () => ctx.clock.now(), ctx.publisher);
+    const record = await fetchRobots(ctx.http, origin, ctx.settings, () => ctx.clock.now(), archive);
     const durationMs = Math.round(ctx.clock.now() - start);
     const cached = await robotsOf(ctx).put(origin, record);
     const baseDelayMs = hostDelayMs(cached.compiled.crawlDelayMs, ctx, host);

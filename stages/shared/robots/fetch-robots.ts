@@ -1,9 +1,9 @@
-import { HttpFetchError, type HttpClient } from '../../ports/http.js';
-import { hostDead } from '../shared/failure-policy.js';
-import type { CrawlSettings } from '../../pipeline/settings.js';
-import type { Publisher } from '../../ports/streams.js';
-import { exchangeEmit, type ExchangeFacts } from '../shared/messages/exchange-emit.js';
-import { stableId } from '../shared/messages/stage-ids.js';
+import { HttpFetchError, type HttpClient } from '../../../ports/http.js';
+import { hostDead } from '../failure-policy.js';
+import type { CrawlSettings } from '../../../pipeline/settings.js';
+import type { Emit } from '../../../ports/streams.js';
+import { exchangeEmit, type ExchangeFacts } from '../messages/exchange-emit.js';
+import { stableId } from '../messages/stage-ids.js';
 import { recordFromResponse } from './robots-fetch-policy.js';
 import type { RobotsRecord } from './robots-rules.js';
 
@@ -11,13 +11,19 @@ const MAX_ROBOTS_REDIRECTS = 5;
 
 /**
  * Fetches http(s)://host/robots.txt, following up to 5 redirects (RFC 9309 §2.3.1.2).
- * With a `publisher`, every request (each redirect hop, a failure too) is published for the
+ * With `archive`, every request (each redirect hop, a failure too) is handed to it for the
  * archive with the verdict. A failed publish loses only that archive copy, never the verdict.
  */
-export async function fetchRobots(http: HttpClient, origin: string, settings: CrawlSettings, now: () => number, publisher?: Publisher): Promise<RobotsRecord> {
+export async function fetchRobots(
+  http: HttpClient,
+  origin: string,
+  settings: CrawlSettings,
+  now: () => number,
+  archive?: (exchanges: Emit[]) => Promise<unknown>,
+): Promise<RobotsRecord> {
   const hops: ExchangeFacts[] = [];
   const done = async (record: RobotsRecord): Promise<RobotsRecord> => {
-    if (publisher) await archiveRobotsExchanges(publisher, settings, hops, record);
+    if (archive) await archiveRobotsExchanges(archive, settings, hops, record);
     return record;
   };
   let url = `${origin}/robots.txt`;
@@ -62,10 +68,10 @@ export async function fetchRobots(http: HttpClient, origin: string, settings: Cr
   return done(recordFromResponse({ status: 404, body: '' }, now()));
 }
 
-async function archiveRobotsExchanges(publisher: Publisher, settings: CrawlSettings, hops: ExchangeFacts[], record: RobotsRecord): Promise<void> {
+async function archiveRobotsExchanges(archive: (exchanges: Emit[]) => Promise<unknown>, settings: CrawlSettings, hops: ExchangeFacts[], record: RobotsRecord): Promise<void> {
   const verdict = `${record.kind}: ${record.reason}`;
   try {
-    await publisher.publish(hops.map((h) => exchangeEmit({ ...h, robots: verdict }, settings.partitions)));
+    await archive(hops.map((h) => exchangeEmit({ ...h, robots: verdict }, settings.partitions)));
   } catch {
     // the robots verdict stands without its archive copy; the next refresh is archived again
   }

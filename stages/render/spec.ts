@@ -1,0 +1,28 @@
+import { EDGES } from '../../ops/nats/edges.js';
+import type { StageInputSpec } from '../../ops/nats/consumer-spec.js';
+
+/**
+ * render: pages extract chose to render in; their rendered DOM (to extract again) and the
+ * exchanges the page's requests made (to the archive) out, both on the fetched stream.
+ */
+export const renderInput: StageInputSpec = {
+  stream: EDGES.render.stream,
+  durable: 'render',
+  filterSubject: 'crawl.render.*',
+  // the runner marks a message in progress while its render runs, so this only bounds a dead process
+  ackWaitMs: 60_000,
+  // each message holds a page and a render costs seconds: a short queue per consumer is plenty
+  maxAckPending: 256,
+};
+export const renderEmits = ['fetched'] as const;
+
+/** After the load event a page counts as settled once no request has been open this long (the usual "network idle"). */
+export const RENDER_SETTLE_MS = 500;
+/** Renders of one page before it is stored as fetched, the failure in its note (a crash may be the browser's, not the page's). */
+export const MAX_RENDER_ATTEMPTS = 3;
+/** Requests one render may make; later ones are blocked (a page that loops over its own API). */
+export const MAX_REQUESTS_PER_RENDER = 200;
+/** Bytes one render's responses may add up to: they wait in memory with the DOM until the outcome is published. */
+export const MAX_BYTES_PER_RENDER = 16 * 1024 * 1024;
+/** Lines of the render log kept in the archive's record of the DOM. */
+export const MAX_RENDER_LOG_LINES = 100;
