@@ -41,11 +41,7 @@ describe('least privilege: the render stage under its role', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  // todo while main's own least-privilege e2e fails the same way: since the JetStream wait at
-  // start-up (ops/nats/jetstream-ready.ts) lists streams, a worker under a stage role dies on
-  // "Permissions Violation for Publish to $JS.API.STREAM.LIST". It passed before that merge.
-  const todo = 'workers under a stage role die at the JetStream wait (STREAM.LIST is not in their permissions), as in least-privilege.test.ts';
-  it('a rendering crawl by one worker per role: every app page rendered, no permission violation', { todo }, async () => {
+  it('a rendering crawl by one worker per role: every app page rendered, no permission violation', async () => {
     const out = path.join(dir, 'out');
     const args = ['topology', 'apply', '--partitions', '2', '--min-delay-ms', String(E2E.minDelayMs), '--user-agent', E2E.userAgent, '--render', 'http://*.render.test/*'];
     for (const r of web.resolveRules) args.push('--resolve', r);
