@@ -17,7 +17,7 @@ import { connectNats } from '../../pipeline/adapters/nats-connection.js';
 import { openOutputDatabase } from '../../pipeline/adapters/duckdb-views.js';
 import type { JobRecord } from '../../schemas/index.js';
 import type { JobStatus } from '../../app/service/job-status.js';
-import { startCli, type CliRun } from '../support/crawl-cli.js';
+import { startCli, type CliRun, serveApiUrl } from '../support/crawl-cli.js';
 import { startTestNats } from '../support/nats-server.js';
 import { assertRequestLogPolite } from '../support/politeness-audit.js';
 import { E2E } from '../support/e2e-web.js';
@@ -26,15 +26,6 @@ const MIN_DELAY_MS = 300;
 const RUN_MS = 75_000;
 const KILL_SERVE_AT_MS = 25_000;
 const KILL_WORKER_AT_MS = 40_000;
-
-async function serveUrl(run: CliRun): Promise<string> {
-  for (let i = 0; i < 300; i++) {
-    const m = /jobs API on (http:\/\/[^\s/]+)\//.exec(run.stderrSoFar());
-    if (m) return m[1]!;
-    await sleep(100);
-  }
-  throw new Error(`crawl serve did not start: ${run.stderrSoFar().slice(-2000)}`);
-}
 
 describe('crawl serve: jobs over HTTP and NATS, adaptive revisits, a service killed mid-run', () => {
   let web: TestWeb;
@@ -60,7 +51,7 @@ describe('crawl serve: jobs over HTTP and NATS, adaptive revisits, a service kil
     for (const rule of web.resolveRules) args.push('--resolve', rule);
     let serve = startCli(args, env);
     procs.push(serve);
-    let api = await serveUrl(serve);
+    let api = await serveApiUrl(serve);
     const started = Date.now();
 
     // job A over HTTP: the fresh hosts, revisited adaptively
@@ -93,7 +84,7 @@ describe('crawl serve: jobs over HTTP and NATS, adaptive revisits, a service kil
     const restartedAt = Date.now();
     serve = startCli(args, env);
     procs.push(serve);
-    api = await serveUrl(serve);
+    api = await serveApiUrl(serve);
     await sleep(Math.max(0, KILL_WORKER_AT_MS - (Date.now() - started)));
     worker.child.kill('SIGKILL');
     await sleep(Math.max(0, RUN_MS - (Date.now() - started)));

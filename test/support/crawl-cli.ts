@@ -52,3 +52,13 @@ export function killOrphanServer(outDir: string): void {
     /* already gone */
   }
 }
+
+/** The jobs API's base URL (`http://127.0.0.1:PORT`) that `crawl serve` prints once it listens. */
+export async function serveApiUrl(run: CliRun): Promise<string> {
+  for (let i = 0; i < 300; i++) {
+    const m = /jobs API on (http:\/\/[^\s/]+)\//.exec(run.stderrSoFar());
+    if (m) return m[1]!;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`crawl serve did not start: ${run.stderrSoFar().slice(-2000)}`);
+}

@@ -15,21 +15,12 @@ import { APP_HOST, APP_PAGES, appTextMarker, startTestWeb, type TestWeb } from '
 import { openOutputDatabase } from '../../pipeline/adapters/duckdb-views.js';
 import type { JobRecord } from '../../schemas/index.js';
 import type { JobStatus } from '../../app/service/job-status.js';
-import { startCli, type CliRun } from '../support/crawl-cli.js';
+import { startCli, type CliRun, serveApiUrl } from '../support/crawl-cli.js';
 import { startTestNats } from '../support/nats-server.js';
 import { E2E } from '../support/e2e-web.js';
 
 /** a once job is done some 20 s after its host queues empty; the crawl itself takes seconds */
 const DONE_WITHIN_MS = 120_000;
-
-async function serveUrl(run: CliRun): Promise<string> {
-  for (let i = 0; i < 300; i++) {
-    const m = /jobs API on (http:\/\/[^\s/]+)\//.exec(run.stderrSoFar());
-    if (m) return m[1]!;
-    await sleep(100);
-  }
-  throw new Error(`crawl serve did not start: ${run.stderrSoFar().slice(-2000)}`);
-}
 
 describe('crawl serve: a job whose pages are rendered', () => {
   let web: TestWeb;
@@ -53,7 +44,7 @@ describe('crawl serve: a job whose pages are rendered', () => {
     const args = ['serve', '--out', out, '--port', '0', '--min-delay-ms', String(E2E.minDelayMs), '--user-agent', E2E.userAgent, '--render', `http://${APP_HOST}/*`];
     for (const rule of web.resolveRules) args.push('--resolve', rule);
     serve = startCli(args, { NATS_URL: nats.url });
-    const api = await serveUrl(serve);
+    const api = await serveApiUrl(serve);
     const job = (await (await fetch(`${api}/api/v1/jobs`, { method: 'POST', body: JSON.stringify({ name: 'app', seeds: [`http://${APP_HOST}/`], max_depth: 3 }) })).json()) as JobRecord;
     assert.match(job.id, /^job-/);
     const started = Date.now();
