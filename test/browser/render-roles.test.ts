@@ -18,7 +18,7 @@ import { openOutputDatabase } from '../../pipeline/adapters/duckdb-views.js';
 import { runCli, startCli, type CliRun } from '../support/crawl-cli.js';
 import { E2E } from '../support/e2e-web.js';
 import { waitUntilIdle } from '../support/worker-crawl.js';
-import { startConfiguredNats, type ConfiguredNats } from '../support/secure-nats.js';
+import { roleEnv, startConfiguredNats, type ConfiguredNats } from '../support/secure-nats.js';
 
 const password = (role: string) => `pw-${role}-3d92a0`;
 
@@ -27,7 +27,7 @@ describe('least privilege: the render stage under its role', () => {
   let dir: string;
   let nats: ConfiguredNats;
   const workers: CliRun[] = [];
-  const as = (role: string): NodeJS.ProcessEnv => ({ NATS_URL: nats.url, NATS_USER: role, NATS_PASSWORD: password(role), NATS_TOKEN: '', NATS_CREDS: '', NATS_NKEY: '', LOG_LEVEL: 'warn' });
+  const as = (role: string): NodeJS.ProcessEnv => roleEnv(nats.url, role, password(role));
   before(async () => {
     web = await startTestWeb({ hosts: 1, render: true });
     dir = mkdtempSync(path.join(os.tmpdir(), 'crawl-render-roles-'));

@@ -19,7 +19,7 @@ import { connectNats } from '../../pipeline/adapters/nats-connection.js';
 import { runCli, startCli, type CliRun } from '../support/crawl-cli.js';
 import { E2E, storedPages } from '../support/e2e-web.js';
 import { waitUntilIdle } from '../support/worker-crawl.js';
-import { startConfiguredNats, type ConfiguredNats } from '../support/secure-nats.js';
+import { roleEnv, startConfiguredNats, type ConfiguredNats } from '../support/secure-nats.js';
 
 const password = (role: string) => `pw-${role}-7c41e9`;
 /** a fetch user that may do everything fetch does except publish the pages it fetched */
@@ -31,7 +31,7 @@ describe('least privilege: one user per role', () => {
   let dir: string;
   let nats: ConfiguredNats;
   const workers: CliRun[] = [];
-  const as = (role: string): NodeJS.ProcessEnv => ({ NATS_URL: nats.url, NATS_USER: role, NATS_PASSWORD: password(role), NATS_TOKEN: '', NATS_CREDS: '', NATS_NKEY: '', LOG_LEVEL: 'warn' });
+  const as = (role: string): NodeJS.ProcessEnv => roleEnv(nats.url, role, password(role));
   before(async () => {
     web = await startTestWeb({ hosts: 2, pagesPerHost: 8, seed: E2E.seed });
     dir = mkdtempSync(path.join(os.tmpdir(), 'crawl-roles-'));

@@ -9,14 +9,13 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Kvm } from '@nats-io/kv';
 import { startTestWeb, type TestWeb } from '../../testweb/index.js';
 import { connectNats } from '../../pipeline/adapters/nats-connection.js';
 import { BUCKETS } from '../../ops/nats/edges.js';
 import { freePort } from '../../ops/nats/embedded-server.js';
 import { openOutputDatabase } from '../../pipeline/adapters/duckdb-views.js';
-import { runCli, startCli } from '../support/crawl-cli.js';
+import { runCli, serveApiUrl, startCli } from '../support/crawl-cli.js';
 import { E2E } from '../support/e2e-web.js';
 import { startConfiguredNats, type ConfiguredNats } from '../support/secure-nats.js';
 
@@ -65,14 +64,10 @@ describe('no secret and no URL in logs or crawl-config after a crawl with secret
     const serveLog = path.join(dir, 'serve.log');
     const metricsPort = await freePort();
     const serve = startCli(['serve', '--out', out, '--port', '0', '--stages', 'none', '--log-file', serveLog, '--log-level', 'debug', '--metrics-port', String(metricsPort)], env);
+    // all of it, for the scan below (the helper keeps only the tail)
     let serveErr = '';
     serve.child.stderr!.on('data', (c: Buffer) => (serveErr += c.toString()));
-    let base = '';
-    for (let i = 0; i < 300 && !base; i++) {
-      base = /jobs API on (http:\/\/\S+)\/api\/v1\/jobs/.exec(serveErr)?.[1] ?? '';
-      await sleep(100);
-    }
-    assert.ok(base, serveErr);
+    const base = await serveApiUrl(serve);
     const created = await fetch(`${base}/api/v1/jobs`, {
       method: 'POST',
       headers: { authorization: `Bearer ${API_TOKEN}`, 'content-type': 'application/json' },

@@ -220,3 +220,8 @@ export function makeOperatorSetup(dir: string): OperatorSetup {
     forgedCreds: (name) => creds(name, createAccount()),
   };
 }
+
+/** A child process's environment that connects to `url` as `user` with `password`, and with no other credential inherited from the test's own environment. */
+export function roleEnv(url: string, user: string, password: string): NodeJS.ProcessEnv {
+  return { NATS_URL: url, NATS_USER: user, NATS_PASSWORD: password, NATS_TOKEN: '', NATS_CREDS: '', NATS_NKEY: '', LOG_LEVEL: 'warn' };
+}
