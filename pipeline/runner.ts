@@ -4,7 +4,7 @@ import { SchemaError, encodeDeadLetter } from '../schemas/index.js';
 import { SUBJECTS } from '../ops/nats/edges.js';
 import { Slots } from './slots.js';
 import { jetstreamPublisher } from './adapters/stream-access.js';
-import type { Publisher } from '../ports/streams.js';
+import type { Published, Publisher } from '../ports/streams.js';
 import type { BackgroundTask, ConsumerStage, Outcome, StageContext } from './stage.js';
 
 /** A handler that throws this many times in a row is dead-lettered instead of retried again. */
@@ -112,9 +112,17 @@ export class StageRunner<T> {
     const { def, ctx } = this;
     switch (outcome.kind) {
       case 'emit': {
-        const published = await this.publisher.publish(outcome.messages);
-        // a failure here naks the input (see process): it is redelivered and its publishes deduplicated
-        if (outcome.beforeAck) await outcome.beforeAck(published);
+        let published: readonly Published[];
+        try {
+          published = await this.publisher.publish(outcome.messages);
+          // a failure here naks the input (see process): it is redelivered and its publishes deduplicated
+          if (outcome.beforeAck) await outcome.beforeAck(published);
+        } catch (err) {
+          await outcome.onPublishFailed?.().catch((e: Error) =>
+            ctx.log.warn({ stage: def.name, err: e.message }, 'keeping what the handling learnt failed too'),
+          );
+          throw err;
+        }
         if (outcome.afterPublish) {
           await outcome.afterPublish(published).catch((err: Error) =>
             ctx.log.warn({ stage: def.name, err: err.message }, 'after-publish step failed; its state expires on its own'),

@@ -27,12 +27,15 @@ export type StageName = (typeof STAGE_NAMES)[number];
  *   queue grew): if it fails the input is redelivered, and publishing again is harmless
  *   (every such message has a msgId); then ack; then `afterPublish`, state that may change
  *   only once the outputs are safely out and may be lost without harm (it expires or is
- *   rebuilt), so its failure is only logged. Both get what the publishes were acked with;
+ *   rebuilt), so its failure is only logged. Both get what the publishes were acked with.
+ *   If publishing (or `beforeAck`) fails, `onPublishFailed` runs before the input is handed
+ *   back for redelivery: what the handling learnt that a redelivery cannot learn again (the
+ *   answer a fetch got) is kept there; its own failure is only logged;
  * - retry: nak the input so the server redelivers it after `afterMs`;
  * - fail: the message cannot be processed: dead-letter it with the reason, then ack.
  */
 export type Outcome =
-  | { kind: 'emit'; messages: Emit[]; beforeAck?: AfterPublishStep; afterPublish?: AfterPublishStep }
+  | { kind: 'emit'; messages: Emit[]; beforeAck?: AfterPublishStep; afterPublish?: AfterPublishStep; onPublishFailed?: () => Promise<void> }
   | { kind: 'retry'; afterMs: number; reason: string }
   | { kind: 'fail'; reason: string };
 

@@ -13,6 +13,7 @@ import { revisitEmit } from '../shared/revisits/revisit-emit.js';
 import type { FetchResult } from '../shared/revisits/revisit-policy.js';
 import { MESSAGE_OVERHEAD_BYTES } from './spec.js';
 import { PACING_GUARD_MS } from '../shared/host-state/host-pacing.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 export { PACING_GUARD_MS };
 
@@ -41,6 +42,7 @@ export async function handleFetch(input: StageInput<FetchGrant>, ctx: StageConte
     return emit();
   }
   if (lease === 'lost') return backToGate(ctx, g);
+  if (lease === 'resumed') return afterUnrecordedRequest(ctx, g);
   if (g.ip) await extendIp(ctx.kv.hosts, g.ip, g.lease_id, ctx.clock.now() + leaseMs);
   // a job's revisit carries the validators of the copy it revisits; other URLs keep them in KV
   const previous = g.revisit ? revisitValidators(g.revisit) : ownFirstAnswerAside(await readValidators(ctx.kv.validators, g.url), g.fetch_id);
@@ -130,7 +132,40 @@ export async function handleFetch(input: StageInput<FetchGrant>, ctx: StageConte
   else ctx.metrics.count('fetch', 'errors', failure!.code);
   // the host is released only once the outputs are published: a grant redelivered after that
   // is recognised as done, and one redelivered before it still holds the lease and fetches again
-  return { kind: 'emit', messages: out, afterPublish: () => release(ctx, g, paceFrom, feedback, draw) };
+  return {
+    kind: 'emit',
+    messages: out,
+    afterPublish: () => release(ctx, g, paceFrom, feedback, draw),
+    // the grant is redelivered: it must find the host paced by this answer (a Retry-After, a
+    // backoff) and go back to the gate, not ask again at once
+    onPublishFailed: () => keepTrying(() => release(ctx, g, paceFrom, feedback, draw, false)),
+  };
+}
+
+/**
+ * A redelivered grant whose lease an earlier delivery confirmed, with no record of how its
+ * request ended (its fetcher died, or its outputs and then the release both failed): the
+ * server may have answered anything, a Retry-After included, so the request counts as a
+ * failure (the host backs off) and the URL goes back to the gate to be granted again.
+ */
+function afterUnrecordedRequest(ctx: StageContext, g: FetchGrant): Outcome {
+  ctx.metrics.count('fetch', 'grants', 'unrecorded');
+  const unknown: FetchFeedback = { kind: 'network_error', code: 'outcome_unknown', durationMs: 0, baseDelayMs: g.delay_ms };
+  const regrant = backToGate(ctx, g);
+  if (regrant.kind !== 'emit') return regrant;
+  return { ...regrant, afterPublish: () => release(ctx, g, ctx.clock.now() + PACING_GUARD_MS, unknown, Math.random(), false) };
+}
+
+/** The KV store may be electing a leader (the same outage that failed the publish): a few tries, a second apart. */
+async function keepTrying(step: () => Promise<void>, attempts = 10): Promise<void> {
+  for (let i = 1; ; i++) {
+    try {
+      return await step();
+    } catch (err) {
+      if (i >= attempts) throw err;
+      await sleep(1000);
+    }
+  }
 }
 
 /**
@@ -144,8 +179,8 @@ function ownFirstAnswerAside(v: Validators | null, fetchId: string): Validators 
 }
 
 /** Frees the host (paced by what the request showed) and the grant's place on its IP. */
-async function release(ctx: StageContext, g: FetchGrant, end: number, feedback: FetchFeedback, draw = Math.random()): Promise<void> {
-  const slot = await releaseSlot(ctx.kv.hosts, g.host, g.lease_id, end, feedback, pacingOf(ctx), () => draw);
+async function release(ctx: StageContext, g: FetchGrant, end: number, feedback: FetchFeedback, draw = Math.random(), done = true): Promise<void> {
+  const slot = await releaseSlot(ctx.kv.hosts, g.host, g.lease_id, end, feedback, pacingOf(ctx), () => draw, done);
   if (g.ip) await releaseIp(ctx.kv.hosts, g.ip, g.lease_id, end);
   if (slot.last_decision) ctx.log.info({ host: g.host, decision: slot.last_decision }, 'host pacing');
 }

@@ -15,6 +15,10 @@ import { STAGE_INPUTS } from '../../app/stage-registry.js';
 import { decodeAdmitted, decodeDeadLetter, decodeDiscoveredLinks, decodeExtracted, encodeCandidate, encodeFetched } from '../../schemas/index.js';
 import { partitionOf } from '../../pipeline/partition.js';
 import { useTestNats } from '../support/nats-server.js';
+import { createFakeContext } from '../support/fake-context.js';
+import { StageRunner } from '../../pipeline/runner.js';
+import { emit, type ConsumerStage } from '../../pipeline/stage.js';
+import { fetchInput } from '../../stages/fetch/spec.js';
 
 describe('topology, KV and runner on a real nats-server', () => {
   const nats = useTestNats();
@@ -80,6 +84,35 @@ describe('topology, KV and runner on a real nats-server', () => {
     assert.equal(letter.stage, 'seen-filter');
     assert.match(letter.reason, /decoding candidate url/);
     assert.deepEqual([...letter.data], [0xc1, 0xff, 0x00]);
+  });
+
+  it('a publish that fails runs the handling\'s onPublishFailed, then the input comes again', async () => {
+    await applyCrawlTopology(nats.nc);
+    const deliveries: number[] = [];
+    let kept = 0;
+    const def: ConsumerStage<Uint8Array> = {
+      name: 'fetch',
+      input: fetchInput,
+      emits: [],
+      defaultConcurrency: 1,
+      decode: (_subject, data) => data,
+      async handle(input) {
+        deliveries.push(input.deliveryCount);
+        if (input.deliveryCount > 1) return emit();
+        // no stream takes this subject: the publish fails, as when the servers cannot store it
+        return { kind: 'emit', messages: [{ subject: 'nowhere.at.all', msgId: 'x', data: new Uint8Array([1]) }], onPublishFailed: async () => void kept++ };
+      },
+    };
+    const runner = new StageRunner(nats.nc, def, createFakeContext(), { concurrency: 1 });
+    await runner.start();
+    try {
+      await jetstream(nats.nc).publish('crawl.ready.0', new Uint8Array([7]));
+      for (let i = 0; i < 100 && deliveries.length < 2; i++) await sleep(100);
+      assert.deepEqual(deliveries, [1, 2], 'handled, then redelivered after the failed publish');
+      assert.equal(kept, 1, 'onPublishFailed ran once, before the redelivery');
+    } finally {
+      await runner.stop();
+    }
   });
 
   it('runs extract in worker threads: a page comes out extracted, an undecodable message is dead-lettered with the bytes it had', async () => {

@@ -2,7 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { handleFetch, PACING_GUARD_MS } from '../../stages/fetch/handle.js';
 import { MESSAGE_OVERHEAD_BYTES } from '../../stages/fetch/spec.js';
-import { acquireSlot, type HostSlot } from '../../stages/shared/host-state/host-slot.js';
+import { acquireSlot, confirmLease, type HostSlot } from '../../stages/shared/host-state/host-slot.js';
 import { acquireIp } from '../../stages/shared/host-state/ip-slot.js';
 import { storeValidators } from '../../stages/shared/validators.js';
 import { parseJsonValue } from '../../pipeline/kv-store.js';
@@ -319,6 +319,43 @@ describe('fetch: a grant redelivered after its request completed', () => {
     const again = await fetch(ctx, g);
     assert.deepEqual(emitted(again), []);
     assert.equal(ctx.http.requests.length, 1);
+  });
+});
+
+describe('fetch: a grant redelivered before its request was recorded', () => {
+  test("outputs that failed to publish: the host is paced by the answer (Retry-After) and the redelivery goes back to the gate without asking again", async () => {
+    const ctx = await granted(() => httpResponse(429, { headers: { 'retry-after': '2' } }));
+    const g = grantFor('/a');
+    const first = await handleFetch(stageInput(g, { subject: 'crawl.ready.0' }), ctx);
+    assert.equal(first.kind, 'emit');
+    const end = ctx.clock.now();
+    // the runner could not publish: it runs onPublishFailed, then naks the grant
+    if (first.kind === 'emit') await first.onPublishFailed?.();
+    const paced = await slotOf(ctx);
+    assert.equal(paced.lease_id, null, 'the host is free for the gate to grant again');
+    assert.equal(paced.next_allowed_at, end + PACING_GUARD_MS + 2000, 'not before the Retry-After');
+    ctx.clock.advance(1000);
+    const again = await fetch(ctx, g);
+    assert.equal(ctx.http.requests.length, 1, 'no second request from the redelivery');
+    assert.deepEqual(subjectsOf(again), [`crawl.frontier.${P(ctx)}`]);
+    assert.equal(emitted(again)[0]!.msgId, `regrant:fid/a:${LEASE}`);
+  });
+
+  test('a request whose end nobody recorded (its fetcher died): no second request; the host backs off as after a failure', async () => {
+    const ctx = await granted(() => assert.fail('no request may be made'));
+    const g = grantFor('/a', { delay_ms: 1500 });
+    // the delivery that died had confirmed the lease and started its request
+    await confirmLease(ctx.kv.hosts, HOST, LEASE, ctx.clock.now(), 60_000);
+    ctx.clock.advance(5000);
+    const now = ctx.clock.now();
+    const out = await fetch(ctx, g);
+    assert.deepEqual(subjectsOf(out), [`crawl.frontier.${P(ctx)}`]);
+    assert.equal(ctx.metrics.total('fetch', 'grants', 'unrecorded'), 1);
+    const slot = await slotOf(ctx);
+    assert.equal(slot.lease_id, null);
+    assert.equal(slot.failures, 1);
+    assert.ok(slot.next_allowed_at >= now + PACING_GUARD_MS + 0.8 * ctx.settings.backoffBaseMs, `backed off (${slot.next_allowed_at - now} ms)`);
+    assert.match(slot.last_decision, /outcome_unknown: backing off/);
   });
 });
 

@@ -58,6 +58,7 @@ describe('host slot: lease life cycle in KV', () => {
     const { next } = decideAcquire(null, HOST, T, { leaseId: 'L1', leaseMs: 1000, seq: 3 });
     await store.create(HOST, new TextEncoder().encode(JSON.stringify(next)));
     assert.equal(await confirmLease(store, HOST, 'L1', T + 10, 5000), 'ours');
+    assert.equal(await confirmLease(store, HOST, 'L1', T + 20, 5000), 'resumed', 'a second confirm: a request may already have been made');
     assert.equal(await confirmLease(store, HOST, 'other', T + 10, 5000), 'lost');
     const released = await releaseSlot(store, HOST, 'L1', T + 100, { kind: 'ok', durationMs: 90, baseDelayMs: 500 }, PACING);
     assert.equal(released.lease_id, null);
@@ -122,5 +123,20 @@ describe('per-IP slot', () => {
     assert.equal((await acquireIp(store, '198.51.100.1', T, 'b', T + 1000, 1)).acquired, false);
     await releaseIp(store, '198.51.100.1', 'a', T + 5);
     assert.deepEqual(await acquireIp(store, '198.51.100.1', T + 6, 'b', T + 1000, 1), { acquired: true });
+  });
+});
+
+describe('host slot: a release that does not complete the lease', () => {
+  test('frees the host and paces it, but a redelivered grant finds the lease lost (back to the gate), not done', async () => {
+    const store = new MemoryKvStore();
+    const { next } = decideAcquire(null, HOST, T, { leaseId: 'L1', leaseMs: 1000, seq: 3 });
+    await store.create(HOST, new TextEncoder().encode(JSON.stringify(next)));
+    assert.equal(await confirmLease(store, HOST, 'L1', T + 10, 5000), 'ours');
+    const throttled = { kind: 'throttled', status: 429, retryAfterMs: 2000, durationMs: 90, baseDelayMs: 500 } as const;
+    const released = await releaseSlot(store, HOST, 'L1', T + 100, throttled, PACING, Math.random, false);
+    assert.equal(released.lease_id, null);
+    assert.equal(released.next_allowed_at, T + 100 + 2000);
+    assert.deepEqual(released.done_leases, []);
+    assert.equal(await confirmLease(store, HOST, 'L1', T + 1100, 5000), 'lost');
   });
 });

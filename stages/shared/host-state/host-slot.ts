@@ -226,24 +226,30 @@ export async function undoAcquire(store: KvStore, host: string, leaseId: string,
   });
 }
 
-export type LeaseCheck = 'ours' | 'done' | 'lost';
+export type LeaseCheck = 'ours' | 'resumed' | 'done' | 'lost';
 
 /**
  * Confirms the lease is still ours and extends it to cover the request about to start.
  * 'done': this grant's request already completed (the grant was redelivered); 'lost': the
- * lease lapsed or another request holds the host.
+ * lease lapsed or another request holds the host; 'resumed': the lease is ours but an
+ * earlier delivery of this grant confirmed it already, so a request may have been made
+ * whose end was never recorded (its outputs failed to publish, or its fetcher died): the
+ * host must not be asked again before that answer's pacing is applied.
  */
 export async function confirmLease(store: KvStore, host: string, leaseId: string, now: number, leaseMs: number): Promise<LeaseCheck> {
   return casUpdate<HostSlot, LeaseCheck>(store, host, (current) => {
     if (current?.done_leases?.includes(leaseId)) return { result: 'done' };
     if (!current || current.lease_id !== leaseId || current.lease_until <= now) return { result: 'lost' };
-    return { value: { ...asSlot(host, current), lease_until: now + leaseMs, lease_confirmed: true }, result: 'ours' };
+    const extended = { ...asSlot(host, current), lease_until: now + leaseMs, lease_confirmed: true };
+    return { value: extended, result: current.lease_confirmed ? 'resumed' : 'ours' };
   });
 }
 
 /**
  * Ends a request: frees the lease and sets when the next request to the host may start,
  * from the response (adaptive delay, Retry-After, backoff, pause). Returns the decision.
+ * `done` (the default) records the lease as completed, so a redelivery of its grant is
+ * dropped; without it a redelivery finds the lease gone and goes back to the gate.
  */
 export async function releaseSlot(
   store: KvStore,
@@ -253,6 +259,7 @@ export async function releaseSlot(
   feedback: FetchFeedback,
   pacing: PacingSettings,
   random: () => number = Math.random,
+  done = true,
 ): Promise<HostSlot> {
   return casUpdate<HostSlot, HostSlot>(store, host, (current) => {
     const slot = asSlot(host, current);
@@ -268,7 +275,7 @@ export async function releaseSlot(
       lease_seq: ours ? 0 : slot.lease_seq,
       lease_confirmed: ours ? false : slot.lease_confirmed,
       last_duration_ms: feedback.durationMs,
-      done_leases: [...slot.done_leases, leaseId].slice(-DONE_LEASES_KEPT),
+      done_leases: done ? [...slot.done_leases, leaseId].slice(-DONE_LEASES_KEPT) : slot.done_leases,
     };
     return { value: next, result: next };
   });
