@@ -20,6 +20,7 @@ export function timedKvStore(store: KvStore, bucket: string, metrics: StageMetri
   };
   return {
     get: (key) => timed('get', () => store.get(key)),
+    ...(store.getLatest ? { getLatest: (key: string) => timed('get_latest', () => store.getLatest!(key)) } : {}),
     create: (key, value) => timed('create', () => store.create(key, value)),
     update: (key, value, revision) => timed('update', () => store.update(key, value, revision)),
     put: (key, value) => timed('put', () => store.put(key, value)),

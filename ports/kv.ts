@@ -15,6 +15,12 @@ export class KvConflictError extends Error {
 
 export interface KvStore {
   get(key: string): Promise<KvEntry | null>;
+  /**
+   * Present only where `get` may answer from a replica that lags (a replicated bucket: any
+   * of its servers answers a direct get): reads from the bucket's leader, so the value is
+   * never older than a change the caller has already seen (in a watch, say). Costs more.
+   */
+  getLatest?(key: string): Promise<KvEntry | null>;
   /** writes only if the key does not exist; throws KvConflictError otherwise */
   create(key: string, value: Uint8Array): Promise<number>;
   /** compare-and-set: writes only if the key's revision is still `revision`; throws KvConflictError otherwise */

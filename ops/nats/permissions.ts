@@ -67,6 +67,9 @@ export const STAGE_ROLES: Record<string, StageRole> = {
       `$JS.API.DIRECT.GET.${EDGES.hostq.stream}`,
       `$JS.API.DIRECT.GET.${EDGES.hostq.stream}.>`,
       `$JS.API.STREAM.MSG.GET.${EDGES.hostq.stream}`,
+      // "this host has no work" is confirmed by the hosts bucket's leader when it has replicas
+      `$JS.API.STREAM.INFO.KV_${BUCKETS.hosts}`,
+      `$JS.API.STREAM.MSG.GET.KV_${BUCKETS.hosts}`,
       // how far behind fetch is (host-level priority)
       `$JS.API.CONSUMER.INFO.${EDGES.ready.stream}.fetch`,
       // every gate watches the hosts bucket (an ordered consumer, with flow control)

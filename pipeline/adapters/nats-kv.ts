@@ -1,5 +1,6 @@
 import { Kvm, type KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
+import { jetstreamManager } from '@nats-io/jetstream';
 import { KvConflictError, type KvEntry, type KvStore, type KvWatch } from '../../ports/kv.js';
 import { BUCKETS } from '../../ops/nats/edges.js';
 
@@ -18,10 +19,28 @@ export function kvKey(raw: string): string {
 
 /** A KvStore over a JetStream KV bucket; compare-and-set conflicts become KvConflictError. */
 export class NatsKvStore implements KvStore {
-  constructor(private readonly kv: KV) {}
+  readonly getLatest?: (key: string) => Promise<KvEntry | null>;
 
-  async get(key: string): Promise<KvEntry | null> {
-    const entry = await this.kv.get(kvKey(key));
+  /**
+   * `leader`: a handle on the same bucket that reads through its leader (see KvStore.getLatest),
+   * used when `replicated()` says the bucket has more than one copy (asked once, when first needed).
+   */
+  constructor(
+    private readonly kv: KV,
+    leader?: { kv: KV; replicated: () => Promise<boolean> },
+  ) {
+    if (leader) {
+      let replicated: Promise<boolean> | undefined;
+      this.getLatest = async (key) => NatsKvStore.read((await (replicated ??= leader.replicated())) ? leader.kv : kv, key);
+    }
+  }
+
+  get(key: string): Promise<KvEntry | null> {
+    return NatsKvStore.read(this.kv, key);
+  }
+
+  private static async read(kv: KV, key: string): Promise<KvEntry | null> {
+    const entry = await kv.get(kvKey(key));
     if (!entry || entry.operation !== 'PUT') return null;
     return { value: entry.value, revision: entry.revision };
   }
@@ -71,8 +90,18 @@ export async function openKvStores(nc: NatsConnection): Promise<KvStores> {
   // a KV read costs the server about half as much. The topology creates every bucket with
   // allow_direct, but `open` only binds, so it must be told.
   const open = async (name: string) => new NatsKvStore(await kvm.open(name, { allow_direct: true }));
+  // any replica answers a direct get, and one that lags answers with an older value: the gate
+  // confirms through the leader before it forgets a host (see serve-host.ts)
+  const replicated = async () => {
+    try {
+      return (await (await jetstreamManager(nc)).streams.info(`KV_${BUCKETS.hosts}`)).config.num_replicas > 1;
+    } catch {
+      return true; // cannot tell: the leader's word is always right
+    }
+  };
+  const hosts = new NatsKvStore(await kvm.open(BUCKETS.hosts, { allow_direct: true }), { kv: await kvm.open(BUCKETS.hosts, { allow_direct: false }), replicated });
   return {
-    hosts: await open(BUCKETS.hosts),
+    hosts,
     traps: await open(BUCKETS.traps),
     robots: await open(BUCKETS.robots),
     seen: await open(BUCKETS.seen),

@@ -2,6 +2,7 @@ import { decodeAdmitted, encodeGrant, type AdmittedUrl } from '../../schemas/ind
 import { hostQueueSubject, subjectFor } from '../../pipeline/partition.js';
 import type { BackgroundContext, Emit, StageContext } from '../../pipeline/stage.js';
 import { EDGES } from '../../ops/nats/edges.js';
+import type { KvStore } from '../../ports/kv.js';
 import { lanesWithWork, readSlot, readTail, readyAt, skipQueued, undoAcquire } from '../shared/host-state/host-slot.js';
 import { pickLane } from './pick-lane.js';
 import { laneLevel, type LaneLevel } from '../shared/host-state/host-lanes.js';
@@ -66,6 +67,22 @@ function settledOutcome(ctx: StageContext, m: AdmittedUrl, reason: string, outco
 }
 
 /**
+ * The host's slot, its queue tails, and the lanes with work. An idle host is forgotten until
+ * its slot changes again, so on a replicated bucket "no work" is confirmed by the leader: a
+ * replica that lags (one catching up after a restart) would answer with the tail from before
+ * the URL whose news woke this turn, and the URL would wait forever.
+ */
+async function readHostWork(ctx: StageContext, host: string, now: number) {
+  const [slot, tail] = await Promise.all([readSlot(ctx.kv.hosts, host), readTail(ctx.kv.hosts, host)]);
+  const lanes = lanesWithWork(slot, tail, now);
+  const latest = ctx.kv.hosts.getLatest?.bind(ctx.kv.hosts);
+  if (lanes.length > 0 || !latest) return { slot, tail, lanes };
+  const leader = { get: latest } as Pick<KvStore, 'get'>;
+  const [slot2, tail2] = await Promise.all([readSlot(leader, host), readTail(leader, host)]);
+  return { slot: slot2, tail: tail2, lanes: lanesWithWork(slot2, tail2, now) };
+}
+
+/**
  * One turn of a host: looks at the head of its queue and either hands the URL to fetch
  * (taking the host's lease, and a place on its IP), records it as blocked by robots.txt
  * and moves on, fetches robots.txt first, or says when to come back. Every decision is
@@ -75,8 +92,7 @@ export async function serveHostRanked(ctx: BackgroundContext, host: string): Pro
   const s = ctx.settings;
   for (let skipped = 0; skipped < SKIPS_PER_TURN; skipped++) {
     const now = ctx.clock.now();
-    const [slot, tail] = await Promise.all([readSlot(ctx.kv.hosts, host), readTail(ctx.kv.hosts, host)]);
-    const lanes = lanesWithWork(slot, tail, now);
+    const { slot, tail, lanes } = await readHostWork(ctx, host, now);
     if (lanes.length === 0) return { turn: { kind: 'idle' }, level: null };
     const pick = await pickLane(ctx, lanes, slot, now);
     if (pick.kind === 'wait') return { turn: pick, level: null };

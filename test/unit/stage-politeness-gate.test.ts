@@ -295,6 +295,32 @@ describe('politeness gate: leases and crashes', () => {
   });
 });
 
+describe('politeness gate: a replicated hosts bucket', () => {
+  test('a replica that answers with the queue as it was before the new URL does not make the host idle: the leader is asked', async () => {
+    const ctx = gateContext(robots(404));
+    const store = ctx.kv.hosts;
+    const realGet = store.get.bind(store);
+    let latestReads = 0;
+    // the lagging replica has not seen the queue tail yet; the leader has
+    store.get = async (key) => (key.startsWith('_q.') ? null : realGet(key));
+    store.getLatest = async (key) => {
+      latestReads += 1;
+      return realGet(key);
+    };
+    await queue(ctx, admitted('/a'));
+    assert.equal((await serveHost(ctx, HOST)).kind, 'wait', 'robots.txt first, then the delay');
+    ctx.clock.advance(1000);
+    assert.deepEqual(await serveHost(ctx, HOST), { kind: 'granted' });
+    assert.ok(latestReads > 0);
+    assert.equal(grants(ctx)[0]!.url, `https://${HOST}/a`);
+  });
+
+  test('without the leader\'s confirmation (a store whose reads never lag) an empty queue is idle at once', async () => {
+    const ctx = gateContext(robots(404));
+    assert.deepEqual(await serveHost(ctx, HOST), { kind: 'idle' });
+  });
+});
+
 describe('politeness gate: the hosts watch', () => {
   test('a watch that ends is opened again, and news after that still reaches the scheduler', async () => {
     const ctx = gateContext(robots(404));

@@ -118,13 +118,13 @@ export function lanesWithWork(slot: HostSlot | null, tail: QueueTail | null, now
 export const hasWork = (slot: HostSlot | null, tail: QueueTail | null, now: number) => lanesWithWork(slot, tail, now).length > 0;
 
 /** The host's slot, or null when it has none yet. */
-export async function readSlot(store: KvStore, host: string): Promise<HostSlot | null> {
+export async function readSlot(store: Pick<KvStore, 'get'>, host: string): Promise<HostSlot | null> {
   const entry = await store.get(host);
   return entry ? asSlot(host, parseJsonValue<Partial<HostSlot>>(entry.value)) : null;
 }
 
 /** The newest sequence queued per lane of the host (null: nothing was ever queued). */
-export async function readTail(store: KvStore, host: string): Promise<QueueTail | null> {
+export async function readTail(store: Pick<KvStore, 'get'>, host: string): Promise<QueueTail | null> {
   const entry = await store.get(tailKey(host));
   return entry ? parseJsonValue<QueueTail>(entry.value) : null;
 }
