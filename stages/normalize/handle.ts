@@ -89,6 +89,7 @@ async function handleLinks(msg: DiscoveredLinks, ctx: StageContext): Promise<Out
   const rules = await scopeFor(msg, ctx);
   const seen = new Set<string>();
   const recent = recentOf(ctx);
+  const forwarded: string[] = [];
   // a revisit, or a URL of a sitemap, goes on whether seen or not: the seen filter knows what to do
   const repeatable = msg.via === 'revisit';
   for (const link of msg.links) {
@@ -122,7 +123,7 @@ async function handleLinks(msg: DiscoveredLinks, ctx: StageContext): Promise<Out
       out.push(filtered(ctx, result.url, result.host, msg.depth, `trap_repeated_segments: ${trap}`, msg.job));
       continue;
     }
-    if (!repeatable) recent.add(recentKey);
+    if (!repeatable) forwarded.push(recentKey);
     out.push(
       candidate(ctx, {
         v: 1,
@@ -142,7 +143,9 @@ async function handleLinks(msg: DiscoveredLinks, ctx: StageContext): Promise<Out
     );
   }
   ctx.metrics.count('normalize', 'urls', 'candidate', out.length);
-  return emit(...out);
+  // remembered once they are in the stream: if publishing fails, the redelivered message must
+  // forward them again, not skip them as already on their way
+  return { kind: 'emit', messages: out, afterPublish: async () => forwarded.forEach((k) => recent.add(k)) };
 }
 
 export async function handleNormalize(input: StageInput<NormalizeInput>, ctx: StageContext): Promise<Outcome> {

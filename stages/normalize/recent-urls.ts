@@ -1,8 +1,9 @@
 /**
  * URLs this process has recently sent on to the seen-filter. Navigation links repeat on
  * every page of a host, so most candidates are URLs already on their way; skipping those
- * saves a message and a seen-set lookup each. Safe to lose at any time: the first copy is
- * already in the stream, and the seen-filter stays the authority. Bounded: when full, the
+ * saves a message and a seen-set lookup each. A URL is added once its candidate is published
+ * (never before: a failed publish is redelivered, and must forward it again). Safe to lose at
+ * any time: the first copy is already in the stream, and the seen-filter stays the authority. Bounded: when full, the
  * older half is forgotten.
  */
 export class RecentUrls {

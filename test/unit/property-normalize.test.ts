@@ -196,7 +196,12 @@ const excludePatterns = fc.constantFrom<string[]>([], [], [], ['/private/*'], ['
 
 const FILTER_REASON = /^(invalid_url|unsupported_scheme|too_long|invalid_host|out_of_scope|excluded_pattern|not_included|max_depth|trap_repeated_segments): \S/;
 
-const run = (ctx: FakeContext, input: NormalizeInput) => handleNormalize(stageInput(input), ctx);
+/** handled and settled as the runner does when its outputs are published: the after-publish step runs */
+async function run(ctx: FakeContext, input: NormalizeInput): Promise<Outcome> {
+  const out = await handleNormalize(stageInput(input), ctx);
+  if (out.kind === 'emit') await out.afterPublish?.([]);
+  return out;
+}
 
 interface Decoded {
   candidates: CandidateUrl[];

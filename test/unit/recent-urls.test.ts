@@ -21,6 +21,7 @@ describe('normalize: URLs recently forwarded are not forwarded again', () => {
         { subject: 'crawl.links.0' },
       );
     const first = await handleNormalize(links('http://a.example.com/p1/'), ctx);
+    if (first.kind === 'emit') await first.afterPublish?.([]); // published
     const second = await handleNormalize(links('http://a.example.com/p2/'), ctx);
     const urls = (o: Awaited<ReturnType<typeof handleNormalize>>) => (o.kind === 'emit' ? o.messages.filter((m) => m.subject.startsWith('crawl.normalized')).length : -1);
     assert.equal(urls(first), 2);

@@ -137,6 +137,17 @@ describe('normalize: links', () => {
     assert.equal(emitted(out).length, 2);
   });
 
+  test('links published are skipped when they come again; links whose publish failed are forwarded again by the redelivery', async () => {
+    const ctx = await seeded();
+    const input = links(1, ['https://example.com/a', 'https://example.com/b']);
+    const failed = await run(ctx, input); // the runner could not publish: no after-publish step
+    assert.equal(decodedOn(failed, 'crawl.normalized', decodeCandidate).length, 2);
+    const redelivered = await run(ctx, input);
+    assert.deepEqual(decodedOn(redelivered, 'crawl.normalized', decodeCandidate).map((c) => c.url), ['https://example.com/a', 'https://example.com/b']);
+    if (redelivered.kind === 'emit') await redelivered.afterPublish?.([]);
+    assert.deepEqual(decodedOn(await run(ctx, input), 'crawl.normalized', decodeCandidate), [], 'once published, already on their way');
+  });
+
   test('a filtered link found twice in one message is reported once', async () => {
     const ctx = await seeded();
     const out = await run(ctx, links(1, ['https://other.org/x', 'https://other.org/x#y']));

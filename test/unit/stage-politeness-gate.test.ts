@@ -1,5 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import type { KvStore } from '../../ports/kv.js';
 import { handleGateIntake } from '../../stages/politeness-gate/handle.js';
 import { serveHost } from '../../stages/politeness-gate/serve-host.js';
 import { jsonValue, parseJsonValue } from '../../pipeline/kv-store.js';
@@ -298,7 +299,7 @@ describe('politeness gate: leases and crashes', () => {
 describe('politeness gate: a replicated hosts bucket', () => {
   test('a replica that answers with the queue as it was before the new URL does not make the host idle: the leader is asked', async () => {
     const ctx = gateContext(robots(404));
-    const store = ctx.kv.hosts;
+    const store: KvStore = ctx.kv.hosts;
     const realGet = store.get.bind(store);
     let latestReads = 0;
     // the lagging replica has not seen the queue tail yet; the leader has
