@@ -11,18 +11,24 @@ import type { ConsumerPosition, Emit, Published, Publisher, StoredMessage, Strea
 export function streamAccess(nc: NatsConnection): StreamAccess {
   const js = jetstream(nc);
   let jsm: Promise<JetStreamManager> | undefined;
+  // made once it succeeds: asked while JetStream is unavailable (a leader election), it fails,
+  // and a failure kept would fail every later call of this process with the same error
+  const manager = (): Promise<JetStreamManager> =>
+    (jsm ??= jetstreamManager(nc).catch((err: unknown) => {
+      jsm = undefined;
+      throw err;
+    }));
   return {
     async readNext(stream: string, subject: string, fromSeq: number): Promise<StoredMessage | null> {
-      jsm ??= jetstreamManager(nc);
       const query = { seq: Math.max(1, fromSeq), next_by_subj: subject };
-      const m = await (await jsm).direct.getMessage(stream, query);
+      const m = await (await manager()).direct.getMessage(stream, query);
       if (m) return { seq: m.seq, data: m.data };
       // A direct get may be answered by a replica that has not caught up (a server that just
       // came back): "nothing there" is then stale, and a caller that takes it for retention
       // would skip queued URLs. The leader answers STREAM.MSG.GET (nats-server 2.9 takes
       // next_by_subj there too, though the client's type does not list it); a message a
       // replica does return is one the leader has, since replicas apply in order.
-      const confirmed = await (await jsm).streams.getMessage(stream, query as unknown as { seq: number });
+      const confirmed = await (await manager()).streams.getMessage(stream, query as unknown as { seq: number });
       return confirmed ? { seq: confirmed.seq, data: confirmed.data } : null;
     },
     async *replay(stream: string, subject: string, fromSeq: number, toSeq: number): AsyncIterable<StoredMessage> {
@@ -48,8 +54,7 @@ export function streamAccess(nc: NatsConnection): StreamAccess {
       }
     },
     async consumerPosition(stream: string, durable: string): Promise<ConsumerPosition> {
-      jsm ??= jetstreamManager(nc);
-      const info = await (await jsm).consumers.info(stream, durable);
+      const info = await (await manager()).consumers.info(stream, durable);
       return { ackFloor: info.ack_floor.stream_seq, delivered: info.delivered.stream_seq, pending: info.num_pending };
     },
   };
