@@ -138,35 +138,46 @@ export async function startNode(nc: NatsConnection, settings: CrawlSettings, sta
       : {}),
   };
   const runners: Array<{ stop(): Promise<void> }> = [];
-  for (const name of stages) {
-    const def: StageDefinition<any> = await buildStage(name, factory);
-    const concurrency = opts.concurrency?.[name] ?? def.defaultConcurrency;
-    for (const what of def.counts ?? []) ctx.metrics.declare(name, what);
-    if (def.kind === 'partitioned') {
-      // a partitioned stage (seen-filter): one consumer per partition held, under a lease
-      await applyPartitionConsumers(await jetstreamManager(nc), [def.input], settings.partitions);
-      const owner = new PartitionOwner(nc, def, ctx, { concurrency, leases: kv.seen });
-      await owner.start();
-      runners.push(owner);
-      continue;
-    }
-    const runner = new StageRunner(nc, def, ctx, { concurrency });
-    await runner.start();
-    runners.push(runner);
+  try {
+    return await startStages();
+  } catch (err) {
+    // nothing is left running: the caller may try again (a cluster electing its leaders)
+    for (const runner of runners) await runner.stop().catch(() => undefined);
+    await http.close().catch(() => undefined);
+    throw err;
   }
-  const gateHere = stages.includes('politeness-gate');
-  const observed = observeNode(nc, await jetstreamManager(nc), ctx.metrics, stages, gateHere ? hostWaitSources(kv, ctx.streams, settings) : null);
-  let stopping: Promise<void> | undefined;
-  return {
-    metrics: ctx.metrics,
-    notReady: () => (stopping ? 'stopping' : observed.notReady()),
-    stop() {
-      stopping ??= (async () => {
-        // upstream first, so fewer messages are caught between stages
-        for (const runner of runners) await runner.stop();
-        await http.close();
-      })();
-      return stopping;
-    },
-  };
+
+  async function startStages(): Promise<CrawlNode> {
+    for (const name of stages) {
+      const def: StageDefinition<any> = await buildStage(name, factory);
+      const concurrency = opts.concurrency?.[name] ?? def.defaultConcurrency;
+      for (const what of def.counts ?? []) ctx.metrics.declare(name, what);
+      if (def.kind === 'partitioned') {
+        // a partitioned stage (seen-filter): one consumer per partition held, under a lease
+        await applyPartitionConsumers(await jetstreamManager(nc), [def.input], settings.partitions);
+        const owner = new PartitionOwner(nc, def, ctx, { concurrency, leases: kv.seen });
+        await owner.start();
+        runners.push(owner);
+        continue;
+      }
+      const runner = new StageRunner(nc, def, ctx, { concurrency });
+      await runner.start();
+      runners.push(runner);
+    }
+    const gateHere = stages.includes('politeness-gate');
+    const observed = observeNode(nc, await jetstreamManager(nc), ctx.metrics, stages, gateHere ? hostWaitSources(kv, ctx.streams, settings) : null);
+    let stopping: Promise<void> | undefined;
+    return {
+      metrics: ctx.metrics,
+      notReady: () => (stopping ? 'stopping' : observed.notReady()),
+      stop() {
+        stopping ??= (async () => {
+          // upstream first, so fewer messages are caught between stages
+          for (const runner of runners) await runner.stop();
+          await http.close();
+        })();
+        return stopping;
+      },
+    };
+  }
 }

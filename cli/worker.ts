@@ -12,6 +12,8 @@ import { requireBrowser } from './render-check.js';
 import { checkMetricsOptions, serveMetrics, servedMetrics, type MetricsOptions } from './metrics-options.js';
 import type { MetricsServer } from '../pipeline/metrics-server.js';
 import { resolveOut } from './output-location.js';
+import { retryWhileElecting } from '../ops/nats/jetstream-ready.js';
+import { JETSTREAM_WAIT_MS } from '../pipeline/adapters/nats-connection.js';
 
 /** `crawl worker --stage NAME`: one stage in this process, joined to a running crawl; start as many as needed. */
 export async function runWorker(
@@ -32,16 +34,23 @@ export async function runWorker(
   let server: MetricsServer | null = null;
   try {
     server = await serveMetrics(o, metrics, () => (node ? node.notReady() : 'starting'), log);
-    const settings = await readStoredSettings(await openKvStores(nc));
-    if (!settings) throw new UsageError('the crawl has no settings yet: start it with `crawl run` or `crawl topology apply` first');
-    node = await startNode(nc, settings, [stage], {
-      log,
-      metrics,
-      outDir,
-      concurrency: o.concurrency ? { [stage]: o.concurrency } : undefined,
-      extract: { threads: o.extractThreads },
-      render: { concurrency: o.renderConcurrency ?? o.concurrency, memoryMb: o.renderMemoryMb },
-    });
+    // joined while a cluster is still electing leaders, a request may time out: tried again
+    node = await retryWhileElecting(
+      async () => {
+        const settings = await readStoredSettings(await openKvStores(nc));
+        if (!settings) throw new UsageError('the crawl has no settings yet: start it with `crawl run` or `crawl topology apply` first');
+        return startNode(nc, settings, [stage], {
+          log,
+          metrics,
+          outDir,
+          concurrency: o.concurrency ? { [stage]: o.concurrency } : undefined,
+          extract: { threads: o.extractThreads },
+          render: { concurrency: o.renderConcurrency ?? o.concurrency, memoryMb: o.renderMemoryMb },
+        });
+      },
+      JETSTREAM_WAIT_MS,
+      (why) => log.warn({ err: why }, 'starting the worker failed while the cluster elects its leaders; trying again'),
+    );
     log.info({ stage, concurrency: o.concurrency ?? 'default' }, 'worker started');
     await stop.stopped();
     await node.stop();
