@@ -198,6 +198,22 @@ describe('politeness gate: serving a host', () => {
     assert.equal(grants(ctx).length, 0);
   });
 
+  test('a give-up time that passes while the crawler could not try (its servers were down) is not a give-up: robots.txt is tried once more first', async () => {
+    let answers = 0;
+    // 503 for the first try; 200 for any later one
+    const ctx = gateContext((req) => robots(answers++ === 0 ? 503 : 200, 'User-agent: *\nAllow: /\n')(req), { robotsRetryMs: 1000, robotsGiveUpMs: 10_000, backoffBaseMs: 1, pauseAfterFailures: 100 });
+    await queue(ctx, admitted('/a'));
+    await serveHost(ctx, HOST); // the first try fails
+    ctx.clock.advance(30_000); // no turn meanwhile
+    for (let i = 0; i < 5 && grants(ctx).length === 0; i++) {
+      await serveHost(ctx, HOST);
+      ctx.clock.advance(1000);
+    }
+    assert.deepEqual(outcomes(ctx), [], 'not given up');
+    assert.equal(ctx.http.requestsTo('/robots.txt').length, 2);
+    assert.equal(grants(ctx)[0]?.url, `https://${HOST}/a`);
+  });
+
   for (const [name, respond, outcome, reason] of [
     [
       'its name does not exist (NXDOMAIN)',
