@@ -123,14 +123,13 @@ export async function serveHostRanked(ctx: BackgroundContext, host: string): Pro
     }
     const failingSince = last?.record.kind === 'disallow_all' ? (last.record.failingSince ?? last.record.fetchedAt) : null;
     if (failingSince !== null && now - failingSince >= s.robotsGiveUpMs) {
-      // given up only on a failed try at or after the give-up time: time the crawler itself
-      // could not try (its servers electing leaders, say) is not the site being down
-      if (last!.record.fetchedAt - failingSince >= s.robotsGiveUpMs) {
-        await settleQueued(ctx, m, stored.seq, `robots.txt unavailable for ${Math.round((last!.record.fetchedAt - failingSince) / 1000)} s, giving up: ${last!.record.reason}`, 'robots_disallowed', lane);
+      // given up on a failed try at or after the give-up time, or while the host backs off
+      // from its own failures; time the crawler itself could not try (its servers electing
+      // leaders, say) is not the site being down: robots.txt is tried once more first
+      if (last!.record.fetchedAt - failingSince >= s.robotsGiveUpMs || (slot && readyAt(slot, now) > 0)) {
+        await settleQueued(ctx, m, stored.seq, `robots.txt unavailable for ${Math.round((now - failingSince) / 1000)} s, giving up: ${last!.record.reason}`, 'robots_disallowed', lane);
         continue;
       }
-      const slotWait = slot ? readyAt(slot, now) : 0;
-      if (slotWait > 0) return { turn: { kind: 'wait', until: slotWait }, level };
       const wait = await refreshRobots(ctx, host, origin, (exchanges) => ctx.publisher.publish(exchanges));
       if (wait) return { turn: wait, level };
       continue; // the last try's answer decides
