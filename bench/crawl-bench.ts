@@ -2,7 +2,8 @@
  * `npm run bench`: crawls the test web's bench hosts (allow-all robots, no crawl-delay) with
  * politeness delays off and every stage in one `crawl run` process, three times; prints
  * pages/s and peak RSS per run and their medians. Pages/s = pages stored / wall time of the
- * `crawl run --until-idle` process (start-up and final flush included).
+ * `crawl run --until-idle` process (start-up and final flush included). Also per page: messages
+ * and bytes in the streams, KV writes and reads (the bench starts the nats-server to read them).
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -11,7 +12,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startTestWeb } from '../testweb/index.js';
 import { openOutputDatabase } from '../pipeline/adapters/duckdb-views.js';
-import { ProcessWatch } from './proc-stats.js';
+import { cpuSeconds, ProcessWatch } from './proc-stats.js';
+import { freePort, startEmbeddedServer } from '../ops/nats/embedded-server.js';
+import { KvOpsScraper, streamTraffic, watchBacklog, type KvOpCounts, type StreamTraffic } from './stream-traffic.js';
 import { median } from './stats.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -23,35 +26,54 @@ const PAGES_PER_HOST = Number(process.env.BENCH_PAGES_PER_HOST ?? 55);
 
 async function runOnce(port: number, seeds: string[]): Promise<RunResult> {
   const out = mkdtempSync(path.join(os.tmpdir(), 'crawl-bench-'));
-  const args = [CLI, 'run', '--out', out, '--resolve', `*.bench.test=127.0.0.1:${port}`, '--min-delay-ms', '0', '--max-per-ip', '0', '--adaptive-delay-factor', '0', '--max-depth', '10', '--until-idle'];
+  // the bench starts the nats-server (as `crawl run` would, same configuration) so that it can
+  // read the streams after the crawl: what was published and stored per page
+  const server = await startEmbeddedServer(path.join(out, '.nats'));
+  const metricsPort = await freePort();
+  const args = [CLI, 'run', '--out', out, '--resolve', `*.bench.test=127.0.0.1:${port}`, '--min-delay-ms', '0', '--max-per-ip', '0', '--adaptive-delay-factor', '0', '--max-depth', '10', '--until-idle', '--metrics-port', String(metricsPort)];
   for (const s of seeds) args.push('--seed', s);
+  const natsCpuBefore = cpuSeconds(server.pid) ?? 0;
   const started = performance.now();
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, LOG_LEVEL: 'warn' } });
+  // BENCH_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof' profiles the crawl (a profile per thread)
+  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, ...args], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, LOG_LEVEL: 'warn', NATS_URL: server.url } });
   let stderr = '';
   child.stderr.on('data', (c: Buffer) => (stderr = (stderr + c.toString()).slice(-5000)));
   const watch = new ProcessWatch(child.pid!);
+  const kvOps = new KvOpsScraper(metricsPort);
+  const backlog = process.env.BENCH_WATCH ? watchBacklog(server.url) : null;
   const code: number = await new Promise((resolve) => child.on('exit', (c) => resolve(c ?? 1)));
   const usage = watch.stop();
+  kvOps.stop();
+  await backlog?.stop();
   const seconds = (performance.now() - started) / 1000;
-  if (code !== 0) throw new Error(`crawl run exited ${code}: ${stderr}`);
-  const db = await openOutputDatabase(out);
-  const res = await db.run('SELECT count(*) AS n FROM pages');
-  await db.close();
-  rmSync(out, { recursive: true, force: true });
-  return { pages: Number(res.rows[0]![0]), seconds, rssMb: usage.peakRssMb, crawlCpu: usage.cpuSeconds, natsCpu: usage.childCpuSeconds };
+  const natsCpu = (cpuSeconds(server.pid) ?? natsCpuBefore) - natsCpuBefore;
+  try {
+    if (code !== 0) throw new Error(`crawl run exited ${code}: ${stderr}`);
+    const traffic = await streamTraffic(server.url);
+    const db = await openOutputDatabase(out);
+    const res = await db.run('SELECT count(*) AS n FROM pages');
+    await db.close();
+    return { pages: Number(res.rows[0]![0]), seconds, rssMb: usage.peakRssMb, crawlCpu: usage.cpuSeconds, natsCpu, traffic, kv: kvOps.last };
+  } finally {
+    await server.stop();
+    rmSync(out, { recursive: true, force: true });
+  }
 }
 
 interface RunResult {
   pages: number;
   seconds: number;
   rssMb: number;
-  /** CPU seconds of the `crawl run` process (every stage) and of the nats-server it started */
+  /** CPU seconds of the `crawl run` process (every stage) and of the nats-server */
   crawlCpu: number;
   natsCpu: number;
+  traffic: StreamTraffic;
+  kv: KvOpCounts;
 }
 
 const msPerPage = (cpu: number, pages: number) => (1000 * cpu) / pages;
-
+const perPage = (n: number, pages: number) => n / pages;
 
 async function main() {
   const web = await startTestWeb({ hosts: 1, benchHosts: HOSTS, benchPagesPerHost: PAGES_PER_HOST, seed: 7 });
@@ -61,7 +83,14 @@ async function main() {
     for (let i = 0; i < RUNS; i++) {
       const r = await runOnce(web.port, seeds);
       results.push(r);
-      process.stdout.write(`run ${i + 1}: ${r.pages} pages in ${r.seconds.toFixed(1)} s = ${(r.pages / r.seconds).toFixed(0)} pages/s, peak RSS ${r.rssMb.toFixed(0)} MB, CPU per page ${msPerPage(r.crawlCpu, r.pages).toFixed(1)} ms crawl + ${msPerPage(r.natsCpu, r.pages).toFixed(1)} ms nats-server\n`);
+      process.stdout.write(
+        `run ${i + 1}: ${r.pages} pages in ${r.seconds.toFixed(1)} s = ${(r.pages / r.seconds).toFixed(0)} pages/s, peak RSS ${r.rssMb.toFixed(0)} MB, ` +
+          `CPU per page ${msPerPage(r.crawlCpu, r.pages).toFixed(1)} ms crawl + ${msPerPage(r.natsCpu, r.pages).toFixed(1)} ms nats-server; ` +
+          `per page: ${perPage(r.traffic.messages, r.pages).toFixed(1)} messages, ${(perPage(r.traffic.bytes, r.pages) / 1024).toFixed(1)} KB stored, ` +
+          `${perPage(r.kv.writes, r.pages).toFixed(1)} KV writes + ${perPage(r.kv.reads, r.pages).toFixed(1)} reads\n`,
+      );
+      if (process.env.BENCH_STREAMS) for (const [name, t] of Object.entries(r.traffic.byStream)) process.stdout.write(`  ${name}: ${perPage(t.messages, r.pages).toFixed(2)} msgs/page, ${(perPage(t.bytes, r.pages) / 1024).toFixed(2)} KB/page\n`);
+      if (process.env.BENCH_STREAMS) for (const [op, n] of Object.entries(r.kv.byOp)) process.stdout.write(`  kv ${op}: ${perPage(n, r.pages).toFixed(2)}/page\n`);
     }
   } finally {
     await web.close();
@@ -75,6 +104,10 @@ async function main() {
   console.log(`| peak RSS of crawl run (MB) | ${median(results.map((r) => r.rssMb)).toFixed(0)} |`);
   console.log(`| CPU per page, crawl run (ms) | ${median(results.map((r) => msPerPage(r.crawlCpu, r.pages))).toFixed(1)} |`);
   console.log(`| CPU per page, nats-server (ms) | ${median(results.map((r) => msPerPage(r.natsCpu, r.pages))).toFixed(1)} |`);
+  console.log(`| messages published per page (streams, KV excluded) | ${median(results.map((r) => perPage(r.traffic.messages, r.pages))).toFixed(1)} |`);
+  console.log(`| stream storage per page (KB, KV excluded) | ${median(results.map((r) => perPage(r.traffic.bytes, r.pages) / 1024)).toFixed(1)} |`);
+  console.log(`| KV writes per page | ${median(results.map((r) => perPage(r.kv.writes, r.pages))).toFixed(1)} |`);
+  console.log(`| KV reads per page | ${median(results.map((r) => perPage(r.kv.reads, r.pages))).toFixed(1)} |`);
   console.log(`| cores | ${os.cpus().length} |`);
 }
 

@@ -1,0 +1,103 @@
+/**
+ * What a crawl cost the message layer, read after the run: messages published to each stream
+ * (its last sequence: every message ever stored, even those since removed) and the bytes it
+ * holds; and KV operations, counted from the crawl's own `crawler_kv_operation_seconds`.
+ */
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connectNats } from '../pipeline/adapters/nats-connection.js';
+
+export interface StreamTraffic {
+  /** over the pipeline's streams (not the KV buckets' streams) */
+  messages: number;
+  bytes: number;
+  byStream: Record<string, { messages: number; bytes: number }>;
+}
+
+export async function streamTraffic(natsUrl: string): Promise<StreamTraffic> {
+  const nc = await connectNats(natsUrl, 'bench-traffic');
+  try {
+    const jsm = await jetstreamManager(nc);
+    const t: StreamTraffic = { messages: 0, bytes: 0, byStream: {} };
+    for await (const info of jsm.streams.list()) {
+      const name = info.config.name;
+      if (name.startsWith('KV_')) continue;
+      const entry = { messages: Number(info.state.last_seq), bytes: Number(info.state.bytes) };
+      t.byStream[name] = entry;
+      t.messages += entry.messages;
+      t.bytes += entry.bytes;
+    }
+    return t;
+  } finally {
+    await nc.close();
+  }
+}
+
+export interface KvOpCounts {
+  reads: number;
+  writes: number;
+  byOp: Record<string, number>;
+}
+
+/** Scrapes the crawl's /metrics once a second while it runs; `last` is the final scrape's counts. */
+export class KvOpsScraper {
+  last: KvOpCounts = { reads: 0, writes: 0, byOp: {} };
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(private readonly port: number) {
+    this.timer = setInterval(() => void this.scrape(), 1000);
+  }
+
+  private async scrape(): Promise<void> {
+    try {
+      const text = await (await fetch(`http://127.0.0.1:${this.port}/metrics`)).text();
+      const counts: KvOpCounts = { reads: 0, writes: 0, byOp: {} };
+      for (const m of text.matchAll(/^crawler_kv_operation_seconds_count\{([^}]*)\} (\d+)/gm)) {
+        const labels = Object.fromEntries([...m[1]!.matchAll(/(\w+)="([^"]*)"/g)].map((l) => [l[1], l[2]]));
+        const n = Number(m[2]);
+        const key = `${labels['bucket']} ${labels['op']}`;
+        counts.byOp[key] = (counts.byOp[key] ?? 0) + n;
+        if (labels['op'] === 'get') counts.reads += n;
+        else counts.writes += n;
+      }
+      this.last = counts;
+    } catch {
+      /* not up yet, or gone */
+    }
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+}
+
+/** BENCH_WATCH=1: every 5 s, each consumer's backlog (not yet delivered / delivered, not acked): where the pipeline waits. */
+export function watchBacklog(natsUrl: string): { stop(): Promise<void> } {
+  let stopped = false;
+  const done = (async () => {
+    const nc = await connectNats(natsUrl, 'bench-watch');
+    const jsm = await jetstreamManager(nc);
+    try {
+      while (!stopped) {
+        await new Promise((r) => setTimeout(r, 5000));
+        const parts: string[] = [];
+        for await (const si of jsm.streams.list()) {
+          if (si.config.name.startsWith('KV_')) continue;
+          for await (const ci of jsm.consumers.list(si.config.name)) {
+            if (ci.num_pending + ci.num_ack_pending > 0) parts.push(`${ci.name} ${ci.num_pending}/${ci.num_ack_pending}`);
+          }
+        }
+        process.stdout.write(`  backlog: ${parts.join(', ') || 'none'}\n`);
+      }
+    } catch {
+      /* the server went away with the run */
+    } finally {
+      await nc.close().catch(() => undefined);
+    }
+  })();
+  return {
+    async stop() {
+      stopped = true;
+      await done;
+    },
+  };
+}
