@@ -89,6 +89,11 @@ export const ExtractedPage = FetchedPage.omit({ body: true, headers: true }).ext
   /** epoch ms (UTC) */
   published_at: z.number().nullable().optional(),
   site_name: z.string().nullable().optional(),
+  // Added when extract took over the fingerprint, optional for the same reason (the simhash
+  // stage makes it for a message without it).
+  /** SimHash of `text` (16 hex digits) and the number of words it was made of */
+  simhash: z.string().optional(),
+  text_words: z.number().int().nonnegative().optional(),
 });
 export type ExtractedPage = z.infer<typeof ExtractedPage>;
 

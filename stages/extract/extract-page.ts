@@ -9,6 +9,7 @@ import { extractHtml, type ExtractedHtml } from './extract-html.js';
 import { cutToBytes, MESSAGE_SLACK_BYTES, utf8Length, withinBudget } from '../shared/messages/message-budget.js';
 import { renderPatternReason, type RenderRouting } from './render-route.js';
 import { appShellReason } from './app-shell.js';
+import { simhashAndWords, simhashToHex } from '../shared/simhash.js';
 
 const jsonBytes = (v: unknown) => utf8Length(JSON.stringify(v) ?? '') + 1;
 
@@ -72,6 +73,9 @@ export function extractPage(p: FetchedPage, s: ExtractSettings): PageExtraction 
   const noindex = doc.metaRobots.noindex;
   const text = noindex ? '' : cutToBytes(doc.mainText, quarter);
   const textFull = noindex ? '' : cutToBytes(doc.text, 2 * quarter - utf8Length(text));
+  // the text's fingerprint is made here, on the extract thread, rather than by the simhash
+  // stage on the process's main thread, which is what a one-process crawl waits on
+  const fingerprint = simhashAndWords(text);
   const structured = structuredWithinBudget(noindex ? { ...doc, headings: [], openGraph: {}, jsonLd: [] } : doc, quarter);
   const counts: ExtractCount[] = [];
   if (doc.jsonLd.length > 0) counts.push({ what: 'json_ld', outcome: 'ok', by: doc.jsonLd.length });
@@ -88,6 +92,8 @@ export function extractPage(p: FetchedPage, s: ExtractSettings): PageExtraction 
         title: s.titles ? doc.title : '',
         text,
         text_full: textFull,
+        simhash: simhashToHex(fingerprint.hash),
+        text_words: fingerprint.words,
         ...structured,
         description: noindex ? null : doc.description,
         // a noindex page keeps no text, so there is nothing to say where it came from

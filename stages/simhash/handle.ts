@@ -2,7 +2,7 @@ import { encodeFinal, type ExtractedPage } from '../../schemas/index.js';
 import { subjectFor } from '../../pipeline/partition.js';
 import { emit, type Outcome, type StageContext, type StageInput } from '../../pipeline/stage.js';
 import { findOriginal } from './find-original.js';
-import { simhashAndWords, simhashToHex } from './simhash.js';
+import { simhashAndWords, simhashToHex } from '../shared/simhash.js';
 import { notePage } from '../shared/traps/trap-tally.js';
 import { urlPattern } from '../shared/traps/url-pattern.js';
 import { crawlIdOf } from '../shared/job-fields.js';
@@ -13,9 +13,9 @@ const MIN_WORDS_FOR_NEAR_DUP = 20;
 
 export async function handleSimhash(input: StageInput<ExtractedPage>, ctx: StageContext): Promise<Outcome> {
   const p = input.message;
-  // words counted as the fingerprint counts them, so texts without spaces (CJK) are compared too
-  const { hash, words } = simhashAndWords(p.text);
-  const hex = simhashToHex(hash);
+  // made by extract; a message from before it did (a replayed stream) gets it here. Words are
+  // counted as the fingerprint counts them, so texts without spaces (CJK) are compared too
+  const { hex, words } = fingerprintOf(p);
   const nearDuplicateOf =
     words > MIN_WORDS_FOR_NEAR_DUP
       ? await findOriginal(ctx.kv.fingerprints, { h: hex, url: p.url, t: p.fetch_time }, p.content_digest, ctx.settings.nearDuplicateDistance)
@@ -41,4 +41,10 @@ export async function handleSimhash(input: StageInput<ExtractedPage>, ctx: Stage
     },
     ...revisit.emits,
   );
+}
+
+function fingerprintOf(p: ExtractedPage): { hex: string; words: number } {
+  if (p.simhash !== undefined && p.text_words !== undefined) return { hex: p.simhash, words: p.text_words };
+  const { hash, words } = simhashAndWords(p.text);
+  return { hex: simhashToHex(hash), words };
 }

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { blockKeys, hammingDistance, hashWord, simhash64, simhashFromHex, simhashToHex, tokenizeWords, simhashAndWords, wordHashes } from '../../stages/simhash/simhash.js';
+import { blockKeys, hammingDistance, hashWord, simhash64, simhashFromHex, simhashToHex, tokenizeWords, simhashAndWords, wordHashes } from '../../stages/shared/simhash.js';
 import { base32Encode, contentDigest } from '../../stages/shared/content-digest.js';
 import { mulberry32 } from '../../testweb/prng.js';
 

@@ -5,6 +5,7 @@ import { readValidators } from '../../stages/shared/validators.js';
 import { contentDigest } from '../../stages/shared/content-digest.js';
 import { partitionOf } from '../../pipeline/partition.js';
 import { decodeDiscoveredLinks, decodeExtracted, type FetchedPage } from '../../schemas/index.js';
+import { simhashAndWords, simhashToHex } from '../../stages/shared/simhash.js';
 import { encodeMessage } from '../../schemas/codec.js';
 import { pageRows } from '../../stages/persist/rows.js';
 import { createFakeContext, decodedOn, emitted, onlyOn, stageInput, subjectsOf, type FakeContext, type FakeContextOptions } from '../support/fake-context.js';
@@ -58,6 +59,8 @@ describe('extract', () => {
     assert.match(e.text, /Heading/);
     assert.match(e.text, /First para\./);
     assert.doesNotMatch(e.text, /var x/, 'script content is not text');
+    const fingerprint = simhashAndWords(e.text);
+    assert.deepEqual([e.simhash, e.text_words], [simhashToHex(fingerprint.hash), fingerprint.words], 'the main text\'s fingerprint, for the simhash stage');
     assert.equal(e.description, 'A page.');
     assert.equal(e.language, 'en-us');
     assert.equal(e.canonical_url, `https://${HOST}/canon`);

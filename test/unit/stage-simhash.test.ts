@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { handleSimhash } from '../../stages/simhash/handle.js';
-import { hammingDistance, simhash64, simhashToHex } from '../../stages/simhash/simhash.js';
+import { hammingDistance, simhash64, simhashToHex } from '../../stages/shared/simhash.js';
 import { contentDigest } from '../../stages/shared/content-digest.js';
 import { partitionOf } from '../../pipeline/partition.js';
 import { decodeFinal, type ExtractedPage } from '../../schemas/index.js';
@@ -105,6 +105,15 @@ describe('simhash', () => {
       assert.equal(ctx.metrics.total('simhash', 'pages', 'near_duplicate'), c.duplicate ? 1 : 0);
     });
   }
+
+  test('the fingerprint extract made is used as is; a message without one (an older stream) gets the same one made here', async () => {
+    const ctx = createFakeContext();
+    const made = decodeFinal(emitted(await handleSimhash(stageInput(extracted('https://a.example/old', LONG, 1)), ctx))[0]!.data);
+    assert.equal(made.simhash, simhashToHex(simhash64(LONG)));
+    const given = { ...extracted('https://b.example/new', LONG, 2), simhash: '00000000000000ff', text_words: 400 };
+    const carried = decodeFinal(emitted(await handleSimhash(stageInput(given), ctx))[0]!.data);
+    assert.equal(carried.simhash, '00000000000000ff', 'not made again');
+  });
 
   test('the original is the earlier fetch, whatever the processing order', async () => {
     const ctx = createFakeContext();

@@ -7,7 +7,7 @@
  * hashes, and 64 per-bit counters are accumulated with plain 32-bit integer ops (4 bits
  * per add, SWAR style). BigInt is only used to assemble the final fingerprint.
  */
-import { fmix32 } from '../shared/hash32.js';
+import { fmix32 } from './hash32.js';
 
 export const DEFAULT_SHINGLE_SIZE = 3;
 export const DEFAULT_BLOCK_K = 3;
