@@ -134,7 +134,10 @@ export async function startNode(nc: NatsConnection, settings: CrawlSettings, sta
     extract: { ...opts.extract, threads: opts.extract?.threads ?? defaultExtractThreads() },
     persist: { maxRows: settings.persistBatchRows, maxDelayMs: settings.persistFlushMs },
     ...(outDir
-      ? { openOutput: () => openParquetOutput(outDir), openArchive: () => openArchiveOutput(outDir, settings, opts.log) }
+      ? {
+          openOutput: () => openParquetOutput(outDir),
+          openArchive: async () => ({ ...(await openArchiveOutput(outDir, settings, opts.log)), ...(opts.concurrency?.archive ? { concurrency: opts.concurrency.archive } : {}) }),
+        }
       : {}),
   };
   const runners: Array<{ stop(): Promise<void> }> = [];

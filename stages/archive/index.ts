@@ -21,11 +21,16 @@ export interface ArchiveOutput {
   maxWarcBytes: number;
   captures: CapturesWriter;
   batch: { maxRows: number; maxDelayMs: number };
+  /** exchanges handled at once (the runner's concurrency for this stage; default ARCHIVE_CONCURRENCY) */
+  concurrency?: number;
   /** called with the files left by dead writers and sealed at start */
   onRepaired?: (r: Repaired[]) => void;
 }
 
 export const ARCHIVE_SOFTWARE = 'jetstream-crawler/0.1 (archive stage)';
+
+/** Exchanges the archive stage handles at once unless `--concurrency` says otherwise. */
+export const ARCHIVE_CONCURRENCY = 200;
 
 export async function createArchiveStage(out: ArchiveOutput): Promise<ConsumerStage<ArchivedExchange>> {
   const opts = { crawlId: out.crawlId, maxBytes: out.maxWarcBytes, software: ARCHIVE_SOFTWARE };
@@ -38,14 +43,17 @@ export async function createArchiveStage(out: ArchiveOutput): Promise<ConsumerSt
     out.onRepaired?.(await repairAbandonedWarcs(local.dir));
     warc = local;
   }
-  const sink = new ArchiveSink(warc, out.captures, out.batch);
+  const concurrency = out.concurrency ?? ARCHIVE_CONCURRENCY;
+  // a batch is made durable when it holds every exchange that can be in flight: waiting for
+  // more (up to maxRows) would only wait for the timer, since each holds a handler's slot
+  const sink = new ArchiveSink(warc, out.captures, { ...out.batch, maxRows: Math.min(out.batch.maxRows, concurrency) });
   return {
     name: 'archive',
     input: archiveInput,
     emits: archiveEmits,
     // many exchanges wait together for their batch to be made durable; each holds its body
     // (up to --max-body-bytes) until then, so this bounds the stage's memory
-    defaultConcurrency: 200,
+    defaultConcurrency: concurrency,
     counts: ['records'],
     decode: (_subject, data) => decodeExchange(data),
     handle: createArchiveHandler(sink),

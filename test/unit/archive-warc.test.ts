@@ -14,6 +14,8 @@ import { completeLength, gzipMemberLength, repairAbandonedWarcs } from '../../st
 import { readWarcRecord } from '../../stages/archive/read-record.js';
 import { readWarcBytes, readWarcFile } from '../support/warc-reader.js';
 import { ArchiveSink } from '../../stages/archive/sink.js';
+import { createArchiveStage } from '../../stages/archive/index.js';
+import { createFakeContext, stageInput } from '../support/fake-context.js';
 import { gzipMember, INLINE_MAX_BYTES } from '../../stages/archive/gzip-member.js';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { captureRow } from '../../stages/archive/capture-row.js';
@@ -319,6 +321,33 @@ describe('archive: the sink acks an exchange only once its record and its row ar
         assert.equal(row.url_surtkey, surtKey(row.url));
       }
       await sink.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('archive: batches as large as the exchanges it handles at once', () => {
+  it('with 2 handled at once, a batch of 2 is made durable at once, not when the batch timer ends', async () => {
+    const dir = tmpDir();
+    try {
+      const written: number[] = [];
+      const stage = await createArchiveStage({
+        outDir: dir,
+        crawlId: 'c1',
+        maxWarcBytes: 1 << 20,
+        captures: { write: async (b) => void written.push(b.captures?.length ?? 0), close: async () => {} },
+        batch: { maxRows: 1000, maxDelayMs: 60_000 },
+        concurrency: 2,
+      });
+      assert.equal(stage.defaultConcurrency, 2);
+      const ctx = createFakeContext();
+      const e2 = exchange({ url: 'http://h01.site.test/b' }, { capture_id: 'f2:0' });
+      const started = Date.now();
+      await Promise.all([exchange(), e2].map((e) => stage.handle(stageInput(e), ctx)));
+      assert.deepEqual(written, [2]);
+      assert.ok(Date.now() - started < 30_000, 'not held until the timer');
+      await stage.close?.(ctx);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
