@@ -136,7 +136,7 @@ export async function startNode(nc: NatsConnection, settings: CrawlSettings, sta
     ...(outDir
       ? {
           openOutput: () => openParquetOutput(outDir),
-          openArchive: async () => ({ ...(await openArchiveOutput(outDir, settings, opts.log)), ...(opts.concurrency?.archive ? { concurrency: opts.concurrency.archive } : {}) }),
+          openArchive: async () => ({ ...(await openArchiveOutput(outDir, settings, opts.log)), concurrency: opts.concurrency?.archive }),
         }
       : {}),
   };

@@ -12,8 +12,7 @@ import { requireBrowser } from './render-check.js';
 import { checkMetricsOptions, serveMetrics, servedMetrics, type MetricsOptions } from './metrics-options.js';
 import type { MetricsServer } from '../pipeline/metrics-server.js';
 import { resolveOut } from './output-location.js';
-import { retryWhileElecting } from '../ops/nats/jetstream-ready.js';
-import { JETSTREAM_WAIT_MS } from '../pipeline/adapters/nats-connection.js';
+import { JETSTREAM_WAIT_MS, retryWhileElecting } from '../pipeline/adapters/nats-connection.js';
 
 /** `crawl worker --stage NAME`: one stage in this process, joined to a running crawl; start as many as needed. */
 export async function runWorker(

@@ -40,33 +40,3 @@ export async function waitForJetStream(nc: NatsConnection, timeoutMs: number, on
     }
   }
 }
-
-/**
- * Whether a failed JetStream request may succeed if tried again shortly: a timeout, no
- * responders, JetStream not (yet) enabled on the server asked. A cluster answers so while
- * it elects a stream's or a consumer's leader, after `waitForJetStream` has returned too.
- */
-export function isTransientJetStreamError(err: unknown): boolean {
-  const e = err as { name?: string; message?: string; code?: unknown };
-  if (e?.name === 'TimeoutError' || e?.name === 'NoRespondersError') return true;
-  const message = String(e?.message ?? '');
-  return /\btimeout\b|no responders|jetstream is not enabled|jetstream not enabled|\b503\b/i.test(message) || String(e?.code) === '503';
-}
-
-/**
- * Runs `start` again while it fails with a transient JetStream error, until `timeoutMs` has
- * passed: a worker started while the cluster is still electing leaders waits for them rather
- * than exiting. `start` must leave nothing running when it throws.
- */
-export async function retryWhileElecting<T>(start: () => Promise<T>, timeoutMs: number, onRetry?: (why: string) => void): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await start();
-    } catch (err) {
-      if (!isTransientJetStreamError(err) || Date.now() > deadline) throw err;
-      onRetry?.((err as Error).message);
-      await sleep(1000);
-    }
-  }
-}

@@ -11,6 +11,7 @@ import {
   type NatsConnection,
 } from '@nats-io/transport-node';
 import { waitForJetStream } from '../../ops/nats/jetstream-ready.js';
+import { retryFor } from '../retry.js';
 import { batchSocketWrites } from './nats-write-batching.js';
 import { settleRequestsWithoutErrors } from './nats-request-settle.js';
 
@@ -271,4 +272,25 @@ export async function awaitJetStream(nc: NatsConnection, name: string): Promise<
 /** connectNats, then awaitJetStream. */
 export async function connectJetStream(url: string, name: string, security: NatsSecurity = {}): Promise<NatsConnection> {
   return awaitJetStream(await connectNats(url, name, security), name);
+}
+
+/**
+ * Whether a failed JetStream request may succeed if tried again shortly: a timeout, no
+ * responders, JetStream not (yet) enabled on the server asked. A cluster answers so while
+ * it elects a stream's or a consumer's leader, after `waitForJetStream` has returned too.
+ */
+export function isTransientJetStreamError(err: unknown): boolean {
+  const e = err as { name?: string; message?: string; code?: unknown };
+  if (e?.name === 'TimeoutError' || e?.name === 'NoRespondersError') return true;
+  const message = String(e?.message ?? '');
+  return /\btimeout\b|no responders|jetstream is not enabled|jetstream not enabled|\b503\b/i.test(message) || String(e?.code) === '503';
+}
+
+/**
+ * Runs `start` again while it fails with a transient JetStream error, until `timeoutMs` has
+ * passed: a worker started while the cluster is still electing leaders waits for them rather
+ * than exiting. `start` must leave nothing running when it throws.
+ */
+export function retryWhileElecting<T>(start: () => Promise<T>, timeoutMs: number, onRetry?: (why: string) => void): Promise<T> {
+  return retryFor(start, timeoutMs, { retryable: isTransientJetStreamError, ...(onRetry ? { onRetry } : {}) });
 }

@@ -13,9 +13,12 @@ import { revisitEmit } from '../shared/revisits/revisit-emit.js';
 import type { FetchResult } from '../shared/revisits/revisit-policy.js';
 import { MESSAGE_OVERHEAD_BYTES } from './spec.js';
 import { PACING_GUARD_MS } from '../shared/host-state/host-pacing.js';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { retryFor } from '../../pipeline/retry.js';
 
 export { PACING_GUARD_MS };
+
+/** How long a release that must not be lost is tried again (a grant's ack wait is 30 s). */
+const RELEASE_RETRY_MS = 10_000;
 
 /**
  * A grant whose lease lapsed (it waited too long in the stream, or another process took
@@ -138,7 +141,8 @@ export async function handleFetch(input: StageInput<FetchGrant>, ctx: StageConte
     afterPublish: () => release(ctx, g, paceFrom, feedback, draw),
     // the grant is redelivered: it must find the host paced by this answer (a Retry-After, a
     // backoff) and go back to the gate, not ask again at once
-    onPublishFailed: () => keepTrying(() => release(ctx, g, paceFrom, feedback, draw, false)),
+    // (the KV store may be electing a leader too: the same outage that failed the publish)
+    onPublishFailed: () => retryFor(() => release(ctx, g, paceFrom, feedback, draw, false), RELEASE_RETRY_MS),
   };
 }
 
@@ -156,17 +160,6 @@ function afterUnrecordedRequest(ctx: StageContext, g: FetchGrant): Outcome {
   return { ...regrant, afterPublish: () => release(ctx, g, ctx.clock.now() + PACING_GUARD_MS, unknown, Math.random(), false) };
 }
 
-/** The KV store may be electing a leader (the same outage that failed the publish): a few tries, a second apart. */
-async function keepTrying(step: () => Promise<void>, attempts = 10): Promise<void> {
-  for (let i = 1; ; i++) {
-    try {
-      return await step();
-    } catch (err) {
-      if (i >= attempts) throw err;
-      await sleep(1000);
-    }
-  }
-}
 
 /**
  * Validators stored by this very fetch (a grant delivered again after its outputs went out)

@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { isTransientJetStreamError, retryWhileElecting } from '../../ops/nats/jetstream-ready.js';
+import { isTransientJetStreamError, retryWhileElecting } from '../../pipeline/adapters/nats-connection.js';
 
 class TimeoutError extends Error {
   override name = 'TimeoutError';

@@ -52,11 +52,17 @@ describe('host slot: decideAcquire (pure)', () => {
   });
 });
 
+/** A store where the gate granted the host to `leaseId` for the URL at `seq`. */
+async function leasedTo(leaseId: string, seq: number): Promise<MemoryKvStore> {
+  const store = new MemoryKvStore();
+  const { next } = decideAcquire(null, HOST, T, { leaseId, leaseMs: 1000, seq });
+  await store.create(HOST, new TextEncoder().encode(JSON.stringify(next)));
+  return store;
+}
+
 describe('host slot: lease life cycle in KV', () => {
   test('confirm extends and marks the lease; release frees it, records it done and moves the cursor', async () => {
-    const store = new MemoryKvStore();
-    const { next } = decideAcquire(null, HOST, T, { leaseId: 'L1', leaseMs: 1000, seq: 3 });
-    await store.create(HOST, new TextEncoder().encode(JSON.stringify(next)));
+    const store = await leasedTo('L1', 3);
     assert.equal(await confirmLease(store, HOST, 'L1', T + 10, 5000), 'ours');
     assert.equal(await confirmLease(store, HOST, 'L1', T + 20, 5000), 'resumed', 'a second confirm: a request may already have been made');
     assert.equal(await confirmLease(store, HOST, 'other', T + 10, 5000), 'lost');
@@ -128,9 +134,7 @@ describe('per-IP slot', () => {
 
 describe('host slot: a release that does not complete the lease', () => {
   test('frees the host and paces it, but a redelivered grant finds the lease lost (back to the gate), not done', async () => {
-    const store = new MemoryKvStore();
-    const { next } = decideAcquire(null, HOST, T, { leaseId: 'L1', leaseMs: 1000, seq: 3 });
-    await store.create(HOST, new TextEncoder().encode(JSON.stringify(next)));
+    const store = await leasedTo('L1', 3);
     assert.equal(await confirmLease(store, HOST, 'L1', T + 10, 5000), 'ours');
     const throttled = { kind: 'throttled', status: 429, retryAfterMs: 2000, durationMs: 90, baseDelayMs: 500 } as const;
     const released = await releaseSlot(store, HOST, 'L1', T + 100, throttled, PACING, Math.random, false);
