@@ -5,20 +5,17 @@
  * `crawl run --until-idle` process (start-up and final flush included). Also per page: messages
  * and bytes in the streams, KV writes and reads (the bench starts the nats-server to read them).
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { startTestWeb } from '../testweb/index.js';
 import { openOutputDatabase } from '../pipeline/adapters/duckdb-views.js';
 import { cpuSeconds, ProcessWatch } from './proc-stats.js';
 import { freePort, startEmbeddedServer } from '../ops/nats/embedded-server.js';
 import { KvOpsScraper, streamTraffic, watchBacklog, type KvOpCounts, type StreamTraffic } from './stream-traffic.js';
 import { median } from './stats.js';
+import { benchSeeds, spawnBenchCrawl } from './bench-crawl.js';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const CLI = path.resolve(here, '../cli/main.js');
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const HOSTS = Number(process.env.BENCH_HOSTS ?? 200);
 const PAGES_PER_HOST = Number(process.env.BENCH_PAGES_PER_HOST ?? 55);
@@ -30,26 +27,20 @@ async function runOnce(port: number, seeds: string[]): Promise<RunResult> {
   // read the streams after the crawl: what was published and stored per page
   const server = await startEmbeddedServer(path.join(out, '.nats'));
   const metricsPort = await freePort();
-  const args = [CLI, 'run', '--out', out, '--resolve', `*.bench.test=127.0.0.1:${port}`, '--min-delay-ms', '0', '--max-per-ip', '0', '--adaptive-delay-factor', '0', '--max-depth', '10', '--until-idle', '--metrics-port', String(metricsPort)];
-  for (const s of seeds) args.push('--seed', s);
   const natsCpuBefore = cpuSeconds(server.pid) ?? 0;
   const started = performance.now();
-  // BENCH_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof' profiles the crawl (a profile per thread)
-  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...nodeArgs, ...args], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, LOG_LEVEL: 'warn', NATS_URL: server.url } });
-  let stderr = '';
-  child.stderr.on('data', (c: Buffer) => (stderr = (stderr + c.toString()).slice(-5000)));
-  const watch = new ProcessWatch(child.pid!);
+  const crawl = spawnBenchCrawl({ out, webPort: port, natsUrl: server.url, metricsPort, seeds });
+  const watch = new ProcessWatch(crawl.child.pid!);
   const kvOps = new KvOpsScraper(metricsPort);
   const backlog = process.env.BENCH_WATCH ? watchBacklog(server.url) : null;
-  const code: number = await new Promise((resolve) => child.on('exit', (c) => resolve(c ?? 1)));
+  const code = await crawl.exited;
   const usage = watch.stop();
   kvOps.stop();
   await backlog?.stop();
   const seconds = (performance.now() - started) / 1000;
   const natsCpu = (cpuSeconds(server.pid) ?? natsCpuBefore) - natsCpuBefore;
   try {
-    if (code !== 0) throw new Error(`crawl run exited ${code}: ${stderr}`);
+    if (code !== 0) throw new Error(`crawl run exited ${code}: ${crawl.stderr()}`);
     const traffic = await streamTraffic(server.url);
     const db = await openOutputDatabase(out);
     const res = await db.run('SELECT count(*) AS n FROM pages');
@@ -77,7 +68,7 @@ const perPage = (n: number, pages: number) => n / pages;
 
 async function main() {
   const web = await startTestWeb({ hosts: 1, benchHosts: HOSTS, benchPagesPerHost: PAGES_PER_HOST, seed: 7 });
-  const seeds = Array.from({ length: HOSTS }, (_, i) => `http://b${String(i).padStart(3, '0')}.bench.test/`);
+  const seeds = benchSeeds(HOSTS);
   const results = [];
   try {
     for (let i = 0; i < RUNS; i++) {

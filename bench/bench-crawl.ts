@@ -1,0 +1,33 @@
+/**
+ * The crawl both throughput benches run: a `crawl run` process over the test web's bench hosts
+ * (allow-all robots, no crawl-delay) with politeness delays off, every stage in one process,
+ * against a nats-server the bench started (same configuration as `crawl run` would use) so
+ * the bench can read the streams afterwards.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const CLI = path.resolve(here, '../cli/main.js');
+
+export const benchSeeds = (hosts: number): string[] => Array.from({ length: hosts }, (_, i) => `http://b${String(i).padStart(3, '0')}.bench.test/`);
+
+export interface BenchCrawl {
+  child: ChildProcess;
+  /** the last 5,000 characters the crawl wrote to stderr */
+  stderr(): string;
+  exited: Promise<number>;
+}
+
+export function spawnBenchCrawl(o: { out: string; webPort: number; natsUrl: string; metricsPort: number; seeds: string[]; extraArgs?: string[] }): BenchCrawl {
+  const args = [CLI, 'run', '--out', o.out, '--resolve', `*.bench.test=127.0.0.1:${o.webPort}`, '--min-delay-ms', '0', '--max-per-ip', '0', '--adaptive-delay-factor', '0', '--max-depth', '10', '--until-idle', '--metrics-port', String(o.metricsPort), ...(o.extraArgs ?? [])];
+  for (const s of o.seeds) args.push('--seed', s);
+  // BENCH_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof' profiles the crawl (a profile per thread)
+  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, ...args], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, LOG_LEVEL: 'warn', NATS_URL: o.natsUrl } });
+  let stderr = '';
+  child.stderr!.on('data', (c: Buffer) => (stderr = (stderr + c.toString()).slice(-5000)));
+  const exited = new Promise<number>((resolve) => child.on('exit', (c) => resolve(c ?? 1)));
+  return { child, stderr: () => stderr, exited };
+}

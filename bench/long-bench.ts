@@ -1,0 +1,130 @@
+/**
+ * `npm run bench:long`: does a crawl's cost grow with its size? One `crawl run` of 200,000
+ * pages (200 bench hosts × 1,000 pages, delays off, the same crawl as `npm run bench`),
+ * reported per window of 20,000 stored pages: pages/s, peak RSS, CPU per page (crawl and
+ * nats-server), and at the end the stream storage per page. A crawl whose per-URL state
+ * leaked into memory, or whose KV or stream costs grew with their size, shows as a trend
+ * from the first window to the last.
+ *
+ * BENCH_LONG_PAGES_PER_HOST and BENCH_LONG_WINDOW make it smaller for a quick check. The crawl
+ * runs with --no-compact: the merge of the output at the end is not the crawl's growth.
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { startTestWeb } from '../testweb/index.js';
+import { cpuSeconds } from './proc-stats.js';
+import { freePort, startEmbeddedServer } from '../ops/nats/embedded-server.js';
+import { streamTraffic } from './stream-traffic.js';
+import { benchSeeds, spawnBenchCrawl } from './bench-crawl.js';
+
+const HOSTS = 200;
+const PAGES_PER_HOST = Number(process.env.BENCH_LONG_PAGES_PER_HOST ?? 1000);
+const WINDOW = Number(process.env.BENCH_LONG_WINDOW ?? 20_000);
+
+interface Window {
+  pages: number;
+  seconds: number;
+  peakRssMb: number;
+  crawlCpu: number;
+  natsCpu: number;
+}
+
+/** Resident memory now (VmRSS), in MB; 0 once the process is gone. */
+function rssMb(pid: number): number {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) / 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** Pages the crawl's persist stage has taken (its `crawler_persist_rows_total{outcome="page"}`), or null when unreadable. */
+async function pagesPersisted(metricsPort: number): Promise<number | null> {
+  try {
+    const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+    const m = /^crawler_persist_rows_total\{outcome="page"\} (\d+)/m.exec(text);
+    return m ? Number(m[1]) : 0;
+  } catch {
+    return null;
+  }
+}
+
+async function main() {
+  const total = HOSTS * PAGES_PER_HOST;
+  const web = await startTestWeb({ hosts: 1, benchHosts: HOSTS, benchPagesPerHost: PAGES_PER_HOST, seed: 7 });
+  const out = mkdtempSync(path.join(os.tmpdir(), 'crawl-bench-long-'));
+  const server = await startEmbeddedServer(path.join(out, '.nats'));
+  const metricsPort = await freePort();
+  process.stdout.write(`bench:long: ${total} pages (${HOSTS} hosts × ${PAGES_PER_HOST}), windows of ${WINDOW}\n`);
+  try {
+    const crawl = spawnBenchCrawl({ out, webPort: web.port, natsUrl: server.url, metricsPort, seeds: benchSeeds(HOSTS), extraArgs: ['--no-compact'] });
+    const pid = crawl.child.pid!;
+    const windows: Window[] = [];
+    const started = performance.now();
+    let mark = { at: started, pages: 0, crawlCpu: 0, natsCpu: cpuSeconds(server.pid) ?? 0 };
+    let peak = 0;
+    let overallPeak = 0;
+    let exited = false;
+    void crawl.exited.then(() => (exited = true));
+    const closeWindow = (pages: number) => {
+      const now = performance.now();
+      const crawlCpu = cpuSeconds(pid) ?? mark.crawlCpu;
+      const natsCpu = cpuSeconds(server.pid) ?? mark.natsCpu;
+      const w: Window = { pages: pages - mark.pages, seconds: (now - mark.at) / 1000, peakRssMb: peak, crawlCpu: crawlCpu - mark.crawlCpu, natsCpu: natsCpu - mark.natsCpu };
+      windows.push(w);
+      process.stdout.write(`${formatWindow(windows.length, pages, w)}\n`);
+      mark = { at: now, pages, crawlCpu, natsCpu };
+      peak = 0;
+    };
+    while (!exited) {
+      await new Promise((r) => setTimeout(r, 500));
+      const rss = rssMb(pid);
+      peak = Math.max(peak, rss);
+      overallPeak = Math.max(overallPeak, rss);
+      const pages = await pagesPersisted(metricsPort);
+      // the last window closes with the crawl: its CPU is read while the process still exists
+      if (pages !== null && pages > mark.pages && (pages - mark.pages >= WINDOW || pages >= total)) closeWindow(pages);
+    }
+    const code = await crawl.exited;
+    if (code !== 0) throw new Error(`crawl run exited ${code}: ${crawl.stderr()}`);
+    const seconds = (performance.now() - started) / 1000;
+    const traffic = await streamTraffic(server.url);
+    const stored = mark.pages;
+    printSummary(windows, { stored, seconds, overallPeak, streamBytes: traffic.bytes, messages: traffic.messages });
+  } finally {
+    await server.stop();
+    await web.close();
+    rmSync(out, { recursive: true, force: true });
+  }
+}
+
+function formatWindow(i: number, pages: number, w: Window): string {
+  const rate = w.pages / w.seconds;
+  return (
+    `window ${String(i).padStart(2)} (to ${pages} pages): ${rate.toFixed(0)} pages/s, peak RSS ${w.peakRssMb.toFixed(0)} MB, ` +
+    `CPU per page ${((1000 * w.crawlCpu) / w.pages).toFixed(1)} ms crawl + ${((1000 * w.natsCpu) / w.pages).toFixed(1)} ms nats-server`
+  );
+}
+
+function printSummary(windows: Window[], t: { stored: number; seconds: number; overallPeak: number; streamBytes: number; messages: number }): void {
+  // the first and last full windows; a short tail window (the drain) is shown but not compared
+  const full = windows.filter((w) => w.pages >= WINDOW * 0.9);
+  const first = full[0];
+  const last = full[full.length - 1];
+  console.log(`\n${t.stored} pages in ${t.seconds.toFixed(0)} s (${(t.stored / t.seconds).toFixed(0)} pages/s), peak RSS ${t.overallPeak.toFixed(0)} MB`);
+  console.log(`stream storage: ${(t.streamBytes / t.stored / 1024).toFixed(1)} KB per page (${(t.streamBytes / 1e9).toFixed(2)} GB), ${(t.messages / t.stored).toFixed(1)} messages per page`);
+  if (first && last && full.length > 1) {
+    const rate = (w: Window) => w.pages / w.seconds;
+    const rates = full.map(rate);
+    const rss = full.map((w) => w.peakRssMb);
+    console.log(`last full window / first: pages/s ${(rate(last) / rate(first)).toFixed(2)}, peak RSS ${(last.peakRssMb / first.peakRssMb).toFixed(2)}`);
+    console.log(`spread over full windows (max/min): pages/s ${(Math.max(...rates) / Math.min(...rates)).toFixed(2)}, peak RSS ${(Math.max(...rss) / Math.min(...rss)).toFixed(2)}`);
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
