@@ -9,7 +9,8 @@
  * is fsynced. A crash leaves at most `.tmp` files, which readers never match
  * (they glob `*.parquet`) and which the next `open()` deletes.
  *
- * One in-memory DuckDB instance and connection per ParquetOutput; rows are
+ * One connection per ParquetOutput, on the process's shared writer instance
+ * (duckdb-writer-instance.ts); rows are
  * sorted in JS (by url, see FILE_SORT_KEYS), staged in a plain table through
  * the Appender, then `COPY stage TO '…tmp' (FORMAT PARQUET, COMPRESSION ZSTD)`.
  *
@@ -17,13 +18,14 @@
  * a local staging directory and then uploaded as one object under the same relative key:
  * an object appears only once its upload completes, so a reader never sees part of one.
  *
- * This is the only module (with duckdb-views.ts) that imports @duckdb/node-api.
+ * Stages write Parquet only through this module.
  */
 import { sqlIdent, sqlString } from './sql-quote.js';
 import { randomBytes } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
-import { DuckDBInstance, DuckDBTimestampValue } from '@duckdb/node-api';
+import { DuckDBTimestampValue } from '@duckdb/node-api';
+import { acquireWriterInstance } from './duckdb-writer-instance.js';
 import type { ObjectStore } from '../../ports/object-store.js';
 import { makeStagingDir } from './staging-dir.js';
 import type { DuckDBAppender, DuckDBConnection } from '@duckdb/node-api';
@@ -89,7 +91,9 @@ export class OutputRowError extends Error {
   }
 }
 
-const stagingTable = (t: TableName): string => `_stage_${t}`;
+/** Writers share their DuckDB instance, so each stages its rows in tables of its own. */
+let writerSerial = 0;
+const stagingTable = (t: TableName, writer: number): string => `_stage_${t}_${writer}`;
 
 function createTableSql(name: string, cols: readonly ColumnDef[]): string {
   return `CREATE OR REPLACE TABLE ${sqlIdent(name)} (${cols.map((c) => `${sqlIdent(c.name)} ${c.type}`).join(', ')})`;
@@ -280,10 +284,11 @@ function byCrawl(table: TableName, values: Appendable[][]): Map<string, Appendab
 class ParquetOutputImpl implements ParquetOutput {
   private chain: Promise<unknown> = Promise.resolve();
   private closed = false;
+  private readonly serial = ++writerSerial;
 
   constructor(
     readonly outDir: string,
-    private readonly instance: DuckDBInstance,
+    private readonly releaseInstance: () => void,
     private readonly conn: DuckDBConnection,
     private readonly version: number,
     private readonly remote: { store: ObjectStore; staging: string } | null,
@@ -301,7 +306,7 @@ class ParquetOutputImpl implements ParquetOutput {
     this.closed = true;
     await this.chain;
     this.conn.closeSync();
-    this.instance.closeSync();
+    this.releaseInstance();
     if (this.remote) await fsp.rm(this.remote.staging, { recursive: true, force: true });
   }
 
@@ -345,7 +350,7 @@ class ParquetOutputImpl implements ParquetOutput {
 
   private async writeTable(table: TableName, values: Appendable[][], dir: string): Promise<WrittenFile> {
     const cols: readonly ColumnDef[] = TABLES[table];
-    const stage = stagingTable(table);
+    const stage = stagingTable(table, this.serial);
     await fsp.mkdir(dir, { recursive: true });
     const finalPath = path.join(dir, `part-${fileTimestamp()}-${randomBytes(6).toString('hex')}.parquet`);
 
@@ -403,17 +408,17 @@ export class ParquetTableWriter {
     const dbOptions: Record<string, string> = {};
     if (options.threads !== undefined) dbOptions['threads'] = String(options.threads);
     if (options.memoryLimit !== undefined) dbOptions['memory_limit'] = options.memoryLimit;
-    const instance = await DuckDBInstance.create(':memory:', dbOptions);
+    const { instance, release } = await acquireWriterInstance(dbOptions);
     let conn: DuckDBConnection | undefined;
     try {
       conn = await instance.connect();
       await conn.run('SET preserve_insertion_order = true');
     } catch (err) {
       conn?.closeSync();
-      instance.closeSync();
+      release();
       throw err;
     }
-    return new ParquetOutputImpl(outDir, instance, conn, options.version ?? 0, remote);
+    return new ParquetOutputImpl(outDir, release, conn, options.version ?? 0, remote);
   }
 }
 

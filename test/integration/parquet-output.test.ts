@@ -289,6 +289,31 @@ describe('parquet output', () => {
     }
   });
 
+  test('writers of one process share a DuckDB instance: their writes at the same moment all land, and one closing leaves the other working', async () => {
+    const out = await mk();
+    const settings = { threads: 1, memoryLimit: '256MB' };
+    const a = await ParquetTableWriter.open(out, settings);
+    const b = await ParquetTableWriter.open(out, settings);
+    // same tables, same moment: a staging table shared by both writers would mix or lose rows
+    await Promise.all(
+      Array.from({ length: 6 }, (_, k) => (k % 2 ? a : b).write({ pages: [page(k * 10), page(k * 10 + 1)], fetch_log: [logRow(k)] })),
+    );
+    await a.close();
+    await b.write({ pages: [page(100)] });
+    await b.close();
+    const db = await openOutputDatabase(out);
+    try {
+      assert.equal((await db.run('SELECT count(*) FROM pages')).rows[0]![0], 13);
+      assert.equal((await db.run('SELECT count(*) FROM fetch_log')).rows[0]![0], 6);
+    } finally {
+      await db.close();
+    }
+    // the instance closed with its last writer; a new writer gets a fresh one
+    const c = await ParquetTableWriter.open(out, settings);
+    await c.write({ pages: [page(200)] });
+    await c.close();
+  });
+
   test('2,000 pages of ~20 KB text write in reasonable time', async () => {
     const out = await mk();
     const w = await ParquetTableWriter.open(out);
