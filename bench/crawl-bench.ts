@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { startTestWeb } from '../testweb/index.js';
 import { openOutputDatabase } from '../pipeline/adapters/duckdb-views.js';
-import { cpuSeconds, ProcessWatch } from './proc-stats.js';
+import { cpuSeconds, peakRssMb, ProcessWatch } from './proc-stats.js';
 import { freePort, startEmbeddedServer } from '../ops/nats/embedded-server.js';
 import { KvOpsScraper, streamTraffic, watchBacklog, type KvOpCounts, type StreamTraffic } from './stream-traffic.js';
 import { median } from './stats.js';
@@ -31,7 +31,9 @@ async function runOnce(port: number, seeds: string[]): Promise<RunResult> {
   const started = performance.now();
   const crawl = spawnBenchCrawl({ out, webPort: port, natsUrl: server.url, metricsPort, seeds });
   const watch = new ProcessWatch(crawl.child.pid!);
-  const kvOps = new KvOpsScraper(metricsPort);
+  // VmHWM is the peak so far: read when the stages stop, it is the crawl's peak without the final merge
+  let crawlRssMb = 0;
+  const kvOps = new KvOpsScraper(metricsPort, () => (crawlRssMb = peakRssMb(crawl.child.pid!)));
   const backlog = process.env.BENCH_WATCH ? watchBacklog(server.url) : null;
   const code = await crawl.exited;
   const usage = watch.stop();
@@ -45,7 +47,7 @@ async function runOnce(port: number, seeds: string[]): Promise<RunResult> {
     const db = await openOutputDatabase(out);
     const res = await db.run('SELECT count(*) AS n FROM pages');
     await db.close();
-    return { pages: Number(res.rows[0]![0]), seconds, rssMb: usage.peakRssMb, crawlCpu: usage.cpuSeconds, natsCpu, traffic, kv: kvOps.last };
+    return { pages: Number(res.rows[0]![0]), seconds, rssMb: usage.peakRssMb, crawlRssMb: crawlRssMb || usage.peakRssMb, crawlCpu: usage.cpuSeconds, natsCpu, traffic, kv: kvOps.last };
   } finally {
     await server.stop();
     rmSync(out, { recursive: true, force: true });
@@ -55,7 +57,9 @@ async function runOnce(port: number, seeds: string[]): Promise<RunResult> {
 interface RunResult {
   pages: number;
   seconds: number;
+  /** peak RSS of the whole `crawl run`, and of its crawl alone (before the output's final merge) */
   rssMb: number;
+  crawlRssMb: number;
   /** CPU seconds of the `crawl run` process (every stage) and of the nats-server */
   crawlCpu: number;
   natsCpu: number;
@@ -75,7 +79,7 @@ async function main() {
       const r = await runOnce(web.port, seeds);
       results.push(r);
       process.stdout.write(
-        `run ${i + 1}: ${r.pages} pages in ${r.seconds.toFixed(1)} s = ${(r.pages / r.seconds).toFixed(0)} pages/s, peak RSS ${r.rssMb.toFixed(0)} MB, ` +
+        `run ${i + 1}: ${r.pages} pages in ${r.seconds.toFixed(1)} s = ${(r.pages / r.seconds).toFixed(0)} pages/s, peak RSS ${r.rssMb.toFixed(0)} MB (${r.crawlRssMb.toFixed(0)} MB before the final merge), ` +
           `CPU per page ${msPerPage(r.crawlCpu, r.pages).toFixed(1)} ms crawl + ${msPerPage(r.natsCpu, r.pages).toFixed(1)} ms nats-server; ` +
           `per page: ${perPage(r.traffic.messages, r.pages).toFixed(1)} messages, ${(perPage(r.traffic.bytes, r.pages) / 1024).toFixed(1)} KB stored, ` +
           `${perPage(r.kv.writes, r.pages).toFixed(1)} KV writes + ${perPage(r.kv.reads, r.pages).toFixed(1)} reads\n`,
@@ -93,6 +97,7 @@ async function main() {
   console.log(`| pages/s | ${median(rates).toFixed(0)} |`);
   console.log(`| wall time (s) | ${median(results.map((r) => r.seconds)).toFixed(1)} |`);
   console.log(`| peak RSS of crawl run (MB) | ${median(results.map((r) => r.rssMb)).toFixed(0)} |`);
+  console.log(`| peak RSS before the output's final merge (MB) | ${median(results.map((r) => r.crawlRssMb)).toFixed(0)} |`);
   console.log(`| CPU per page, crawl run (ms) | ${median(results.map((r) => msPerPage(r.crawlCpu, r.pages))).toFixed(1)} |`);
   console.log(`| CPU per page, nats-server (ms) | ${median(results.map((r) => msPerPage(r.natsCpu, r.pages))).toFixed(1)} |`);
   console.log(`| messages published per page (streams, KV excluded) | ${median(results.map((r) => perPage(r.traffic.messages, r.pages))).toFixed(1)} |`);

@@ -38,13 +38,21 @@ export interface KvOpCounts {
   byOp: Record<string, number>;
 }
 
-/** Scrapes the crawl's /metrics once a second while it runs; `last` is the final scrape's counts. */
+/**
+ * Scrapes the crawl's /metrics four times a second while it runs; `last` is the final scrape's
+ * counts. `onGone` is called once when /metrics stops answering after it had answered: the
+ * crawl's stages have stopped (what follows is the merge of the output).
+ */
 export class KvOpsScraper {
   last: KvOpCounts = { reads: 0, writes: 0, byOp: {} };
   private readonly timer: NodeJS.Timeout;
+  private answered = false;
 
-  constructor(private readonly port: number) {
-    this.timer = setInterval(() => void this.scrape(), 1000);
+  constructor(
+    private readonly port: number,
+    private onGone?: () => void,
+  ) {
+    this.timer = setInterval(() => void this.scrape(), 250);
   }
 
   private async scrape(): Promise<void> {
@@ -60,8 +68,11 @@ export class KvOpsScraper {
         else counts.writes += n;
       }
       this.last = counts;
+      this.answered = true;
     } catch {
-      /* not up yet, or gone */
+      // not up yet, or gone
+      if (this.answered) this.onGone?.();
+      if (this.answered) this.onGone = undefined;
     }
   }
 
