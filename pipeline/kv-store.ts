@@ -75,13 +75,19 @@ export const parseJsonValue = <T>(bytes: Uint8Array): T => JSON.parse(decoder.de
  * never race each other on a key (the server's compare-and-set still arbitrates between
  * processes). Forgotten when idle, so memory stays bounded by the keys in use right now.
  */
+interface PendingChange {
+  change: (current: unknown) => { value?: unknown; result: unknown };
+  attempts: number;
+  resolve: (result: unknown) => void;
+  reject: (err: unknown) => void;
+}
 interface KeyState {
-  tail: Promise<unknown>;
-  users: number;
+  queue: PendingChange[];
+  running: boolean;
 }
 const keyStates = new WeakMap<KvStore, Map<string, KeyState>>();
 
-function keyState(store: KvStore, key: string): KeyState {
+function keyState(store: KvStore, key: string): { states: Map<string, KeyState>; state: KeyState } {
   let states = keyStates.get(store);
   if (!states) {
     states = new Map();
@@ -89,15 +95,10 @@ function keyState(store: KvStore, key: string): KeyState {
   }
   let state = states.get(key);
   if (!state) {
-    state = { tail: Promise.resolve(), users: 0 };
+    state = { queue: [], running: false };
     states.set(key, state);
   }
-  return state;
-}
-
-function releaseKeyState(store: KvStore, key: string, state: KeyState): void {
-  state.users -= 1;
-  if (state.users === 0) keyStates.get(store)?.delete(key);
+  return { states, state };
 }
 
 /** Bytes of entry values casUpdate remembers per store (least recently used dropped first). */
@@ -157,44 +158,84 @@ function entryCache(store: KvStore): EntryCache {
  * Read-modify-write with compare-and-set, retried on conflict.
  * `change` gets the current value (or null) and returns the new value, or `undefined` to leave it.
  * A decision to leave the value is always made on a fresh read, never on the cached entry.
+ *
+ * Updates of one key in one process run one at a time, in call order; those that queued
+ * while a write of the key was in flight are applied together, each on the value the one
+ * before it left, and written at once (a host's queue tail and trap tally are updated by
+ * many URLs at the same moment: half of those updates folded into another's write in
+ * `npm run bench`). All of them land or none: a conflict re-runs them all on a fresh read.
+ * A change that throws rejects its own call only, and leaves the value as it found it.
  */
-export async function casUpdate<T, R>(
+export function casUpdate<T, R>(
   store: KvStore,
   key: string,
   change: (current: T | null) => { value?: T; result: R },
   attempts = 20,
 ): Promise<R> {
-  const state = keyState(store, key);
+  return new Promise<R>((resolve, reject) => {
+    const { states, state } = keyState(store, key);
+    state.queue.push({ change: change as PendingChange['change'], attempts, resolve: resolve as PendingChange['resolve'], reject });
+    if (!state.running) void drain(store, key, states, state);
+  });
+}
+
+async function drain(store: KvStore, key: string, states: Map<string, KeyState>, state: KeyState): Promise<void> {
+  state.running = true;
+  while (state.queue.length > 0) await applyTogether(store, key, state.queue.splice(0));
+  state.running = false;
+  if (states.get(key) === state) states.delete(key);
+}
+
+type Outcome = { ok: true; result: unknown } | { ok: false; err: unknown };
+
+/** Runs `batch`'s changes in order on one value and writes the last one, retried on conflict. */
+async function applyTogether(store: KvStore, key: string, batch: PendingChange[]): Promise<void> {
   const cache = entryCache(store);
-  state.users += 1;
-  const run = state.tail.then(async () => {
+  const attempts = Math.max(...batch.map((c) => c.attempts));
+  try {
     for (let attempt = 0; attempt < attempts; attempt++) {
       const remembered = attempt === 0 ? cache.get(key) : undefined;
       const cached = remembered !== undefined;
       const entry = cached ? remembered : await store.get(key);
       if (!cached) cache.set(key, entry); // a remembered entry was already made the most recent by get
-      const current = entry ? parseJsonValue<T>(entry.value) : null;
-      const { value, result } = change(current);
-      if (value === undefined) {
+      let current: unknown = entry ? parseJsonValue(entry.value) : null;
+      let changed = false;
+      const outcomes: Outcome[] = batch.map((c) => {
+        try {
+          const { value, result } = c.change(current);
+          if (value !== undefined) {
+            current = value;
+            changed = true;
+          }
+          return { ok: true, result };
+        } catch (err) {
+          return { ok: false, err };
+        }
+      });
+      if (!changed) {
         if (cached) continue; // decided on a fresh read only
-        return result;
+        return settle(batch, outcomes);
       }
       try {
-        const bytes = jsonValue(value);
+        const bytes = jsonValue(current);
         const revision = entry ? await store.update(key, bytes, entry.revision) : await store.create(key, bytes);
         cache.set(key, { value: bytes, revision });
-        return result;
+        return settle(batch, outcomes);
       } catch (err) {
         cache.forget(key);
         if (!(err instanceof KvConflictError)) throw err;
       }
     }
     throw new Error(`updating ${key}: too many concurrent writers (${attempts} compare-and-set conflicts)`);
-  });
-  state.tail = run.catch(() => undefined);
-  try {
-    return await run;
-  } finally {
-    releaseKeyState(store, key, state);
+  } catch (err) {
+    for (const c of batch) c.reject(err);
   }
+}
+
+function settle(batch: PendingChange[], outcomes: Outcome[]): void {
+  batch.forEach((c, i) => {
+    const o = outcomes[i]!;
+    if (o.ok) c.resolve(o.result);
+    else c.reject(o.err);
+  });
 }

@@ -91,6 +91,13 @@ export class OutputRowError extends Error {
   }
 }
 
+/**
+ * DuckDB's allocator keeps what a batch used (~115 MB after a few batches of 20 MB of text,
+ * with DuckDB itself reporting 0 bytes in use) unless its background threads purge it: with
+ * these settings the same instance was back to its starting size within 3 s (measured).
+ */
+export const RETURN_FREED_MEMORY: Readonly<Record<string, string>> = { allocator_background_threads: 'true', allocator_flush_threshold: '32MB' };
+
 /** Writers share their DuckDB instance, so each stages its rows in tables of its own. */
 let writerSerial = 0;
 const stagingTable = (t: TableName, writer: number): string => `_stage_${t}_${writer}`;
@@ -405,7 +412,7 @@ export class ParquetTableWriter {
       await fsp.mkdir(dir, { recursive: true });
       await removeTmpFiles(dir, options.staleTmpAgeMs ?? 0);
     }
-    const dbOptions: Record<string, string> = {};
+    const dbOptions: Record<string, string> = { ...RETURN_FREED_MEMORY };
     if (options.threads !== undefined) dbOptions['threads'] = String(options.threads);
     if (options.memoryLimit !== undefined) dbOptions['memory_limit'] = options.memoryLimit;
     const { instance, release } = await acquireWriterInstance(dbOptions);

@@ -6,9 +6,18 @@ import { type KvEntry } from '../../ports/kv.js';
 /** A MemoryKvStore that counts its reads, to see which updates skipped theirs. */
 class CountingStore extends MemoryKvStore {
   reads = 0;
+  writes = 0;
   override async get(key: string): Promise<KvEntry | null> {
     this.reads += 1;
     return super.get(key);
+  }
+  override async update(key: string, value: Uint8Array, revision: number): Promise<number> {
+    this.writes += 1;
+    return super.update(key, value, revision);
+  }
+  override async create(key: string, value: Uint8Array): Promise<number> {
+    this.writes += 1;
+    return super.create(key, value);
   }
 }
 
@@ -43,6 +52,40 @@ describe('casUpdate', () => {
     const store = new CountingStore();
     await Promise.all(Array.from({ length: 50 }, () => casUpdate(store, 'k', increment)));
     assert.equal(await casUpdate(store, 'k', increment), 51);
+  });
+
+  test('updates queued behind a write in flight are applied in call order and written together', async () => {
+    const store = new CountingStore();
+    const results = await Promise.all(Array.from({ length: 50 }, () => casUpdate(store, 'k', increment)));
+    // each saw the value the one before it left, as if run one after another
+    assert.deepEqual(results, Array.from({ length: 50 }, (_, i) => i + 1));
+    assert.ok(store.writes <= 3, `50 queued updates took ${store.writes} writes`);
+    assert.equal(JSON.parse(new TextDecoder().decode((await store.get('k'))!.value)), 50);
+  });
+
+  test('a change that throws rejects its own call only; the changes queued with it land', async () => {
+    const store = new CountingStore();
+    const calls = [
+      casUpdate(store, 'k', increment),
+      casUpdate<number, number>(store, 'k', () => {
+        throw new Error('bad change');
+      }),
+      casUpdate(store, 'k', increment),
+    ];
+    const [a, b, c] = await Promise.allSettled(calls);
+    assert.deepEqual(a, { status: 'fulfilled', value: 1 });
+    assert.equal(b!.status, 'rejected');
+    assert.match(String((b as PromiseRejectedResult).reason), /bad change/);
+    assert.deepEqual(c, { status: 'fulfilled', value: 2 });
+  });
+
+  test('updates written together re-run on a fresh read when another writer changed the key', async () => {
+    const store = new CountingStore();
+    await casUpdate(store, 'k', increment); // remembered: 1
+    await store.put('k', jsonValue(100)); // someone else's write
+    const results = await Promise.all([casUpdate(store, 'k', increment), casUpdate(store, 'k', increment), casUpdate(store, 'k', increment)]);
+    assert.deepEqual(results, [101, 102, 103]);
+    assert.equal(JSON.parse(new TextDecoder().decode((await store.get('k'))!.value)), 103);
   });
 
   test('remembered entries stay within the byte budget (least recently used forgotten)', async () => {
