@@ -24,6 +24,8 @@ const WINDOW = Number(process.env.BENCH_LONG_WINDOW ?? 20_000);
 
 interface Window {
   pages: number;
+  /** responses fetched in the window (fetch may run ahead of storing) */
+  fetched: number;
   seconds: number;
   peakRssMb: number;
   crawlCpu: number;
@@ -40,12 +42,17 @@ function rssMb(pid: number): number {
   }
 }
 
-/** Pages the crawl's persist stage has taken (its `crawler_persist_rows_total{outcome="page"}`), or null when unreadable. */
-async function pagesPersisted(metricsPort: number): Promise<number | null> {
+/**
+ * Pages the crawl's persist stage has taken (`crawler_persist_rows_total{outcome="page"}`) and
+ * responses fetch has had (`crawler_fetch_responses_total`), or null when unreadable.
+ */
+async function progress(metricsPort: number): Promise<{ stored: number; fetched: number } | null> {
   try {
     const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
-    const m = /^crawler_persist_rows_total\{outcome="page"\} (\d+)/m.exec(text);
-    return m ? Number(m[1]) : 0;
+    const stored = /^crawler_persist_rows_total\{outcome="page"\} (\d+)/m.exec(text);
+    let fetched = 0;
+    for (const m of text.matchAll(/^crawler_fetch_responses_total\{[^}]*\} (\d+)/gm)) fetched += Number(m[1]);
+    return { stored: stored ? Number(stored[1]) : 0, fetched };
   } catch {
     return null;
   }
@@ -63,19 +70,19 @@ async function main() {
     const pid = crawl.child.pid!;
     const windows: Window[] = [];
     const started = performance.now();
-    let mark = { at: started, pages: 0, crawlCpu: 0, natsCpu: cpuSeconds(server.pid) ?? 0 };
+    let mark = { at: started, pages: 0, fetched: 0, crawlCpu: 0, natsCpu: cpuSeconds(server.pid) ?? 0 };
     let peak = 0;
     let overallPeak = 0;
     let exited = false;
     void crawl.exited.then(() => (exited = true));
-    const closeWindow = (pages: number) => {
+    const closeWindow = (pages: number, fetched: number) => {
       const now = performance.now();
       const crawlCpu = cpuSeconds(pid) ?? mark.crawlCpu;
       const natsCpu = cpuSeconds(server.pid) ?? mark.natsCpu;
-      const w: Window = { pages: pages - mark.pages, seconds: (now - mark.at) / 1000, peakRssMb: peak, crawlCpu: crawlCpu - mark.crawlCpu, natsCpu: natsCpu - mark.natsCpu };
+      const w: Window = { pages: pages - mark.pages, fetched: fetched - mark.fetched, seconds: (now - mark.at) / 1000, peakRssMb: peak, crawlCpu: crawlCpu - mark.crawlCpu, natsCpu: natsCpu - mark.natsCpu };
       windows.push(w);
       process.stdout.write(`${formatWindow(windows.length, pages, w)}\n`);
-      mark = { at: now, pages, crawlCpu, natsCpu };
+      mark = { at: now, pages, fetched, crawlCpu, natsCpu };
       peak = 0;
     };
     while (!exited) {
@@ -83,9 +90,9 @@ async function main() {
       const rss = rssMb(pid);
       peak = Math.max(peak, rss);
       overallPeak = Math.max(overallPeak, rss);
-      const pages = await pagesPersisted(metricsPort);
+      const p = await progress(metricsPort);
       // the last window closes with the crawl: its CPU is read while the process still exists
-      if (pages !== null && pages > mark.pages && (pages - mark.pages >= WINDOW || pages >= total)) closeWindow(pages);
+      if (p !== null && p.stored > mark.pages && (p.stored - mark.pages >= WINDOW || p.stored >= total)) closeWindow(p.stored, p.fetched);
     }
     const code = await crawl.exited;
     if (code !== 0) throw new Error(`crawl run exited ${code}: ${crawl.stderr()}`);
@@ -103,7 +110,7 @@ async function main() {
 function formatWindow(i: number, pages: number, w: Window): string {
   const rate = w.pages / w.seconds;
   return (
-    `window ${String(i).padStart(2)} (to ${pages} pages): ${rate.toFixed(0)} pages/s, peak RSS ${w.peakRssMb.toFixed(0)} MB, ` +
+    `window ${String(i).padStart(2)} (to ${pages} pages): ${rate.toFixed(0)} pages/s (${w.fetched} fetched meanwhile), peak RSS ${w.peakRssMb.toFixed(0)} MB, ` +
     `CPU per page ${((1000 * w.crawlCpu) / w.pages).toFixed(1)} ms crawl + ${((1000 * w.natsCpu) / w.pages).toFixed(1)} ms nats-server`
   );
 }

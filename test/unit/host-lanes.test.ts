@@ -2,7 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { laneOf, laneWeight, nextLane } from '../../stages/shared/host-state/host-lanes.js';
 import { handleGateIntake } from '../../stages/politeness-gate/handle.js';
-import { HostScheduler, MAX_DEFER_MS, READY_HIGH_WATER } from '../../stages/politeness-gate/host-scheduler.js';
+import { FETCHED_HIGH_WATER, HostScheduler, MAX_DEFER_MS, READY_HIGH_WATER } from '../../stages/politeness-gate/host-scheduler.js';
 import { FETCH_DURABLE } from '../../ops/nats/edges.js';
 import { serveHost } from '../../stages/politeness-gate/serve-host.js';
 import { releaseSlot } from '../../stages/shared/host-state/host-slot.js';
@@ -175,4 +175,31 @@ describe('which hosts go first when fetch is behind', () => {
       await scheduler.stop();
     }
   });
+});
+
+describe('when the readers of fetched pages fall behind', () => {
+  for (const reader of ['extract', 'archive']) {
+    test(`no host is served while ${reader} has more than FETCHED_HIGH_WATER fetched pages not taken up, and every host once it catches up`, async () => {
+      const ctx = gateCtx();
+      const served: string[] = [];
+      const scheduler = new HostScheduler(ctx, 4, async (_c, host) => {
+        served.push(host);
+        return { turn: { kind: 'wait', until: Number.MAX_SAFE_INTEGER }, level: 'h' };
+      });
+      scheduler.start();
+      try {
+        ctx.streams.positions.set(reader, { ackFloor: 0, delivered: 0, pending: FETCHED_HIGH_WATER + 1 });
+        scheduler.notify('a.example');
+        scheduler.notify('b.example');
+        await new Promise((r) => setTimeout(r, 300));
+        assert.deepEqual(served, [], 'even high-priority work waits');
+        ctx.streams.positions.set(reader, { ackFloor: 0, delivered: 0, pending: FETCHED_HIGH_WATER });
+        ctx.clock.advance(1000);
+        for (let i = 0; i < 100 && served.length < 2; i++) await new Promise((r) => setTimeout(r, 20));
+        assert.deepEqual([...served].sort(), ['a.example', 'b.example']);
+      } finally {
+        await scheduler.stop();
+      }
+    });
+  }
 });
