@@ -73,9 +73,12 @@ export class HostScheduler {
         ...FETCHED_READERS.map((durable) => this.pending(EDGES.fetched.stream, durable)),
       ]);
       this.backlog.behind = ready! > READY_HIGH_WATER;
-      const pagesBehind = Math.max(...fetched) > FETCHED_HIGH_WATER;
+      const lagging = FETCHED_READERS.filter((_, i) => fetched[i]! > FETCHED_HIGH_WATER);
+      const pagesBehind = lagging.length > 0;
       if (pagesBehind !== this.backlog.pagesBehind) {
-        this.ctx.log.info({ pending: Math.max(...fetched), highWater: FETCHED_HIGH_WATER }, pagesBehind ? 'fetched pages not taken up: serving no host until they are' : 'fetched pages taken up: serving hosts again');
+        const pending = Object.fromEntries(FETCHED_READERS.map((r, i) => [r, fetched[i]]));
+        if (pagesBehind) this.ctx.log.info({ pending, highWater: FETCHED_HIGH_WATER }, `${lagging.join(' and ')} behind on fetched pages: serving no host until it catches up`);
+        else this.ctx.log.info({ pending }, 'fetched pages taken up: serving hosts again');
       }
       this.backlog.pagesBehind = pagesBehind;
     }
