@@ -30,6 +30,8 @@ export type EdgeName = keyof typeof EDGES;
 
 /** The fetch stage's durable consumer: the gate watches how far behind it is (host-level priority). */
 export const FETCH_DURABLE = 'fetch';
+/** The consumers of fetched pages: the gate holds fetching back while either is far behind. */
+export const FETCHED_READERS = ['extract', 'archive'] as const;
 
 /** Subject prefixes a stage publishes under (the partition is appended). */
 export const SUBJECTS = {

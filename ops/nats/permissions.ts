@@ -12,7 +12,7 @@
  * test that runs such a crawl with every worker under its role's user.
  * `ops/nats/accounts.conf` is this, written out for copying (a unit test keeps it current).
  */
-import { BUCKETS, EDGES, SUBJECTS } from './edges.js';
+import { BUCKETS, EDGES, FETCHED_READERS, SUBJECTS } from './edges.js';
 
 export interface SubjectPermissions {
   publish: string[];
@@ -72,6 +72,8 @@ export const STAGE_ROLES: Record<string, StageRole> = {
       `$JS.API.STREAM.MSG.GET.KV_${BUCKETS.hosts}`,
       // how far behind fetch is (host-level priority)
       `$JS.API.CONSUMER.INFO.${EDGES.ready.stream}.fetch`,
+      // how far behind the readers of fetched pages are (the gate holds fetching back for them)
+      ...FETCHED_READERS.map((durable) => `$JS.API.CONSUMER.INFO.${EDGES.fetched.stream}.${durable}`),
       // every gate watches the hosts bucket (an ordered consumer, with flow control)
       `$JS.API.CONSUMER.CREATE.KV_${BUCKETS.hosts}.>`,
       `$JS.API.CONSUMER.DELETE.KV_${BUCKETS.hosts}.>`,

@@ -1,6 +1,6 @@
 import type { BackgroundContext } from '../../pipeline/stage.js';
 import { serveHostRanked, type HostTurn, type RankedTurn } from './serve-host.js';
-import { EDGES, FETCH_DURABLE } from '../../ops/nats/edges.js';
+import { EDGES, FETCH_DURABLE, FETCHED_READERS } from '../../ops/nats/edges.js';
 import type { LaneLevel } from '../shared/host-state/host-lanes.js';
 
 /** Grants the fetch stage has not taken up past which only hosts with high-priority work are served. */
@@ -13,8 +13,6 @@ export const MAX_DEFER_MS = 30_000;
  * the CPU they need). In a 200,000-page crawl in one process, fetch had run 77,000 pages ahead.
  */
 export const FETCHED_HIGH_WATER = 2000;
-/** The consumers of fetched pages whose backlog holds the gate back (a missing one counts as caught up). */
-export const FETCHED_READERS = ['extract', 'archive'] as const;
 
 /**
  * The gate's timetable: which hosts have queued URLs and when each may be served next.
