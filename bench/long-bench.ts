@@ -9,11 +9,11 @@
  * BENCH_LONG_PAGES_PER_HOST and BENCH_LONG_WINDOW make it smaller for a quick check. The crawl
  * runs with --no-compact: the merge of the output at the end is not the crawl's growth.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { startTestWeb } from '../testweb/index.js';
-import { cpuSeconds } from './proc-stats.js';
+import { cpuSeconds, rssMb } from './proc-stats.js';
 import { freePort, startEmbeddedServer } from '../ops/nats/embedded-server.js';
 import { streamTraffic } from './stream-traffic.js';
 import { benchSeeds, spawnBenchCrawl } from './bench-crawl.js';
@@ -30,16 +30,6 @@ interface Window {
   peakRssMb: number;
   crawlCpu: number;
   natsCpu: number;
-}
-
-/** Resident memory now (VmRSS), in MB; 0 once the process is gone. */
-function rssMb(pid: number): number {
-  try {
-    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) / 1024 : 0;
-  } catch {
-    return 0;
-  }
 }
 
 /**

@@ -4,15 +4,21 @@
  */
 import { readFileSync } from 'node:fs';
 
-/** Peak resident set size (VmHWM) in MB, or 0 if the process is gone. */
-export function peakRssMb(pid: number): number {
+/** A memory figure of /proc/<pid>/status in MB, or 0 if the process is gone. */
+function statusMb(pid: number, field: 'VmHWM' | 'VmRSS'): number {
   try {
-    const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    const m = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
     return m ? Number(m[1]) / 1024 : 0;
   } catch {
     return 0;
   }
 }
+
+/** Peak resident set size (VmHWM) in MB, or 0 if the process is gone. */
+export const peakRssMb = (pid: number): number => statusMb(pid, 'VmHWM');
+
+/** Resident set size now (VmRSS) in MB, or 0 if the process is gone. */
+export const rssMb = (pid: number): number => statusMb(pid, 'VmRSS');
 
 const TICKS_PER_SECOND = 100; // USER_HZ: 100 on every Linux this runs on
 

@@ -70,9 +70,10 @@ export class KvOpsScraper {
       this.last = counts;
       this.answered = true;
     } catch {
-      // not up yet, or gone
-      if (this.answered) this.onGone?.();
-      if (this.answered) this.onGone = undefined;
+      // not up yet, or gone (said once)
+      const gone = this.answered ? this.onGone : undefined;
+      this.onGone = this.answered ? undefined : this.onGone;
+      gone?.();
     }
   }
 

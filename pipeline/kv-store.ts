@@ -70,17 +70,18 @@ const decoder = new TextDecoder();
 export const jsonValue = (value: unknown): Uint8Array => encoder.encode(JSON.stringify(value));
 export const parseJsonValue = <T>(bytes: Uint8Array): T => JSON.parse(decoder.decode(bytes)) as T;
 
-/**
- * Per-process state of casUpdate: a queue per key, so that the many handlers of one process
- * never race each other on a key (the server's compare-and-set still arbitrates between
- * processes). Forgotten when idle, so memory stays bounded by the keys in use right now.
- */
+/** A casUpdate call waiting for its key. */
 interface PendingChange {
   change: (current: unknown) => { value?: unknown; result: unknown };
   attempts: number;
   resolve: (result: unknown) => void;
   reject: (err: unknown) => void;
 }
+/**
+ * Per-process state of casUpdate: a queue per key, so that the many handlers of one process
+ * never race each other on a key (the server's compare-and-set still arbitrates between
+ * processes). Forgotten when idle, so memory stays bounded by the keys in use right now.
+ */
 interface KeyState {
   queue: PendingChange[];
   running: boolean;
