@@ -5,6 +5,8 @@ import type { LaneLevel } from '../shared/host-state/host-lanes.js';
 
 /** Grants the fetch stage has not taken up past which only hosts with high-priority work are served. */
 export const READY_HIGH_WATER = 500;
+/** The longest the timetable waits for a read of the consumers' backlogs before going on with the last one. */
+const BACKLOG_WAIT_MS = 1000;
 /** The longest a host waits for fetch to catch up. */
 export const MAX_DEFER_MS = 30_000;
 /**
@@ -52,6 +54,7 @@ export class HostScheduler {
   /** hosts held back while fetch is behind, since when */
   private readonly deferredSince = new Map<string, number>();
   private backlog = { checkedAt: -Infinity, behind: false, pagesBehind: false };
+  private backlogReading: Promise<void> | null = null;
 
   constructor(
     private readonly ctx: BackgroundContext,
@@ -61,26 +64,37 @@ export class HostScheduler {
 
   /**
    * Whether fetch has more grants than READY_HIGH_WATER not taken up (`behind`), and whether
-   * the readers of fetched pages have more than FETCHED_HIGH_WATER (`pagesBehind`); asked once a second.
+   * the readers of fetched pages have more than FETCHED_HIGH_WATER (`pagesBehind`); read once
+   * a second. A read that takes longer than BACKLOG_WAIT_MS (consumer-info requests held up
+   * by a leader election) goes on in the background and the timetable goes on with the last
+   * figures, so it is never held up for long.
    */
   private async downstream(now: number): Promise<{ behind: boolean; pagesBehind: boolean }> {
-    if (now - this.backlog.checkedAt >= 1000) {
+    if (now - this.backlog.checkedAt >= 1000 && !this.backlogReading) {
       this.backlog.checkedAt = now;
-      const [ready, ...fetched] = await Promise.all([
-        this.pending(EDGES.ready.stream, FETCH_DURABLE),
-        ...FETCHED_READERS.map((durable) => this.pending(EDGES.fetched.stream, durable)),
-      ]);
-      this.backlog.behind = ready! > READY_HIGH_WATER;
-      const lagging = FETCHED_READERS.filter((_, i) => fetched[i]! > FETCHED_HIGH_WATER);
-      const pagesBehind = lagging.length > 0;
-      if (pagesBehind !== this.backlog.pagesBehind) {
-        const pending = Object.fromEntries(FETCHED_READERS.map((r, i) => [r, fetched[i]]));
-        if (pagesBehind) this.ctx.log.info({ pending, highWater: FETCHED_HIGH_WATER }, `${lagging.join(' and ')} behind on fetched pages: serving no host until it catches up`);
-        else this.ctx.log.info({ pending }, 'fetched pages taken up: serving hosts again');
-      }
-      this.backlog.pagesBehind = pagesBehind;
+      this.backlogReading = this.readBacklog().finally(() => (this.backlogReading = null));
+      const reading = this.backlogReading;
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([reading, new Promise((resolve) => (timer = setTimeout(resolve, BACKLOG_WAIT_MS)))]);
+      clearTimeout(timer);
     }
-    return this.backlog;
+    return { behind: this.backlog.behind, pagesBehind: this.backlog.pagesBehind };
+  }
+
+  private async readBacklog(): Promise<void> {
+    const [ready, ...fetched] = await Promise.all([
+      this.pending(EDGES.ready.stream, FETCH_DURABLE),
+      ...FETCHED_READERS.map((durable) => this.pending(EDGES.fetched.stream, durable)),
+    ]);
+    this.backlog.behind = ready! > READY_HIGH_WATER;
+    const lagging = FETCHED_READERS.filter((_, i) => fetched[i]! > FETCHED_HIGH_WATER);
+    const pagesBehind = lagging.length > 0;
+    if (pagesBehind !== this.backlog.pagesBehind) {
+      const pending = Object.fromEntries(FETCHED_READERS.map((r, i) => [r, fetched[i]]));
+      if (pagesBehind) this.ctx.log.info({ pending, highWater: FETCHED_HIGH_WATER }, `${lagging.join(' and ')} behind on fetched pages: serving no host until it catches up`);
+      else this.ctx.log.info({ pending }, 'fetched pages taken up: serving hosts again');
+    }
+    this.backlog.pagesBehind = pagesBehind;
   }
 
   /** A consumer's backlog; 0 when it cannot be told (no such consumer): serve as usual. */
@@ -141,7 +155,7 @@ export class HostScheduler {
     this.stopped = true;
     this.kick();
     await this.loop;
-    await Promise.allSettled([...this.inFlight]);
+    await Promise.allSettled([...this.inFlight, this.backlogReading]);
   }
 
   private kick(): void {
