@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { decodeMessage, encodeMessage } from './codec.js';
+import { decodeInternal, encodeMessage } from './codec.js';
 import { FetchedPage } from './page-messages.js';
 
 /**
@@ -48,4 +48,4 @@ export const ArchivedExchange = FetchedPage.extend({ exchange: ExchangeInfo.opti
 export type ArchivedExchange = z.infer<typeof ArchivedExchange>;
 
 export const encodeExchange = (m: ArchivedExchange) => encodeMessage(m);
-export const decodeExchange = (b: Uint8Array) => decodeMessage(ArchivedExchange, b, 'archived exchange');
+export const decodeExchange = (b: Uint8Array) => decodeInternal(ArchivedExchange, b, 'archived exchange');

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { decodeMessage, encodeMessage } from './codec.js';
+import { decodeInternal, decodeMessage, encodeMessage } from './codec.js';
 import { RevisitState } from './url-messages.js';
 
 /** raw bytes (msgpack bin) */
@@ -50,7 +50,7 @@ export const UrlOutcome = z.object({
 export type UrlOutcome = z.infer<typeof UrlOutcome>;
 
 export const encodeOutcome = (m: UrlOutcome) => encodeMessage(m);
-export const decodeOutcome = (b: Uint8Array) => decodeMessage(UrlOutcome, b, 'url outcome');
+export const decodeOutcome = (b: Uint8Array) => decodeInternal(UrlOutcome, b, 'url outcome');
 
 /** crawl.dlq.<stage>: a message a stage could not process at all. */
 export const DeadLetter = z.object({

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { decodeMessage, encodeMessage, SchemaError } from './codec.js';
+import { decodeInternal, encodeMessage, SchemaError } from './codec.js';
 import { spansOf, textFromSpans } from './text-spans.js';
 import { RevisitState } from './url-messages.js';
 
@@ -131,9 +131,9 @@ function unpackText<T extends ExtractedPage>(wire: T & { text_spans?: number[] |
 
 export const encodeFetched = (m: FetchedPage) => encodeMessage(m);
 export const encodeRenderRequest = (m: RenderRequest) => encodeMessage(m);
-export const decodeRenderRequest = (b: Uint8Array) => decodeMessage(RenderRequest, b, 'render request');
+export const decodeRenderRequest = (b: Uint8Array) => decodeInternal(RenderRequest, b, 'render request');
 export const encodeExtracted = (m: ExtractedPage) => encodeMessage(packText(m));
 export const encodeFinal = (m: FinalPage) => encodeMessage(packText(m));
-export const decodeFetched = (b: Uint8Array) => decodeMessage(FetchedPage, b, 'fetched page');
-export const decodeExtracted = (b: Uint8Array): ExtractedPage => unpackText(decodeMessage(ExtractedWire, b, 'extracted page'), 'extracted page');
-export const decodeFinal = (b: Uint8Array): FinalPage => unpackText(decodeMessage(FinalWire, b, 'final page'), 'final page');
+export const decodeFetched = (b: Uint8Array) => decodeInternal(FetchedPage, b, 'fetched page');
+export const decodeExtracted = (b: Uint8Array): ExtractedPage => unpackText(decodeInternal(ExtractedWire, b, 'extracted page'), 'extracted page');
+export const decodeFinal = (b: Uint8Array): FinalPage => unpackText(decodeInternal(FinalWire, b, 'final page'), 'final page');

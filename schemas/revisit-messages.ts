@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { decodeMessage, encodeMessage } from './codec.js';
+import { decodeInternal, encodeMessage } from './codec.js';
 import { RevisitState } from './url-messages.js';
 
 /**
@@ -17,4 +17,4 @@ export const RevisitRecord = z.object({
 export type RevisitRecord = z.infer<typeof RevisitRecord>;
 
 export const encodeRevisit = (m: RevisitRecord) => encodeMessage(m);
-export const decodeRevisit = (b: Uint8Array) => decodeMessage(RevisitRecord, b, 'revisit record');
+export const decodeRevisit = (b: Uint8Array) => decodeInternal(RevisitRecord, b, 'revisit record');

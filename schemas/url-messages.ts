@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { decodeMessage, encodeMessage, SchemaError } from './codec.js';
+import { decodeInternal, encodeMessage, SchemaError } from './codec.js';
 
 /**
  * Messages that carry URLs before they are fetched:
@@ -126,10 +126,10 @@ export const encodeCandidate = (m: CandidateUrl) => encodeMessage(m);
 export const encodeAdmitted = (m: AdmittedUrl) => encodeMessage(m);
 export const encodeGrant = (m: FetchGrant) => encodeMessage(m);
 
-export const decodeDiscoveredLinks = (b: Uint8Array) => decodeMessage(DiscoveredLinks, b, 'discovered links');
-export const decodeCandidate = (b: Uint8Array) => decodeMessage(CandidateUrl, b, 'candidate url');
-export const decodeAdmitted = (b: Uint8Array) => decodeMessage(AdmittedUrl, b, 'admitted url');
-export const decodeGrant = (b: Uint8Array) => decodeMessage(FetchGrant, b, 'fetch grant');
+export const decodeDiscoveredLinks = (b: Uint8Array) => decodeInternal(DiscoveredLinks, b, 'discovered links');
+export const decodeCandidate = (b: Uint8Array) => decodeInternal(CandidateUrl, b, 'candidate url');
+export const decodeAdmitted = (b: Uint8Array) => decodeInternal(AdmittedUrl, b, 'admitted url');
+export const decodeGrant = (b: Uint8Array) => decodeInternal(FetchGrant, b, 'fetch grant');
 
 /**
  * A seed is either a JSON object `{"url": ..., "depth"?: ...}` or a plain-text URL,
