@@ -67,7 +67,7 @@ const samples: [string, z.ZodType, Record<string, unknown>][] = [
 
 /** Values a field is set to: every JSON-ish kind, edge numbers, the literal and enum values the samples use. */
 const replacement = fc.constantFrom<unknown>(
-  undefined, null, 0, -1, 1.5, Number.NaN, '', 'x', 'link', 'page', 1, true, [], [1], [{}], [['a', 'b']], {}, { url: 'u' }, new Uint8Array(1),
+  undefined, null, 0, -1, 1.5, 7, Number.NaN, Number.POSITIVE_INFINITY, '', 'x', 'link', 'page', 1, true, [], [1], [{}], [['a', 'b']], {}, { url: 'u' }, new Uint8Array(1),
 );
 
 /** Every path into a sample (objects and arrays, one level of array elements). */
