@@ -164,9 +164,11 @@ const knownKeys = new WeakMap<z.ZodType, Set<string>>();
 
 /** The message with only its schema's top-level keys (the same object when it has no others). */
 export function withoutUnknownKeys<T extends object>(schema: z.ZodType, value: T): T {
+  const shape = defOf(schema).shape;
+  if (!shape) return value; // not an object schema: nothing to drop
   let keys = knownKeys.get(schema);
   if (!keys) {
-    keys = new Set(Object.keys(defOf(schema).shape ?? {}));
+    keys = new Set(Object.keys(shape));
     knownKeys.set(schema, keys);
   }
   let unknown = false;
