@@ -94,8 +94,10 @@ export function extractHtml(html: string, pageUrl: string): ExtractedHtml {
 
   const root = doc?.childNodes.find((n): n is Element => n.nodeName === 'html');
   const markupLanguage = normalizeLanguage(root ? getAttr(root, 'lang') : null) ?? walker.metaLanguage ?? walker.ogLocale;
-  const text = walker.text();
-  const { text: mainText, source: textSource } = walker.mainText();
+  const {
+    text,
+    main: { text: mainText, source: textSource },
+  } = walker.texts();
   const article = articleMeta({
     jsonLd: walker.jsonLd.blocks,
     openGraph: walker.openGraph,

@@ -7,7 +7,7 @@
  */
 import { parseFragment, html as p5html, type DefaultTreeAdapterTypes } from 'parse5';
 import { chunkedTextAdapter, textOf, type ChunkedTextNode } from './chunked-text-adapter.js';
-import { applyRobotsContent, collapseChunks, collapseWhitespace, LINE_BREAK, normalizeLanguage, truncate } from './metadata.js';
+import { applyRobotsContent, collapseChunks, collapseChunksAndRanges, collapseWhitespace, LINE_BREAK, normalizeLanguage, truncate } from './metadata.js';
 import { ArticleSignals } from './article-meta.js';
 import { elementHints } from './boilerplate-hints.js';
 import { selectMainText, type MainText } from './main-text.js';
@@ -130,20 +130,16 @@ export class Walker {
   /** what tells an application shell (app-shell.ts): scripts that run, and empty elements a script could mount into */
   readonly shell = { scripts: 0, emptyMounts: 0 };
 
-  text(): string {
-    return collapseChunks(this.pieces, true);
-  }
-
-  /** The main text (main-text.ts), one line per block; call once, after the walk. */
-  mainText(): MainText {
+  /**
+   * The visible text (one line per block) and the main text (main-text.ts), from one pass
+   * over the text pieces; call once, after the walk.
+   */
+  texts(): { text: string; main: MainText } {
     const blocks = this.layout.blocks;
     this.layout.endBlock(this.pieces.length);
-    const texts = blocks.map((b) => {
-      const t = collapseChunks(this.pieces, false, b.start, b.end);
-      b.chars = t.length;
-      return t;
-    });
-    return selectMainText(this.layout, texts, this.title ?? '');
+    const { text, rangeTexts } = collapseChunksAndRanges(this.pieces, blocks);
+    for (let i = 0; i < blocks.length; i++) blocks[i]!.chars = rangeTexts[i]!.length;
+    return { text, main: selectMainText(this.layout, rangeTexts, this.title ?? '') };
   }
 
   private addText(chunks: readonly string[]): void {

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { parse } from 'parse5';
 import { extractHtml, MAX_ANCHOR_TEXT } from '../../stages/extract/extract-html.js';
 import { type ExtractedLink } from '../../stages/extract/page-parts.js';
-import { collapseChunks, collapseWhitespace, normalizeLanguage } from '../../stages/extract/metadata.js';
+import { collapseChunks, collapseChunksAndRanges, collapseWhitespace, normalizeLanguage } from '../../stages/extract/metadata.js';
 import { mulberry32 } from '../../testweb/prng.js';
 
 const PAGE = 'https://example.com/dir/page.html?q=1';
@@ -147,6 +147,37 @@ describe('whitespace collapsing', () => {
         const grouped = pieces.map((p) => (p.length > 2 ? [p.slice(0, 2), p.slice(2)] : [p]));
         assert.equal(collapseChunks(grouped, lineBreaks), reference(pieces, lineBreaks), JSON.stringify(pieces));
       }
+    }
+  });
+
+  it('collapseChunksAndRanges gives the full text and each range collapsed on its own (seeded)', () => {
+    const rnd = prng(7);
+    const alphabet = ['a', 'b', ' ', ' ', '\n', '\t', '\u00a0', '\u0000', '\u0000', 'x', '\u3000'];
+    for (let n = 0; n < 3000; n++) {
+      const groups: string[][] = [];
+      const count = Math.floor(rnd() * 10);
+      for (let g = 0; g < count; g++) {
+        const group: string[] = [];
+        for (let p = Math.floor(rnd() * 3); p >= 0; p--) {
+          let piece = '';
+          for (let i = Math.floor(rnd() * 5); i > 0; i--) piece += alphabet[Math.floor(rnd() * alphabet.length)];
+          group.push(piece);
+        }
+        groups.push(group);
+      }
+      // ordered, non-overlapping ranges, some empty, some with gaps between them
+      const ranges: { start: number; end: number }[] = [];
+      for (let at = 0; at <= count; ) {
+        const start = at + Math.floor(rnd() * 2);
+        const end = Math.min(count, start + Math.floor(rnd() * 4));
+        if (start > count) break;
+        ranges.push({ start, end });
+        at = end + (end === start ? 1 : 0);
+      }
+      const { text, rangeTexts } = collapseChunksAndRanges(groups, ranges);
+      const what = JSON.stringify({ groups, ranges });
+      assert.equal(text, collapseChunks(groups, true), what);
+      assert.deepEqual(rangeTexts, ranges.map((r) => collapseChunks(groups, false, r.start, r.end)), what);
     }
   });
 });
