@@ -40,8 +40,9 @@ export interface KvOpCounts {
 
 /**
  * Scrapes the crawl's /metrics once a second while it runs; `last` is the final scrape's
- * counts (the crawl is idle in its last second: `--until-idle` waits for that). `onGone` is called once when /metrics stops answering after it had answered: the
- * crawl's stages have stopped (what follows is the merge of the output).
+ * counts (the crawl is idle in its last second: `--until-idle` waits for that). `onGone` is
+ * called once when the crawl stops answering after it had answered: its stages have
+ * stopped (what follows is the merge of the output).
  */
 export class KvOpsScraper {
   last: KvOpCounts = { reads: 0, writes: 0, byOp: {} };

@@ -4,14 +4,15 @@ import type { z } from 'zod';
  * A checker of a decoded message against its zod schema that only reads: it answers "does
  * this value have the schema's shape" and, when not, where and what was expected. It is for
  * the internal edges, whose messages our own stages wrote: zod's parse there copied every
- * message (and every link of a page) into a new object to strip unknown keys, 2-3 % of the
- * crawl's CPU in a profile of `npm run bench`, to return what msgpack had already decoded.
+ * message (and every link of a page) into a new object to strip unknown keys (2 % of the
+ * main thread in a CPU profile of `npm run bench`), to return what msgpack had decoded.
  *
- * Same verdicts as zod's parse on the types the message schemas use; types it does not model
- * (custom, union, tuple, unknown, ...) and checks other than a number's int, positive,
- * nonnegative, min and max (a string's min length) are handed to zod value by value. Unlike zod it keeps unknown keys inside a
- * message; withoutUnknownKeys drops them at the top, where stages spread messages into
- * others (an `exchange` on a fetched page must not ride on into the extracted one).
+ * Same verdicts as zod's parse on the types the message schemas use; types it does not
+ * model (custom, union, tuple, unknown, ...) and checks other than a number's int, positive,
+ * nonnegative, min and max (a string's min length, say) are handed to zod value by value.
+ * Unlike zod it keeps unknown keys inside a message; withoutUnknownKeys drops them at the
+ * top, where stages spread messages into others (an `exchange` on a fetched page must not
+ * ride on into the extracted one).
  */
 export type ShapeCheck = (value: unknown) => string | null;
 
