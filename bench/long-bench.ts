@@ -16,6 +16,7 @@ import { startTestWeb } from '../testweb/index.js';
 import { cpuSeconds, rssMb } from './proc-stats.js';
 import { freePort, startEmbeddedServer } from '../ops/nats/embedded-server.js';
 import { streamTraffic } from './stream-traffic.js';
+import { sumOf } from './metrics-text.js';
 import { benchSeeds, spawnBenchCrawl } from './bench-crawl.js';
 
 const HOSTS = 200;
@@ -39,10 +40,10 @@ interface Window {
 async function progress(metricsPort: number): Promise<{ stored: number; fetched: number } | null> {
   try {
     const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
-    const stored = /^crawler_persist_rows_total\{outcome="page"\} (\d+)/m.exec(text);
-    let fetched = 0;
-    for (const m of text.matchAll(/^crawler_fetch_responses_total\{[^}]*\} (\d+)/gm)) fetched += Number(m[1]);
-    return { stored: stored ? Number(stored[1]) : 0, fetched };
+    return {
+      stored: sumOf(text, 'crawler_persist_rows_total', (l) => l['outcome'] === 'page'),
+      fetched: sumOf(text, 'crawler_fetch_responses_total'),
+    };
   } catch {
     return null;
   }

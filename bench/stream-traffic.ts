@@ -5,6 +5,7 @@
  */
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connectNats } from '../pipeline/adapters/nats-connection.js';
+import { seriesOf } from './metrics-text.js';
 
 export interface StreamTraffic {
   /** over the pipeline's streams (not the KV buckets' streams) */
@@ -66,23 +67,21 @@ export class KvOpsScraper {
   private async scrape(full: boolean): Promise<void> {
     try {
       const res = await fetch(`http://127.0.0.1:${this.port}/${full || !this.answered ? 'metrics' : 'healthz'}`);
-      const text = await res.text();
-      if (!text.includes('crawler_kv_operation_seconds_count')) return; // /healthz, or /metrics before any KV operation
+      const ops = seriesOf(await res.text(), 'crawler_kv_operation_seconds_count');
+      if (ops.length === 0) return; // /healthz, or /metrics before any KV operation
       const counts: KvOpCounts = { reads: 0, writes: 0, byOp: {} };
-      for (const m of text.matchAll(/^crawler_kv_operation_seconds_count\{([^}]*)\} (\d+)/gm)) {
-        const labels = Object.fromEntries([...m[1]!.matchAll(/(\w+)="([^"]*)"/g)].map((l) => [l[1], l[2]]));
-        const n = Number(m[2]);
+      for (const { labels, value } of ops) {
         const key = `${labels['bucket']} ${labels['op']}`;
-        counts.byOp[key] = (counts.byOp[key] ?? 0) + n;
-        if (labels['op'] === 'get') counts.reads += n;
-        else counts.writes += n;
+        counts.byOp[key] = (counts.byOp[key] ?? 0) + value;
+        if (labels['op'] === 'get') counts.reads += value;
+        else counts.writes += value;
       }
       this.last = counts;
       this.answered = true;
     } catch {
-      // not up yet, or gone (said once)
-      const gone = this.answered ? this.onGone : undefined;
-      this.onGone = this.answered ? undefined : this.onGone;
+      if (!this.answered) return; // not up yet
+      const gone = this.onGone; // said once
+      this.onGone = undefined;
       gone?.();
     }
   }

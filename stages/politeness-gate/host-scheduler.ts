@@ -73,9 +73,8 @@ export class HostScheduler {
     if (now - this.backlog.checkedAt >= 1000 && !this.backlogReading) {
       this.backlog.checkedAt = now;
       this.backlogReading = this.readBacklog().finally(() => (this.backlogReading = null));
-      const reading = this.backlogReading;
       let timer: NodeJS.Timeout | undefined;
-      await Promise.race([reading, new Promise((resolve) => (timer = setTimeout(resolve, BACKLOG_WAIT_MS)))]);
+      await Promise.race([this.backlogReading, new Promise((resolve) => (timer = setTimeout(resolve, BACKLOG_WAIT_MS)))]);
       clearTimeout(timer);
     }
     return { behind: this.backlog.behind, pagesBehind: this.backlog.pagesBehind };
