@@ -1,4 +1,5 @@
 import { KvConflictError, type KvEntry, type KvStore, type KvWatch, type KvWatchEvent } from '../ports/kv.js';
+import { KeyPresence } from './key-presence.js';
 
 /** An in-memory KvStore with the same compare-and-set semantics, for unit tests. */
 export class MemoryKvStore implements KvStore {
@@ -114,6 +115,8 @@ export const CAS_CACHE_BYTES = 8 * 1024 * 1024;
 class EntryCache {
   private readonly entries = new Map<string, KvEntry | null>();
   private bytes = 0;
+  /** keys seen to exist, remembered after their entries are forgotten */
+  readonly presence = new KeyPresence();
 
   get(key: string): KvEntry | null | undefined {
     const entry = this.entries.get(key);
@@ -125,6 +128,7 @@ class EntryCache {
   }
 
   set(key: string, entry: KvEntry | null): void {
+    if (entry) this.presence.seen(key);
     this.forget(key);
     this.entries.set(key, entry);
     this.bytes += sizeOf(key, entry);
@@ -195,9 +199,12 @@ async function applyTogether(store: KvStore, key: string, batch: PendingChange[]
   const attempts = Math.max(...batch.map((c) => c.attempts));
   try {
     for (let attempt = 0; attempt < attempts; attempt++) {
-      const remembered = attempt === 0 ? cache.get(key) : undefined;
+      let remembered = attempt === 0 ? cache.get(key) : undefined;
+      // a key this process never saw is most likely new: created without a read (key-presence.ts)
+      const guessedAbsent = remembered === undefined && attempt === 0 && cache.presence.guessAbsent(key);
+      if (guessedAbsent) remembered = null;
       const cached = remembered !== undefined;
-      const entry = cached ? remembered : await store.get(key);
+      const entry = cached ? (remembered as KvEntry | null) : await store.get(key);
       if (!cached) cache.set(key, entry); // a remembered entry was already made the most recent by get
       let current: unknown = entry ? parseJsonValue(entry.value) : null;
       let changed = false;
@@ -220,11 +227,17 @@ async function applyTogether(store: KvStore, key: string, batch: PendingChange[]
       try {
         const bytes = jsonValue(current);
         const revision = entry ? await store.update(key, bytes, entry.revision) : await store.create(key, bytes);
+        if (guessedAbsent) cache.presence.guessed(true);
         cache.set(key, { value: bytes, revision });
         return settle(batch, outcomes);
       } catch (err) {
         cache.forget(key);
         if (!(err instanceof KvConflictError)) throw err;
+        if (guessedAbsent) {
+          cache.presence.guessed(false);
+          cache.presence.seen(key);
+          attempt -= 1; // a wrong guess is a read skipped, not a lost race: it costs no attempt
+        }
       }
     }
     throw new Error(`updating ${key}: too many concurrent writers (${attempts} compare-and-set conflicts)`);

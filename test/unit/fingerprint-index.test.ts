@@ -153,8 +153,9 @@ class ProcessView implements KvStore {
     this.onGet();
     return this.shared.get(key);
   }
-  async create(key: string, value: Uint8Array): Promise<number> {
-    await this.gate();
+  // not held back: the keys exist, so a create (casUpdate's guess that a key is new) fails at
+  // once, and the read and compare-and-set that follow are what the interleaving orders
+  create(key: string, value: Uint8Array): Promise<number> {
     return this.shared.create(key, value);
   }
   async update(key: string, value: Uint8Array, revision: number): Promise<number> {
