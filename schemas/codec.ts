@@ -31,7 +31,11 @@ function unpackOrThrow(bytes: Uint8Array, what: string): unknown {
  * error and the dead-lettering of a malformed message without zod copying the message.
  */
 export function decodeInternal<S extends z.ZodType>(schema: S, bytes: Uint8Array, what: string): z.infer<S> {
-  const raw = unpackOrThrow(bytes, what);
+  return checkInternal(schema, unpackOrThrow(bytes, what), what);
+}
+
+/** The shape check of decodeInternal, on a value decoded some other way. */
+export function checkInternal<S extends z.ZodType>(schema: S, raw: unknown, what: string): z.infer<S> {
   const bad = shapeCheckOf(schema)(raw);
   if (bad !== null) throw new SchemaError(`decoding ${what}: ${bad.startsWith('.') ? bad.slice(1) : `(root)${bad}`}`);
   return withoutUnknownKeys(schema, raw as object) as z.infer<S>;

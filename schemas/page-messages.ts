@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { decodeInternal, encodeMessage, SchemaError } from './codec.js';
+import { checkInternal, decodeInternal, encodeMessage, SchemaError } from './codec.js';
+import { MsgpackFormatError, readMapExcept, withFieldsAdded, type MapLayout } from './msgpack-map.js';
 import { spansOf, textFromSpans } from './text-spans.js';
 import { RevisitState } from './url-messages.js';
 
@@ -137,3 +138,54 @@ export const encodeFinal = (m: FinalPage) => encodeMessage(packText(m));
 export const decodeFetched = (b: Uint8Array) => decodeInternal(FetchedPage, b, 'fetched page');
 export const decodeExtracted = (b: Uint8Array): ExtractedPage => unpackText(decodeInternal(ExtractedWire, b, 'extracted page'), 'extracted page');
 export const decodeFinal = (b: Uint8Array): FinalPage => unpackText(decodeInternal(FinalWire, b, 'final page'), 'final page');
+
+/**
+ * An extracted page as the simhash stage reads it: its small fields decoded (`head`), the
+ * rest (text, links, headings and other structured data) left as bytes, since simhash only
+ * adds its verdict and hands the page on: `encodeFinalOnWire` appends the verdict's fields
+ * to the message as it came.
+ */
+export const ExtractedHead = ExtractedPage.omit({
+  title: true,
+  text: true,
+  description: true,
+  links: true,
+  text_full: true,
+  headings: true,
+  opengraph: true,
+  json_ld: true,
+  hreflang: true,
+}).extend({ simhash: z.string(), text_words: z.number().int().nonnegative() });
+export type ExtractedHead = z.infer<typeof ExtractedHead>;
+
+const PASSED_THROUGH: ReadonlySet<string> = new Set(['title', 'text', 'description', 'links', 'text_full', 'text_spans', 'headings', 'opengraph', 'json_ld', 'hreflang']);
+
+export interface ExtractedOnWire {
+  head: ExtractedHead;
+  bytes: Uint8Array;
+  layout: MapLayout;
+}
+
+export const isOnWire = (m: object): m is ExtractedOnWire => 'layout' in m && 'head' in m;
+
+/**
+ * Null for a message without the fingerprint extract makes (one written before it did, on a
+ * replayed stream): the simhash stage decodes that one whole and makes it from the text.
+ */
+export function decodeExtractedHead(b: Uint8Array): ExtractedOnWire | null {
+  let read: ReturnType<typeof readMapExcept>;
+  try {
+    read = readMapExcept(b, PASSED_THROUGH);
+  } catch (err) {
+    if (err instanceof MsgpackFormatError) throw new SchemaError(`decoding extracted page: not valid msgpack (${err.message})`, { cause: err });
+    throw err;
+  }
+  const { fields, layout } = read;
+  if (fields.simhash === undefined || fields.text_words === undefined || layout.keys.has('near_duplicate_of') || layout.keys.has('revisit_note')) return null;
+  return { head: checkInternal(ExtractedHead, fields, 'extracted page'), bytes: b, layout };
+}
+
+/** The final page: the extracted one as it came, with the simhash stage's verdict added. */
+export function encodeFinalOnWire(m: ExtractedOnWire, verdict: { near_duplicate_of: string | null; revisit_note?: string }): Uint8Array {
+  return withFieldsAdded(m.bytes, m.layout, verdict);
+}

@@ -1,4 +1,4 @@
-import { encodeFinal, type ExtractedPage } from '../../schemas/index.js';
+import { encodeFinal, encodeFinalOnWire, isOnWire, type ExtractedHead, type ExtractedOnWire, type ExtractedPage } from '../../schemas/index.js';
 import { subjectFor } from '../../pipeline/partition.js';
 import { emit, type Outcome, type StageContext, type StageInput } from '../../pipeline/stage.js';
 import { findOriginal } from './find-original.js';
@@ -11,8 +11,12 @@ import { revisitEmit } from '../shared/revisits/revisit-emit.js';
 /** Pages with fewer words than this are not compared: short texts collide by chance. */
 const MIN_WORDS_FOR_NEAR_DUP = 20;
 
-export async function handleSimhash(input: StageInput<ExtractedPage>, ctx: StageContext): Promise<Outcome> {
-  const p = input.message;
+/** A page as extract sent it, its text and links undecoded; or, from before extract made the fingerprint, decoded whole. */
+export type SimhashInput = ExtractedOnWire | ExtractedPage;
+
+export async function handleSimhash(input: StageInput<SimhashInput>, ctx: StageContext): Promise<Outcome> {
+  const wire = isOnWire(input.message) ? input.message : null;
+  const p = wire ? wire.head : (input.message as ExtractedPage);
   // made by extract; a message from before it did (a replayed stream) gets it here. Words are
   // counted as the fingerprint counts them, so texts without spaces (CJK) are compared too
   const { hex, words } = fingerprintOf(p);
@@ -37,14 +41,16 @@ export async function handleSimhash(input: StageInput<ExtractedPage>, ctx: Stage
     {
       subject: subjectFor('pages', p.host, ctx.settings.partitions),
       msgId: `page:${p.fetch_id}`,
-      data: encodeFinal({ ...p, simhash: hex, near_duplicate_of: nearDuplicateOf, ...(revisit.note ? { revisit_note: revisit.note } : {}) }),
+      data: wire
+        ? encodeFinalOnWire(wire, { near_duplicate_of: nearDuplicateOf, ...(revisit.note ? { revisit_note: revisit.note } : {}) })
+        : encodeFinal({ ...(p as ExtractedPage), simhash: hex, near_duplicate_of: nearDuplicateOf, ...(revisit.note ? { revisit_note: revisit.note } : {}) }),
     },
     ...revisit.emits,
   );
 }
 
-function fingerprintOf(p: ExtractedPage): { hex: string; words: number } {
+function fingerprintOf(p: ExtractedHead | ExtractedPage): { hex: string; words: number } {
   if (p.simhash !== undefined && p.text_words !== undefined) return { hex: p.simhash, words: p.text_words };
-  const { hash, words } = simhashAndWords(p.text);
+  const { hash, words } = simhashAndWords((p as ExtractedPage).text);
   return { hex: simhashToHex(hash), words };
 }

@@ -126,12 +126,13 @@ describe('seen-filter', () => {
 
   test('a KV error on the page counter propagates (the runner retries), and the retry still admits the URL', async () => {
     const ctx = createFakeContext({ settings: { maxPages: 10 } });
-    const get = ctx.kv.seen.get.bind(ctx.kv.seen);
-    ctx.kv.seen.get = async () => {
+    const seen = ctx.kv.seen;
+    const { get, create, update } = seen;
+    seen.get = seen.create = seen.update = async () => {
       throw new Error('kv unavailable');
     };
     await assert.rejects(run(ctx, candidate('https://example.com/a'), 1), /kv unavailable/);
-    ctx.kv.seen.get = get;
+    Object.assign(seen, { get, create, update });
     onlyOn(await run(ctx, candidate('https://example.com/a'), 1, 2), 'crawl.frontier', decodeAdmitted);
     assert.deepEqual(emitted(await run(ctx, candidate('https://example.com/a'), 2)), [], 'and another message with it is seen');
   });

@@ -4,7 +4,8 @@ import { handleSimhash } from '../../stages/simhash/handle.js';
 import { hammingDistance, simhash64, simhashToHex } from '../../stages/shared/simhash.js';
 import { contentDigest } from '../../stages/shared/content-digest.js';
 import { partitionOf } from '../../pipeline/partition.js';
-import { decodeFinal, type ExtractedPage } from '../../schemas/index.js';
+import { decodeExtracted, decodeFinal, encodeExtracted, encodeFinal, type ExtractedPage } from '../../schemas/index.js';
+import { simhashStage } from '../../stages/simhash/index.js';
 import { createFakeContext, emitted, onlyOn, stageInput, subjectsOf, type FakeContext } from '../support/fake-context.js';
 
 /** deterministic pseudo-random prose: `n` words from a small vocabulary */
@@ -113,6 +114,33 @@ describe('simhash', () => {
     const given = { ...extracted('https://b.example/new', LONG, 2), simhash: '00000000000000ff', text_words: 400 };
     const carried = decodeFinal(emitted(await handleSimhash(stageInput(given), ctx))[0]!.data);
     assert.equal(carried.simhash, '00000000000000ff', 'not made again');
+  });
+
+  test('a page read from its bytes (text and links left undecoded) comes out as the whole page with the verdict', async () => {
+    const ctx = createFakeContext();
+    await run(ctx, extracted('https://one.example.com/a', LONG, 1000));
+    const page = { ...extracted('https://two.example.org/b', NEAR, 2000), text: NEAR.slice(0, 400), simhash: simhashToHex(simhash64(NEAR)), text_words: 400 };
+    const bytes = encodeExtracted(page);
+    const out = await handleSimhash(stageInput(simhashStage.decode('crawl.extracted.0', bytes)), ctx);
+    const final = decodeFinal(emitted(out)[0]!.data);
+    assert.deepEqual(final, { ...decodeExtracted(bytes), near_duplicate_of: 'https://one.example.com/a' });
+    // the same bytes as the page decoded whole and encoded again would give, but for the order of keys
+    assert.deepEqual(decodeFinal(encodeFinal(final)), final);
+  });
+
+  test('an extracted message without its fingerprint (an older stream) is decoded whole and fingerprinted here', async () => {
+    const ctx = createFakeContext();
+    const old = extracted('https://a.example/old', LONG, 1);
+    const input = simhashStage.decode('crawl.extracted.0', encodeExtracted(old));
+    assert.equal((input as ExtractedPage).text, LONG);
+    const final = decodeFinal(emitted(await handleSimhash(stageInput(input), ctx))[0]!.data);
+    assert.equal(final.simhash, simhashToHex(simhash64(LONG)));
+  });
+
+  test('an extracted message whose small fields do not fit the schema is refused by the decode (dead-lettered)', () => {
+    const bad = encodeExtracted({ ...extracted('https://a.example/x', LONG, 1), simhash: 'ff', text_words: 4, depth: -1 });
+    assert.throws(() => simhashStage.decode('crawl.extracted.0', bad), /depth/);
+    assert.throws(() => simhashStage.decode('crawl.extracted.0', bad.subarray(0, 40)), /not valid msgpack/);
   });
 
   test('the original is the earlier fetch, whatever the processing order', async () => {
