@@ -79,6 +79,8 @@ export const CrawlSettingsSchema = z
     revisitSlotMs: z.number().int().min(100).max(3_600_000).default(60_000),
     /** a WARC file is closed and a new one started before it would pass this many bytes */
     warcMaxBytes: z.number().int().min(64 * 1024).default(1024 ** 3),
+    /** zlib level of the WARC records' gzip members (stages/archive/gzip-member.ts says why 3) */
+    warcGzipLevel: z.number().int().min(1).max(9).default(3),
   })
   .strict();
 

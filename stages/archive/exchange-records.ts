@@ -4,7 +4,7 @@
  * record is the capture. Which record a `captures` row points to is `main`.
  */
 import type { ArchivedExchange } from '../../schemas/index.js';
-import { gzipMember } from './gzip-member.js';
+import { gzipMember, WARC_GZIP_LEVEL } from './gzip-member.js';
 import { baseHeaders, blockDigestHeader, fieldLines, newRecordId, warcDate, warcDigest, warcRecordBytes, type WarcHeaders } from './warc-record.js';
 
 /** The first capture of a payload, as the digests bucket keeps it. */
@@ -84,6 +84,7 @@ export async function exchangeRecords(
   firstCapture: FirstCapture | null,
   responseRecordId = newRecordId(),
   bodyDigest?: string,
+  gzipLevel = WARC_GZIP_LEVEL,
 ): Promise<BuiltRecords> {
   const x = e.exchange;
   /** uncompressed records, in file order */
@@ -161,6 +162,6 @@ export async function exchangeRecords(
     ),
   );
   if (main < 0) main = records.length - 1;
-  const members = await Promise.all(records.map(gzipMember));
+  const members = await Promise.all(records.map((r) => gzipMember(r, gzipLevel)));
   return { members, main, mainRecordId: responseRecordId, kind, payloadDigest };
 }

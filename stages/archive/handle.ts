@@ -5,6 +5,7 @@ import { emit, type Outcome, type StageContext, type StageInput } from '../../pi
 import type { ArchivedExchange } from '../../schemas/index.js';
 import { captureRow } from './capture-row.js';
 import { exchangeRecords, type BuiltRecords, type FirstCapture } from './exchange-records.js';
+import { WARC_GZIP_LEVEL } from './gzip-member.js';
 import { renderedRecords } from './rendered-records.js';
 import type { ArchiveSink } from './sink.js';
 import { newRecordId, warcDigest } from './warc-record.js';
@@ -48,22 +49,22 @@ async function recordOfDigest(digests: KvStore, digest: string | null | undefine
 
 type Build = (warcinfoId: string) => Promise<BuiltRecords>;
 
-async function exchangeBuild(digests: KvStore, e: ArchivedExchange): Promise<Build> {
+async function exchangeBuild(digests: KvStore, e: ArchivedExchange, gzipLevel: number): Promise<Build> {
   const { other, recordId, payloadDigest } = await firstCaptureOf(digests, e);
-  return (warcinfoId) => exchangeRecords(e, warcinfoId, other, recordId, payloadDigest);
+  return (warcinfoId) => exchangeRecords(e, warcinfoId, other, recordId, payloadDigest, gzipLevel);
 }
 
-async function renderedBuild(digests: KvStore, e: ArchivedExchange): Promise<Build> {
+async function renderedBuild(digests: KvStore, e: ArchivedExchange, gzipLevel: number): Promise<Build> {
   const refersTo = await recordOfDigest(digests, e.exchange?.refers_to_digest);
-  return (warcinfoId) => renderedRecords(e, warcinfoId, refersTo);
+  return (warcinfoId) => renderedRecords(e, warcinfoId, refersTo, gzipLevel);
 }
 
-export function createArchiveHandler(sink: ArchiveSink) {
+export function createArchiveHandler(sink: ArchiveSink, gzipLevel = WARC_GZIP_LEVEL) {
   return async function handleArchive(input: StageInput<ArchivedExchange>, ctx: StageContext): Promise<Outcome> {
     const e = input.message;
     // a page the render stage could not render comes back as fetched: its response is archived already
     if (e.rendered === false) return emit();
-    const build = e.exchange?.kind === 'rendered' ? await renderedBuild(ctx.kv.digests, e) : await exchangeBuild(ctx.kv.digests, e);
+    const build = e.exchange?.kind === 'rendered' ? await renderedBuild(ctx.kv.digests, e, gzipLevel) : await exchangeBuild(ctx.kv.digests, e, gzipLevel);
     const built = await sink.add(build, (placed, b) =>
       captureRow(e, b, { filename: placed.filename, offset: placed.offsets[b.main]!, length: placed.lengths[b.main]! }, crawlIdOf(ctx, e)),
     );

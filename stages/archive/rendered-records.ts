@@ -6,12 +6,12 @@
  * page from the DOM without a browser; a replay tool that plays back responses ignores it.
  */
 import type { ArchivedExchange } from '../../schemas/index.js';
-import { gzipMember } from './gzip-member.js';
+import { gzipMember, WARC_GZIP_LEVEL } from './gzip-member.js';
 import type { BuiltRecords } from './exchange-records.js';
 import { baseHeaders, blockDigestHeader, fieldLines, newRecordId, warcDigest, warcRecordBytes, type WarcHeaders } from './warc-record.js';
 
 /** `refersTo`: the record id of the response the DOM was rendered from, when the digests bucket knows it. */
-export async function renderedRecords(e: ArchivedExchange, warcinfoId: string, refersTo: string | null): Promise<BuiltRecords> {
+export async function renderedRecords(e: ArchivedExchange, warcinfoId: string, refersTo: string | null, gzipLevel = WARC_GZIP_LEVEL): Promise<BuiltRecords> {
   const id = newRecordId();
   const payloadDigest = warcDigest(e.body);
   const refers: WarcHeaders = refersTo ? [['WARC-Refers-To', refersTo]] : [];
@@ -28,6 +28,6 @@ export async function renderedRecords(e: ArchivedExchange, warcinfoId: string, r
     [...baseHeaders('metadata', newRecordId(), e.fetch_time, e.url, warcinfoId), ['WARC-Concurrent-To', id], ['Content-Type', 'application/warc-fields'], blockDigestHeader(metaBlock)],
     metaBlock,
   );
-  const members = await Promise.all([conversion, metadata].map(gzipMember));
+  const members = await Promise.all([conversion, metadata].map((r) => gzipMember(r, gzipLevel)));
   return { members, main: 0, mainRecordId: id, kind: 'conversion', payloadDigest };
 }

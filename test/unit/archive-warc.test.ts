@@ -16,7 +16,7 @@ import { readWarcBytes, readWarcFile } from '../support/warc-reader.js';
 import { ArchiveSink } from '../../stages/archive/sink.js';
 import { createArchiveStage } from '../../stages/archive/index.js';
 import { createFakeContext, stageInput } from '../support/fake-context.js';
-import { gzipMember, INLINE_MAX_BYTES } from '../../stages/archive/gzip-member.js';
+import { gzipMember, INLINE_MAX_BYTES, WARC_GZIP_LEVEL } from '../../stages/archive/gzip-member.js';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { captureRow } from '../../stages/archive/capture-row.js';
 import type { CaptureRow } from '../../schemas/output-tables.js';
@@ -241,12 +241,24 @@ describe('archive: WARC files', () => {
 describe('archive: compression off the main thread', () => {
   it('a record over the inline limit is compressed on the pool to the same bytes as gzipSync, one member each', async () => {
     const records = [10, INLINE_MAX_BYTES, INLINE_MAX_BYTES + 1, 300_000].map((n, i) => Buffer.from(`record ${i} `.repeat(n).slice(0, n)));
-    const members = await Promise.all(records.map(gzipMember));
+    const members = await Promise.all(records.map((r) => gzipMember(r)));
     members.forEach((m, i) => {
-      assert.deepEqual(m, gzipSync(records[i]!));
+      assert.deepEqual(m, gzipSync(records[i]!, { level: WARC_GZIP_LEVEL }));
       assert.equal(gzipMemberLength(m), m.length);
       assert.deepEqual(gunzipSync(m), records[i]);
     });
+  });
+
+  it('--warc-gzip-level: the records of an exchange are compressed at the level asked for, and read back the same', async () => {
+    const body = Buffer.from(Array.from({ length: 3000 }, (_, i) => `<p>word${(i * 7919) % 1013} text ${i % 97}</p>`).join('\n'));
+    const e = exchange({ body });
+    const sizes: number[] = [];
+    for (const level of [1, 9]) {
+      const built = await exchangeRecords(e, '<urn:uuid:info>', null, '<urn:uuid:r>', undefined, level);
+      sizes.push(built.members[built.main]!.length);
+      assert.deepEqual(Buffer.from((await readWarcBytes(built.members[built.main]!))[0]!.payload), body);
+    }
+    assert.ok(sizes[1]! < sizes[0]!, `level 9 smaller than level 1: ${sizes}`);
   });
 
   it('exchanges appended all at once land in call order, each record naming its own file’s warcinfo across rotations', async () => {
