@@ -23,14 +23,13 @@ export class MemoryKvStore implements KvStore {
   }
   async delete(key: string): Promise<void> {
     this.entries.delete(key);
-    this.revision += 1;
-    for (const listener of this.listeners) listener({ key, value: null, revision: this.revision });
+    for (const listener of this.listeners) listener({ key, value: null });
   }
   async *keys(): AsyncIterable<string> {
     yield* [...this.entries.keys()];
   }
   async watch(): Promise<KvWatch> {
-    const queue: KvWatchEvent[] = [...this.entries].map(([key, e]) => ({ key, value: e.value, revision: e.revision }));
+    const queue: KvWatchEvent[] = [...this.entries].map(([key, e]) => ({ key, value: e.value }));
     let wake: (() => void) | null = null;
     let stopped = false;
     const listener = (event: KvWatchEvent) => {
@@ -62,7 +61,7 @@ export class MemoryKvStore implements KvStore {
   private set(key: string, value: Uint8Array): number {
     this.revision += 1;
     this.entries.set(key, { value, revision: this.revision });
-    for (const listener of this.listeners) listener({ key, value, revision: this.revision });
+    for (const listener of this.listeners) listener({ key, value });
     return this.revision;
   }
 }
@@ -140,11 +139,6 @@ class EntryCache {
     }
   }
 
-  /** The entry without making it the most recent. */
-  peek(key: string): KvEntry | null | undefined {
-    return this.entries.get(key);
-  }
-
   forget(key: string): void {
     const old = this.entries.get(key);
     if (old === undefined) return;
@@ -163,28 +157,6 @@ function entryCache(store: KvStore): EntryCache {
     entryCaches.set(store, cache);
   }
   return cache;
-}
-
-/**
- * The entry this process last read, wrote or watched for `key`, or undefined when it has none.
- * It may be older than the bucket's: for decisions that a compare-and-set checks afterwards,
- * or that a fresh read confirms (the gate's host turns).
- */
-export function rememberedEntry(store: KvStore, key: string): KvEntry | null | undefined {
-  return entryCaches.get(store)?.peek(key);
-}
-
-/**
- * A change a watch of the bucket delivered: remembered where it is newer than what this
- * process remembers, so the next turn that the change wakes reads it without asking the server.
- */
-export function noteWatchedEntry(store: KvStore, key: string, value: Uint8Array | null, revision: number): void {
-  const cache = entryCache(store);
-  const known = cache.peek(key);
-  if (known !== undefined && known !== null && known.revision >= revision) return;
-  if (keyStates.get(store)?.get(key)?.running) cache.forget(key); // a write of ours in flight decides
-  else if (value) cache.set(key, { value, revision });
-  else cache.forget(key);
 }
 
 /**

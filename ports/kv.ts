@@ -36,8 +36,6 @@ export interface KvWatchEvent {
   key: string;
   /** null: the key was deleted */
   value: Uint8Array | null;
-  /** the change's revision (what `update` compares), where the store tells it */
-  revision?: number;
 }
 
 export interface KvWatch extends AsyncIterable<KvWatchEvent> {

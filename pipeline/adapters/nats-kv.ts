@@ -75,7 +75,7 @@ export class NatsKvStore implements KvStore {
     return {
       stop: () => iter.stop(),
       async *[Symbol.asyncIterator]() {
-        for await (const e of iter) yield { key: e.key, value: e.operation === 'PUT' ? e.value : null, revision: e.revision };
+        for await (const e of iter) yield { key: e.key, value: e.operation === 'PUT' ? e.value : null };
       },
     };
   }

@@ -1,6 +1,6 @@
 import { decodeAdmitted, type AdmittedUrl } from '../../schemas/index.js';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { noteWatchedEntry, parseJsonValue } from '../../pipeline/kv-store.js';
+import { parseJsonValue } from '../../pipeline/kv-store.js';
 import { type KvStore, type KvWatchEvent } from '../../ports/kv.js';
 import type { BackgroundContext, BackgroundTask, ConsumerStage, StageContext } from '../../pipeline/stage.js';
 import type { StreamAccess } from '../../ports/streams.js';
@@ -55,8 +55,6 @@ export async function startHostScheduler(ctx: BackgroundContext, concurrency = G
 }
 
 function onHostEvent(ctx: StageContext, scheduler: HostScheduler, event: KvWatchEvent): void {
-  // remembered before the host is woken, so that its turn reads the change without a request
-  if (event.revision !== undefined) noteWatchedEntry(ctx.kv.hosts, event.key, event.value, event.revision);
   if (!event.value) return;
   if (event.key.startsWith('_ip.')) {
     scheduler.ipFreed(parseJsonValue<IpSlot>(event.value).ip);

@@ -3,7 +3,7 @@ import { hostQueueSubject, subjectFor } from '../../pipeline/partition.js';
 import type { BackgroundContext, Emit, StageContext } from '../../pipeline/stage.js';
 import { EDGES } from '../../ops/nats/edges.js';
 import type { KvStore } from '../../ports/kv.js';
-import { lanesWithWork, readSlot, readTail, readyAt, rememberedSlotAndTail, skipQueued, undoAcquire } from '../shared/host-state/host-slot.js';
+import { lanesWithWork, readSlot, readTail, readyAt, skipQueued, undoAcquire } from '../shared/host-state/host-slot.js';
 import { pickLane } from './pick-lane.js';
 import { laneLevel, type LaneLevel } from '../shared/host-state/host-lanes.js';
 import { sitemapsOfSeed } from './seed-sitemaps.js';
@@ -67,19 +67,12 @@ function settledOutcome(ctx: StageContext, m: AdmittedUrl, reason: string, outco
 }
 
 /**
- * The host's slot, its queue tails, and the lanes with work: as this process last saw them
- * (its own writes and the gate's watch keep them; a stale slot only fails the compare-and-set
- * that takes the host), else read. An idle host is forgotten until its slot changes again, so
- * "no work" is confirmed by a read, on a replicated bucket by the leader: a replica that lags
- * (one catching up after a restart) would answer with the tail from before the URL whose news
- * woke this turn, and the URL would wait forever.
+ * The host's slot, its queue tails, and the lanes with work. An idle host is forgotten until
+ * its slot changes again, so on a replicated bucket "no work" is confirmed by the leader: a
+ * replica that lags (one catching up after a restart) would answer with the tail from before
+ * the URL whose news woke this turn, and the URL would wait forever.
  */
 async function readHostWork(ctx: StageContext, host: string, now: number) {
-  const remembered = rememberedSlotAndTail(ctx.kv.hosts, host);
-  if (remembered) {
-    const lanes = lanesWithWork(remembered.slot, remembered.tail, now);
-    if (lanes.length > 0) return { ...remembered, lanes };
-  }
   const [slot, tail] = await Promise.all([readSlot(ctx.kv.hosts, host), readTail(ctx.kv.hosts, host)]);
   const lanes = lanesWithWork(slot, tail, now);
   const latest = ctx.kv.hosts.getLatest?.bind(ctx.kv.hosts);

@@ -1,4 +1,4 @@
-import { casUpdate, parseJsonValue, rememberedEntry } from '../../../pipeline/kv-store.js';
+import { casUpdate, parseJsonValue } from '../../../pipeline/kv-store.js';
 import { type KvStore } from '../../../ports/kv.js';
 import { nextPacing, type FetchFeedback, type PacingSettings } from './host-pacing.js';
 
@@ -121,18 +121,6 @@ export const hasWork = (slot: HostSlot | null, tail: QueueTail | null, now: numb
 export async function readSlot(store: Pick<KvStore, 'get'>, host: string): Promise<HostSlot | null> {
   const entry = await store.get(host);
   return entry ? asSlot(host, parseJsonValue<Partial<HostSlot>>(entry.value)) : null;
-}
-
-/**
- * The host's slot and queue tail as this process last read, wrote or watched them, or null
- * when it does not hold both. They may be older than the bucket's: every decision on them is
- * a compare-and-set that fails on a changed slot, and "nothing to do" is confirmed by a read.
- */
-export function rememberedSlotAndTail(store: KvStore, host: string): { slot: HostSlot | null; tail: QueueTail | null } | null {
-  const slot = rememberedEntry(store, host);
-  const tail = rememberedEntry(store, tailKey(host));
-  if (slot === undefined || tail === undefined) return null;
-  return { slot: slot ? asSlot(host, parseJsonValue<Partial<HostSlot>>(slot.value)) : null, tail: tail ? parseJsonValue<QueueTail>(tail.value) : null };
 }
 
 /** The newest sequence queued per lane of the host (null: nothing was ever queued). */
