@@ -29,7 +29,6 @@ export async function openArchiveOutput(outDir: string, settings: CrawlSettings,
     ...(remote ? { store: await openS3Store(outDir) } : {}),
     crawlId: settings.crawlId,
     maxWarcBytes: settings.warcMaxBytes,
-    gzipLevel: settings.warcGzipLevel,
     captures: await openParquetOutput(outDir),
     batch: { maxRows: settings.persistBatchRows, maxDelayMs: settings.persistFlushMs },
     onRepaired: (repaired) => {

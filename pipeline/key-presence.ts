@@ -25,9 +25,11 @@ function fnv1a(key: string): number {
 
 export class KeyPresence {
   private readonly bits = new Uint8Array(BITS / 8);
-  /** the outcomes of the last RECENT_GUESSES guesses, as a count of the wrong ones among them */
+  /** how the last RECENT_GUESSES guesses turned out (true: right), oldest first */
   private readonly recent: boolean[] = [];
+  /** the wrong ones among them */
   private wrong = 0;
+  /** keys passed over since the last guess while guesses go wrong */
   private skipped = 0;
 
   seen(key: string): void {

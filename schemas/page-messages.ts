@@ -158,7 +158,8 @@ export const ExtractedHead = ExtractedPage.omit({
 }).extend({ simhash: z.string(), text_words: z.number().int().nonnegative() });
 export type ExtractedHead = z.infer<typeof ExtractedHead>;
 
-const PASSED_THROUGH: ReadonlySet<string> = new Set(['title', 'text', 'description', 'links', 'text_full', 'text_spans', 'headings', 'opengraph', 'json_ld', 'hreflang']);
+/** The wire form's keys the head leaves out (text_spans among them). */
+const PASSED_THROUGH: ReadonlySet<string> = new Set(Object.keys(ExtractedWire.shape).filter((k) => !(k in ExtractedHead.shape)));
 
 export interface ExtractedOnWire {
   head: ExtractedHead;

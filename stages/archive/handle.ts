@@ -5,7 +5,6 @@ import { emit, type Outcome, type StageContext, type StageInput } from '../../pi
 import type { ArchivedExchange } from '../../schemas/index.js';
 import { captureRow } from './capture-row.js';
 import { exchangeRecords, type BuiltRecords, type FirstCapture } from './exchange-records.js';
-import { WARC_GZIP_LEVEL } from './gzip-member.js';
 import { renderedRecords } from './rendered-records.js';
 import type { ArchiveSink } from './sink.js';
 import { newRecordId, warcDigest } from './warc-record.js';
@@ -59,12 +58,13 @@ async function renderedBuild(digests: KvStore, e: ArchivedExchange, gzipLevel: n
   return (warcinfoId) => renderedRecords(e, warcinfoId, refersTo, gzipLevel);
 }
 
-export function createArchiveHandler(sink: ArchiveSink, gzipLevel = WARC_GZIP_LEVEL) {
+export function createArchiveHandler(sink: ArchiveSink) {
   return async function handleArchive(input: StageInput<ArchivedExchange>, ctx: StageContext): Promise<Outcome> {
     const e = input.message;
     // a page the render stage could not render comes back as fetched: its response is archived already
     if (e.rendered === false) return emit();
-    const build = e.exchange?.kind === 'rendered' ? await renderedBuild(ctx.kv.digests, e, gzipLevel) : await exchangeBuild(ctx.kv.digests, e, gzipLevel);
+    const level = ctx.settings.warcGzipLevel;
+    const build = e.exchange?.kind === 'rendered' ? await renderedBuild(ctx.kv.digests, e, level) : await exchangeBuild(ctx.kv.digests, e, level);
     const built = await sink.add(build, (placed, b) =>
       captureRow(e, b, { filename: placed.filename, offset: placed.offsets[b.main]!, length: placed.lengths[b.main]! }, crawlIdOf(ctx, e)),
     );

@@ -19,8 +19,6 @@ export interface ArchiveOutput {
   crawlId: string;
   /** a WARC file is closed and the next one started before it would pass this size */
   maxWarcBytes: number;
-  /** zlib level of the records' gzip members (default WARC_GZIP_LEVEL) */
-  gzipLevel?: number;
   captures: CapturesWriter;
   batch: { maxRows: number; maxDelayMs: number };
   /** exchanges handled at once (the runner's concurrency for this stage; default ARCHIVE_CONCURRENCY) */
@@ -58,7 +56,7 @@ export async function createArchiveStage(out: ArchiveOutput): Promise<ConsumerSt
     defaultConcurrency: concurrency,
     counts: ['records'],
     decode: (_subject, data) => decodeExchange(data),
-    handle: createArchiveHandler(sink, out.gzipLevel),
+    handle: createArchiveHandler(sink),
     close: () => sink.close(),
   };
 }

@@ -15,8 +15,8 @@ const MIN_WORDS_FOR_NEAR_DUP = 20;
 export type SimhashInput = ExtractedOnWire | ExtractedPage;
 
 export async function handleSimhash(input: StageInput<SimhashInput>, ctx: StageContext): Promise<Outcome> {
-  const wire = isOnWire(input.message) ? input.message : null;
-  const p = wire ? wire.head : (input.message as ExtractedPage);
+  const m = input.message;
+  const p: ExtractedHead | ExtractedPage = isOnWire(m) ? m.head : m;
   // made by extract; a message from before it did (a replayed stream) gets it here. Words are
   // counted as the fingerprint counts them, so texts without spaces (CJK) are compared too
   const { hex, words } = fingerprintOf(p);
@@ -37,13 +37,12 @@ export async function handleSimhash(input: StageInput<SimhashInput>, ctx: StageC
     lastModified: p.validators?.last_modified ?? null,
     lastModifiedAt: p.last_modified,
   });
+  const verdict = { near_duplicate_of: nearDuplicateOf, ...(revisit.note ? { revisit_note: revisit.note } : {}) };
   return emit(
     {
       subject: subjectFor('pages', p.host, ctx.settings.partitions),
       msgId: `page:${p.fetch_id}`,
-      data: wire
-        ? encodeFinalOnWire(wire, { near_duplicate_of: nearDuplicateOf, ...(revisit.note ? { revisit_note: revisit.note } : {}) })
-        : encodeFinal({ ...(p as ExtractedPage), simhash: hex, near_duplicate_of: nearDuplicateOf, ...(revisit.note ? { revisit_note: revisit.note } : {}) }),
+      data: isOnWire(m) ? encodeFinalOnWire(m, verdict) : encodeFinal({ ...m, simhash: hex, ...verdict }),
     },
     ...revisit.emits,
   );
@@ -51,6 +50,6 @@ export async function handleSimhash(input: StageInput<SimhashInput>, ctx: StageC
 
 function fingerprintOf(p: ExtractedHead | ExtractedPage): { hex: string; words: number } {
   if (p.simhash !== undefined && p.text_words !== undefined) return { hex: p.simhash, words: p.text_words };
-  const { hash, words } = simhashAndWords((p as ExtractedPage).text);
+  const { hash, words } = simhashAndWords('text' in p ? p.text : '');
   return { hex: simhashToHex(hash), words };
 }
