@@ -6,6 +6,7 @@ import type { StreamAccess } from '../../ports/streams.js';
 import { EDGES } from '../../ops/nats/edges.js';
 import { lanesWithWork, leaseLive, readSlot, TAIL_PREFIX, type HostSlot, type QueueTail } from '../shared/host-state/host-slot.js';
 import type { RobotsCache } from '../shared/robots/robots-cache.js';
+import { robotsGiveUpAt } from '../shared/robots/robots-fetch-policy.js';
 
 /**
  * Why a host with queued URLs is not being served right now, for the progress line and
@@ -94,8 +95,8 @@ async function describeWait(src: HostWaitSources, host: string, slot: HostSlot |
     const robots = head ? await src.robots.lookup(new URL(decodeAdmitted(head.data).url).origin, now) : null;
     const record = robots?.current?.record;
     if (robots?.current && record?.kind === 'disallow_all' && !record.ends) {
-      const since = record.failingSince ?? record.fetchedAt;
-      const givesUpAt = since + src.robotsGiveUpMs;
+      // too few failed tries yet to give up: not before the next try, at the earliest
+      const givesUpAt = robotsGiveUpAt(record, src.robotsGiveUpMs) ?? Math.max((record.failingSince ?? record.fetchedAt) + src.robotsGiveUpMs, robots.current.expiresAt);
       // giving up needs no request; fetching robots.txt again waits for the host's slot too
       const until = givesUpAt <= robots.current.expiresAt ? givesUpAt : Math.min(givesUpAt, Math.max(robots.current.expiresAt, slotReadyAt));
       return { ...base, reason: 'robots.txt unavailable', until, givesUpAt, detail: record.reason };

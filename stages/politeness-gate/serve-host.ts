@@ -14,6 +14,7 @@ import { outcomeEmit } from '../shared/messages/outcome-emit.js';
 import { jobFieldsOf } from '../shared/job-fields.js';
 import { GRANT_LEASE_MS } from './spec.js';
 import { hostDelayMs, refreshRobots, robotsOf } from '../shared/robots/robots-refresh.js';
+import { robotsGiveUpAt } from '../shared/robots/robots-fetch-policy.js';
 
 /** What the scheduler does with a host after a turn. */
 export type HostTurn =
@@ -121,22 +122,25 @@ export async function serveHostRanked(ctx: BackgroundContext, host: string): Pro
       await settleQueued(ctx, m, stored.seq, robots.record.ends.reason, robots.record.ends.outcome, lane);
       continue;
     }
-    const failingSince = last?.record.kind === 'disallow_all' ? (last.record.failingSince ?? last.record.fetchedAt) : null;
-    if (failingSince !== null && now - failingSince >= s.robotsGiveUpMs) {
+    const failing = last?.record.kind === 'disallow_all' ? last.record : null;
+    // null while too few tries have failed, however long ago the first was
+    const giveUpAt = failing ? robotsGiveUpAt(failing, s.robotsGiveUpMs) : null;
+    if (failing && giveUpAt !== null && now >= giveUpAt) {
       // given up on a failed try at or after the give-up time, or while the host backs off
       // from its own failures; time the crawler itself could not try (its servers electing
       // leaders, say) is not the site being down: robots.txt is tried once more first
-      if (last!.record.fetchedAt - failingSince >= s.robotsGiveUpMs || (slot && readyAt(slot, now) > 0)) {
-        await settleQueued(ctx, m, stored.seq, `robots.txt unavailable for ${Math.round((now - failingSince) / 1000)} s, giving up: ${last!.record.reason}`, 'robots_disallowed', lane);
+      if (failing.fetchedAt >= giveUpAt || (slot && readyAt(slot, now) > 0)) {
+        const downMs = now - (failing.failingSince ?? failing.fetchedAt);
+        await settleQueued(ctx, m, stored.seq, `robots.txt unavailable for ${Math.round(downMs / 1000)} s, giving up: ${failing.reason}`, 'robots_disallowed', lane);
         continue;
       }
       const wait = await refreshRobots(ctx, host, origin, (exchanges) => ctx.publisher.publish(exchanges));
       if (wait) return { turn: wait, level };
       continue; // the last try's answer decides
     }
-    if (failingSince !== null && robots) {
+    if (failing && robots) {
       // come back to refetch it, or to give up on its URLs, whichever is first
-      return { turn: { kind: 'wait', until: Math.min(robots.expiresAt, failingSince + s.robotsGiveUpMs) }, level };
+      return { turn: { kind: 'wait', until: giveUpAt === null ? robots.expiresAt : Math.min(robots.expiresAt, giveUpAt) }, level };
     }
     const verdict = robots?.compiled.verdict(m.url);
     if (verdict && !verdict.allowed) {

@@ -100,6 +100,20 @@ export function robotsTtlMs(record: RobotsRecord, opts: Partial<RobotsTtlOptions
   return Math.min(Math.max(errorRetryMs, backoff), maxTtlMs);
 }
 
+/**
+ * A host's robots.txt is given up on only once this many tries in a row have failed, however
+ * long ago the first was. Time alone can mislead: while the crawler's own servers elect a
+ * leader no try is made, and the first try after that can fall past the give-up time; a site
+ * answering 503 twice while it restarts is not a site that is down.
+ */
+export const ROBOTS_GIVE_UP_MIN_FAILURES = 3;
+
+/** When a failing robots.txt (a disallow_all record) may be given up on: null while too few tries have failed. */
+export function robotsGiveUpAt(record: RobotsRecord, giveUpMs: number): number | null {
+  if ((record.failures ?? 1) < ROBOTS_GIVE_UP_MIN_FAILURES) return null;
+  return (record.failingSince ?? record.fetchedAt) + giveUpMs;
+}
+
 /** The longest wait between two fetches of a robots.txt that keeps failing. */
 export const MAX_ERROR_RETRY_MS = 6 * 60 * 60 * 1000;
 
