@@ -26,7 +26,8 @@ export class RobotsCache {
     private readonly ttl: { maxTtlMs: number; errorRetryMs: number },
   ) {}
 
-  private compile(record: RobotsRecord): CachedRobots {
+  /** A record with its rules compiled for this crawler's token, and when it expires. */
+  compile(record: RobotsRecord): CachedRobots {
     return {
       record,
       compiled: compileRobots(record, this.userAgentToken),

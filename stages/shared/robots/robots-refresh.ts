@@ -46,8 +46,10 @@ export async function refreshRobots(ctx: StageContext, host: string, origin: str
   try {
     const record = await fetchRobots(ctx.http, origin, ctx.settings, () => ctx.clock.now(), archive);
     const durationMs = Math.round(ctx.clock.now() - start);
-    const cached = await robotsOf(ctx).put(origin, record);
-    const baseDelayMs = hostDelayMs(cached.compiled.crawlDelayMs, ctx, host);
+    // the host's delay is taken from the answer before it is stored: when storing it fails
+    // (the bucket electing a leader), the request was still made and the host is still paced
+    // by its Crawl-delay, not by the crawl's minimum
+    const baseDelayMs = hostDelayMs(robotsOf(ctx).compile(record).compiled.crawlDelayMs, ctx, host);
     if (record.ends) {
       // nothing reached the host (no address, or one the guard refuses): nothing to back off from
       feedback = { kind: 'ok', durationMs: 0, baseDelayMs };
@@ -57,6 +59,7 @@ export async function refreshRobots(ctx: StageContext, host: string, origin: str
           ? { kind: 'network_error', code: 'robots', durationMs, baseDelayMs }
           : feedbackForStatus(record.status, null, durationMs, baseDelayMs);
     }
+    const cached = await robotsOf(ctx).put(origin, record);
     ctx.metrics.count('politeness-gate', 'robots_fetches', record.ends ? 'host_dead' : record.kind);
     const level = record.kind === 'disallow_all' ? 'warn' : 'info';
     ctx.log[level](
