@@ -198,22 +198,6 @@ describe('politeness gate: serving a host', () => {
     assert.equal(grants(ctx).length, 0);
   });
 
-  test('a give-up time that passes while the crawler could not try (its servers were down) is not a give-up: robots.txt is tried once more first', async () => {
-    let answers = 0;
-    // 503 for the first try; 200 for any later one
-    const ctx = gateContext((req) => robots(answers++ === 0 ? 503 : 200, 'User-agent: *\nAllow: /\n')(req), { robotsRetryMs: 1000, robotsGiveUpMs: 10_000, backoffBaseMs: 1, pauseAfterFailures: 100 });
-    await queue(ctx, admitted('/a'));
-    await serveHost(ctx, HOST); // the first try fails
-    ctx.clock.advance(30_000); // no turn meanwhile
-    for (let i = 0; i < 5 && grants(ctx).length === 0; i++) {
-      await serveHost(ctx, HOST);
-      ctx.clock.advance(1000);
-    }
-    assert.deepEqual(outcomes(ctx), [], 'not given up');
-    assert.equal(ctx.http.requestsTo('/robots.txt').length, 2);
-    assert.equal(grants(ctx)[0]?.url, `https://${HOST}/a`);
-  });
-
   test('robots.txt fetched but not stored (the robots bucket electing a leader): the host is still paced by its Crawl-delay', async () => {
     const ctx = gateContext(robots(200, 'User-agent: *\nCrawl-delay: 5\n'), { minDelayMs: 300 });
     await queue(ctx, admitted('/a'));
@@ -229,21 +213,26 @@ describe('politeness gate: serving a host', () => {
     assert.ok(slot.next_allowed_at - start >= 5000, `next request not before the Crawl-delay: ${slot.next_allowed_at - start} ms`);
   });
 
-  test('a site that failed only twice is not given up, even when the give-up time passed between the tries (the crawler was down): the third try decides', async () => {
-    let answers = 0;
-    // 503 for the first two tries (a site restarting); 200 for any later one
-    const ctx = gateContext((req) => robots(answers++ < 2 ? 503 : 200, 'User-agent: *\nAllow: /\n')(req), { robotsRetryMs: 1000, robotsGiveUpMs: 10_000, backoffBaseMs: 1, pauseAfterFailures: 100 });
-    await queue(ctx, admitted('/a'));
-    await serveHost(ctx, HOST); // the first try fails
-    ctx.clock.advance(30_000); // no turn meanwhile
-    for (let i = 0; i < 10 && grants(ctx).length === 0; i++) {
-      await serveHost(ctx, HOST);
-      ctx.clock.advance(1000);
-    }
-    assert.deepEqual(outcomes(ctx), [], 'not given up');
-    assert.equal(ctx.http.requestsTo('/robots.txt').length, 3);
-    assert.equal(grants(ctx)[0]?.url, `https://${HOST}/a`);
-  });
+  for (const [failures, name] of [
+    [1, 'a give-up time that passes while the crawler could not try (its servers were down) is not a give-up: robots.txt is tried once more first'],
+    [2, 'a site that failed only twice is not given up, even when the give-up time passed between the tries: the third try decides'],
+  ] as const) {
+    test(name, async () => {
+      let answers = 0;
+      // 503 for the first tries (a site restarting); 200 for any later one
+      const ctx = gateContext((req) => robots(answers++ < failures ? 503 : 200, 'User-agent: *\nAllow: /\n')(req), { robotsRetryMs: 1000, robotsGiveUpMs: 10_000, backoffBaseMs: 1, pauseAfterFailures: 100 });
+      await queue(ctx, admitted('/a'));
+      await serveHost(ctx, HOST); // the first try fails
+      ctx.clock.advance(30_000); // no turn meanwhile
+      for (let i = 0; i < 10 && grants(ctx).length === 0; i++) {
+        await serveHost(ctx, HOST);
+        ctx.clock.advance(1000);
+      }
+      assert.deepEqual(outcomes(ctx), [], 'not given up');
+      assert.equal(ctx.http.requestsTo('/robots.txt').length, failures + 1);
+      assert.equal(grants(ctx)[0]?.url, `https://${HOST}/a`);
+    });
+  }
 
   for (const [name, respond, outcome, reason] of [
     [
