@@ -159,6 +159,34 @@ function entryCache(store: KvStore): EntryCache {
   return cache;
 }
 
+const leaderViews = new WeakMap<KvStore, KvStore>();
+
+/**
+ * `store` with its reads answered by the bucket's leader (KvStore.getLatest): for a decision
+ * that ends something and writes nothing, which no compare-and-set would catch being made on
+ * a replica that lags. The store itself where reads never lag. One view per store, so that
+ * casUpdate keeps its per-key state for it.
+ */
+export function readingFromLeader(store: KvStore): KvStore {
+  const latest = store.getLatest?.bind(store);
+  if (!latest) return store;
+  let view = leaderViews.get(store);
+  if (!view) {
+    view = {
+      get: latest,
+      getLatest: latest,
+      create: (key, value) => store.create(key, value),
+      update: (key, value, revision) => store.update(key, value, revision),
+      put: (key, value) => store.put(key, value),
+      delete: (key) => store.delete(key),
+      keys: () => store.keys(),
+      watch: () => store.watch(),
+    };
+    leaderViews.set(store, view);
+  }
+  return view;
+}
+
 /**
  * Read-modify-write with compare-and-set, retried on conflict.
  * `change` gets the current value (or null) and returns the new value, or `undefined` to leave it.

@@ -4,6 +4,7 @@ import { confirmLease, decideAcquire, effectiveCursor, emptySlot, readyAt, relea
 import { backoffMs, nextPacing, parseRetryAfter, type PacingSettings } from '../../stages/shared/host-state/host-pacing.js';
 import { acquireIp, decideIpAcquire, releaseIp } from '../../stages/shared/host-state/ip-slot.js';
 import { MemoryKvStore } from '../../pipeline/kv-store.js';
+import type { KvStore } from '../../ports/kv.js';
 
 const HOST = 'example.com';
 const T = 1_000_000;
@@ -72,6 +73,34 @@ describe('host slot: lease life cycle in KV', () => {
     assert.equal(released.next_allowed_at, T + 100 + 500);
     assert.equal(await confirmLease(store, HOST, 'L1', T + 200, 5000), 'done', 'a redelivered grant is recognised');
     assert.equal(await confirmLease(store, HOST, 'L1', T + 5000, 5000), 'done');
+  });
+});
+
+/**
+ * A replicated bucket as a fetcher may see it: direct gets answered by a replica that has not
+ * applied the gate's last write yet (`lagging` holds what it answers), reads from the leader
+ * (`getLatest`) and every write by the real store.
+ */
+function withLaggingReplica(store: MemoryKvStore, lagging: MemoryKvStore): KvStore {
+  return {
+    get: (key) => lagging.get(key),
+    getLatest: (key) => store.get(key),
+    create: (key, value) => store.create(key, value),
+    update: (key, value, revision) => store.update(key, value, revision),
+    put: (key, value) => store.put(key, value),
+    delete: (key) => store.delete(key),
+    keys: () => store.keys(),
+    watch: () => store.watch(),
+  };
+}
+
+describe('host slot: a replica that lags', () => {
+  test('a grant read against a slot from before its lease is confirmed by the leader, not dropped as lost', async () => {
+    const before = new MemoryKvStore();
+    await before.create(HOST, new TextEncoder().encode(JSON.stringify(emptySlot(HOST))));
+    const store = await leasedTo('L1', 3);
+    assert.equal(await confirmLease(withLaggingReplica(store, before), HOST, 'L1', T + 10, 5000), 'ours');
+    assert.equal(await confirmLease(withLaggingReplica(store, before), HOST, 'other', T + 20, 5000), 'lost', 'a lease that is not ours is still lost');
   });
 });
 

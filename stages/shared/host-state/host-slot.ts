@@ -1,4 +1,4 @@
-import { casUpdate, parseJsonValue } from '../../../pipeline/kv-store.js';
+import { casUpdate, parseJsonValue, readingFromLeader } from '../../../pipeline/kv-store.js';
 import { type KvStore } from '../../../ports/kv.js';
 import { nextPacing, type FetchFeedback, type PacingSettings } from './host-pacing.js';
 
@@ -237,12 +237,19 @@ export type LeaseCheck = 'ours' | 'resumed' | 'done' | 'lost';
  * host must not be asked again before that answer's pacing is applied.
  */
 export async function confirmLease(store: KvStore, host: string, leaseId: string, now: number, leaseMs: number): Promise<LeaseCheck> {
-  return casUpdate<HostSlot, LeaseCheck>(store, host, (current) => {
+  const check = (current: HostSlot | null): { value?: HostSlot; result: LeaseCheck } => {
     if (current?.done_leases?.includes(leaseId)) return { result: 'done' };
     if (!current || current.lease_id !== leaseId || current.lease_until <= now) return { result: 'lost' };
     const extended = { ...asSlot(host, current), lease_until: now + leaseMs, lease_confirmed: true };
     return { value: extended, result: current.lease_confirmed ? 'resumed' : 'ours' };
-  });
+  };
+  const seen = await casUpdate<HostSlot, LeaseCheck>(store, host, check);
+  // 'lost' drops the grant and writes nothing: a replica that lags (a direct get may be answered
+  // by any server of a replicated bucket) can show the slot from before the gate took the
+  // lease, and the host would sit until the lease lapsed. Only the leader's copy says so.
+  if (seen !== 'lost') return seen;
+  const leader = readingFromLeader(store);
+  return leader === store ? seen : casUpdate<HostSlot, LeaseCheck>(leader, host, check);
 }
 
 /**
