@@ -39,6 +39,8 @@ export async function handleFetch(input: StageInput<FetchGrant>, ctx: StageConte
   const s = ctx.settings;
   const leaseMs = s.totalTimeoutMs + 10_000;
   const lease = await confirmLease(ctx.kv.hosts, g.host, g.lease_id, ctx.clock.now(), leaseMs);
+  // rare, and what an operator needs to follow a URL that waited: said once per grant
+  if (lease !== 'ours') ctx.log.info({ host: g.host, url: g.url, lease: g.lease_id, granted_ms_ago: ctx.clock.now() - g.granted_at, delivery: input.deliveryCount, found: lease }, 'grant not fetched as granted');
   if (lease === 'done') {
     // redelivered after its request completed (the ack was lost): its outputs are already out
     ctx.metrics.count('fetch', 'grants', 'already_done');

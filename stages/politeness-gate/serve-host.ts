@@ -171,10 +171,12 @@ export async function serveHostRanked(ctx: BackgroundContext, host: string): Pro
     const grant = encodeGrant({ ...m, lease_id: leaseId, granted_at: now, delay_ms: delayMs, ip });
     try {
       // the lease id is the msgId: a grant served again after a lapsed lease is not published twice
-      await ctx.publisher.publish([
+      const [published] = await ctx.publisher.publish([
         { subject: subjectFor('ready', host, s.partitions), data: grant, msgId: leaseId },
         ...sitemapsOfSeed(m, pick.job, robots.compiled.sitemaps, s.partitions),
       ]);
+      // a grant served again after its lease lapsed: the one sent before is still the only one
+      if (published?.duplicate) ctx.log.info({ host, url: m.url, lease: leaseId, ready_seq: published.seq }, 'grant sent again after its lease lapsed: the stream keeps the first');
     } catch (err) {
       await undoAcquire(ctx.kv.hosts, host, leaseId, stored.seq, lane);
       if (ip) await releaseIp(ctx.kv.hosts, ip, leaseId, now);
