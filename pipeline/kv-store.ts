@@ -159,6 +159,20 @@ function entryCache(store: KvStore): EntryCache {
   return cache;
 }
 
+/** `store` with its reads done by `get` and `getLatest`, and everything else by the store itself. */
+export function withReads(store: KvStore, get: KvStore['get'], getLatest: KvStore['get']): KvStore {
+  return {
+    get,
+    getLatest,
+    create: (key, value) => store.create(key, value),
+    update: (key, value, revision) => store.update(key, value, revision),
+    put: (key, value) => store.put(key, value),
+    delete: (key) => store.delete(key),
+    keys: () => store.keys(),
+    watch: () => store.watch(),
+  };
+}
+
 const leaderViews = new WeakMap<KvStore, KvStore>();
 
 /**
@@ -172,16 +186,7 @@ export function readingFromLeader(store: KvStore): KvStore {
   if (!latest) return store;
   let view = leaderViews.get(store);
   if (!view) {
-    view = {
-      get: latest,
-      getLatest: latest,
-      create: (key, value) => store.create(key, value),
-      update: (key, value, revision) => store.update(key, value, revision),
-      put: (key, value) => store.put(key, value),
-      delete: (key) => store.delete(key),
-      keys: () => store.keys(),
-      watch: () => store.watch(),
-    };
+    view = withReads(store, latest, latest);
     leaderViews.set(store, view);
   }
   return view;

@@ -3,8 +3,7 @@ import assert from 'node:assert/strict';
 import { confirmLease, decideAcquire, effectiveCursor, emptySlot, readyAt, releaseSlot, type HostSlot } from '../../stages/shared/host-state/host-slot.js';
 import { backoffMs, nextPacing, parseRetryAfter, type PacingSettings } from '../../stages/shared/host-state/host-pacing.js';
 import { acquireIp, decideIpAcquire, releaseIp } from '../../stages/shared/host-state/ip-slot.js';
-import { MemoryKvStore } from '../../pipeline/kv-store.js';
-import type { KvStore } from '../../ports/kv.js';
+import { MemoryKvStore, withReads } from '../../pipeline/kv-store.js';
 
 const HOST = 'example.com';
 const T = 1_000_000;
@@ -81,18 +80,12 @@ describe('host slot: lease life cycle in KV', () => {
  * applied the gate's last write yet (`lagging` holds what it answers), reads from the leader
  * (`getLatest`) and every write by the real store.
  */
-function withLaggingReplica(store: MemoryKvStore, lagging: MemoryKvStore): KvStore {
-  return {
-    get: (key) => lagging.get(key),
-    getLatest: (key) => store.get(key),
-    create: (key, value) => store.create(key, value),
-    update: (key, value, revision) => store.update(key, value, revision),
-    put: (key, value) => store.put(key, value),
-    delete: (key) => store.delete(key),
-    keys: () => store.keys(),
-    watch: () => store.watch(),
-  };
-}
+const withLaggingReplica = (store: MemoryKvStore, lagging: MemoryKvStore) =>
+  withReads(
+    store,
+    (key) => lagging.get(key),
+    (key) => store.get(key),
+  );
 
 describe('host slot: a replica that lags', () => {
   test('a grant read against a slot from before its lease is confirmed by the leader, not dropped as lost', async () => {
