@@ -86,6 +86,8 @@ export const STAGE_ROLES: Record<string, StageRole> = {
     outputs: [every(SUBJECTS.fetched), every(SUBJECTS.exchanges), every(SUBJECTS.links), every(SUBJECTS.outcomes), every(SUBJECTS.frontier), `${SUBJECTS.revisit}.*.*`],
     read: [BUCKETS.hosts, BUCKETS.validators],
     write: [BUCKETS.hosts],
+    // a grant is dropped as lost only on the hosts bucket leader's copy when it has replicas
+    api: [`$JS.API.STREAM.INFO.KV_${BUCKETS.hosts}`, `$JS.API.STREAM.MSG.GET.KV_${BUCKETS.hosts}`],
   },
   render: {
     stream: EDGES.render.stream,

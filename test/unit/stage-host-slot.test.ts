@@ -95,6 +95,14 @@ describe('host slot: a replica that lags', () => {
     assert.equal(await confirmLease(withLaggingReplica(store, before), HOST, 'L1', T + 10, 5000), 'ours');
     assert.equal(await confirmLease(withLaggingReplica(store, before), HOST, 'other', T + 20, 5000), 'lost', 'a lease that is not ours is still lost');
   });
+
+  test('a leader this user may not read (permissions from before the check): the replica\'s answer stands', async () => {
+    const before = new MemoryKvStore();
+    await before.create(HOST, new TextEncoder().encode(JSON.stringify(emptySlot(HOST))));
+    const store = await leasedTo('L1', 3);
+    const denied = withReads(store, (key) => before.get(key), () => Promise.reject(new Error('Permissions Violation for Publish to "$JS.API.STREAM.MSG.GET.KV_crawl-hosts"')));
+    assert.equal(await confirmLease(denied, HOST, 'L1', T + 10, 5000), 'lost');
+  });
 });
 
 describe('host pacing (pure)', () => {
