@@ -2,7 +2,6 @@ import { decodeAdmitted, encodeGrant, type AdmittedUrl } from '../../schemas/ind
 import { hostQueueSubject, subjectFor } from '../../pipeline/partition.js';
 import type { BackgroundContext, Emit, StageContext } from '../../pipeline/stage.js';
 import { EDGES } from '../../ops/nats/edges.js';
-import type { KvStore } from '../../ports/kv.js';
 import { lanesWithWork, readSlot, readTail, readyAt, skipQueued, undoAcquire } from '../shared/host-state/host-slot.js';
 import { pickLane } from './pick-lane.js';
 import { laneLevel, type LaneLevel } from '../shared/host-state/host-lanes.js';
@@ -13,6 +12,7 @@ import { stableId } from '../shared/messages/stage-ids.js';
 import { outcomeEmit } from '../shared/messages/outcome-emit.js';
 import { jobFieldsOf } from '../shared/job-fields.js';
 import { GRANT_LEASE_MS } from './spec.js';
+import { readingFromLeader } from '../../pipeline/kv-store.js';
 import { hostDelayMs, refreshRobots, robotsOf } from '../shared/robots/robots-refresh.js';
 import { robotsGiveUpAt } from '../shared/robots/robots-fetch-policy.js';
 
@@ -76,9 +76,8 @@ function settledOutcome(ctx: StageContext, m: AdmittedUrl, reason: string, outco
 async function readHostWork(ctx: StageContext, host: string, now: number) {
   const [slot, tail] = await Promise.all([readSlot(ctx.kv.hosts, host), readTail(ctx.kv.hosts, host)]);
   const lanes = lanesWithWork(slot, tail, now);
-  const latest = ctx.kv.hosts.getLatest?.bind(ctx.kv.hosts);
-  if (lanes.length > 0 || !latest) return { slot, tail, lanes };
-  const leader = { get: latest } as Pick<KvStore, 'get'>;
+  const leader = readingFromLeader(ctx.kv.hosts);
+  if (lanes.length > 0 || leader === ctx.kv.hosts) return { slot, tail, lanes };
   const [slot2, tail2] = await Promise.all([readSlot(leader, host), readTail(leader, host)]);
   return { slot: slot2, tail: tail2, lanes: lanesWithWork(slot2, tail2, now) };
 }
