@@ -4,6 +4,8 @@
  * pages/s and peak RSS per run and their medians. Pages/s = pages stored / wall time of the
  * `crawl run --until-idle` process (start-up and final flush included). Also per page: messages
  * and bytes in the streams, KV writes and reads (the bench starts the nats-server to read them).
+ * The crawl's figures before the output's final merge (peak RSS, pages/s, CPU) are read when its
+ * stages stop: the merge is a fixed step at the end, and this tells its cost from the crawl's.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -31,9 +33,12 @@ async function runOnce(port: number, seeds: string[]): Promise<RunResult> {
   const started = performance.now();
   const crawl = spawnBenchCrawl({ out, webPort: port, natsUrl: server.url, metricsPort, seeds });
   const watch = new ProcessWatch(crawl.child.pid!);
-  // VmHWM is the peak so far: read when the stages stop, it is the crawl's peak without the final merge
-  let crawlRssMb = 0;
-  const kvOps = new KvOpsScraper(metricsPort, () => (crawlRssMb = peakRssMb(crawl.child.pid!)));
+  // read when the stages stop (the metrics server closes then), before the output's final merge:
+  // VmHWM is the peak so far, so this is the crawl's peak without the merge; and its CPU and time
+  let beforeMerge: { rssMb: number; crawlCpu: number; seconds: number } | null = null;
+  const kvOps = new KvOpsScraper(metricsPort, () => {
+    beforeMerge = { rssMb: peakRssMb(crawl.child.pid!), crawlCpu: cpuSeconds(crawl.child.pid!) ?? 0, seconds: (performance.now() - started) / 1000 };
+  });
   const backlog = process.env.BENCH_WATCH ? watchBacklog(server.url) : null;
   const code = await crawl.exited;
   const usage = watch.stop();
@@ -47,7 +52,8 @@ async function runOnce(port: number, seeds: string[]): Promise<RunResult> {
     const db = await openOutputDatabase(out);
     const res = await db.run('SELECT count(*) AS n FROM pages');
     await db.close();
-    return { pages: Number(res.rows[0]![0]), seconds, rssMb: usage.peakRssMb, crawlRssMb: crawlRssMb || usage.peakRssMb, crawlCpu: usage.cpuSeconds, natsCpu, traffic, kv: kvOps.last };
+    const crawlOnly = beforeMerge ?? { rssMb: usage.peakRssMb, crawlCpu: usage.cpuSeconds, seconds };
+    return { pages: Number(res.rows[0]![0]), seconds, rssMb: usage.peakRssMb, crawlCpu: usage.cpuSeconds, natsCpu, beforeMerge: crawlOnly, traffic, kv: kvOps.last };
   } finally {
     await server.stop();
     rmSync(out, { recursive: true, force: true });
@@ -57,12 +63,16 @@ async function runOnce(port: number, seeds: string[]): Promise<RunResult> {
 interface RunResult {
   pages: number;
   seconds: number;
-  /** peak RSS of the whole `crawl run`, and of its crawl alone (before the output's final merge) */
+  /** peak RSS of the whole `crawl run` */
   rssMb: number;
-  crawlRssMb: number;
   /** CPU seconds of the `crawl run` process (every stage) and of the nats-server */
   crawlCpu: number;
   natsCpu: number;
+  /**
+   * the crawl alone, up to when its stages stopped, before the output's final merge (which
+   * `crawl run --until-idle` does in the same process): peak RSS, CPU seconds, wall seconds
+   */
+  beforeMerge: { rssMb: number; crawlCpu: number; seconds: number };
   traffic: StreamTraffic;
   kv: KvOpCounts;
 }
@@ -79,8 +89,9 @@ async function main() {
       const r = await runOnce(web.port, seeds);
       results.push(r);
       process.stdout.write(
-        `run ${i + 1}: ${r.pages} pages in ${r.seconds.toFixed(1)} s = ${(r.pages / r.seconds).toFixed(0)} pages/s, peak RSS ${r.rssMb.toFixed(0)} MB (${r.crawlRssMb.toFixed(0)} MB before the final merge), ` +
+        `run ${i + 1}: ${r.pages} pages in ${r.seconds.toFixed(1)} s = ${(r.pages / r.seconds).toFixed(0)} pages/s, peak RSS ${r.rssMb.toFixed(0)} MB (${r.beforeMerge.rssMb.toFixed(0)} MB before the final merge), ` +
           `CPU per page ${msPerPage(r.crawlCpu, r.pages).toFixed(1)} ms crawl + ${msPerPage(r.natsCpu, r.pages).toFixed(1)} ms nats-server; ` +
+          `before the final merge: ${(r.pages / r.beforeMerge.seconds).toFixed(0)} pages/s, CPU ${msPerPage(r.beforeMerge.crawlCpu, r.pages).toFixed(1)} ms crawl; ` +
           `per page: ${perPage(r.traffic.messages, r.pages).toFixed(1)} messages, ${(perPage(r.traffic.bytes, r.pages) / 1024).toFixed(1)} KB stored, ` +
           `${perPage(r.kv.writes, r.pages).toFixed(1)} KV writes + ${perPage(r.kv.reads, r.pages).toFixed(1)} reads\n`,
       );
@@ -97,9 +108,11 @@ async function main() {
   console.log(`| pages/s | ${median(rates).toFixed(0)} |`);
   console.log(`| wall time (s) | ${median(results.map((r) => r.seconds)).toFixed(1)} |`);
   console.log(`| peak RSS of crawl run (MB) | ${median(results.map((r) => r.rssMb)).toFixed(0)} |`);
-  console.log(`| peak RSS before the output's final merge (MB) | ${median(results.map((r) => r.crawlRssMb)).toFixed(0)} |`);
+  console.log(`| peak RSS before the output's final merge (MB) | ${median(results.map((r) => r.beforeMerge.rssMb)).toFixed(0)} |`);
   console.log(`| CPU per page, crawl run (ms) | ${median(results.map((r) => msPerPage(r.crawlCpu, r.pages))).toFixed(1)} |`);
   console.log(`| CPU per page, nats-server (ms) | ${median(results.map((r) => msPerPage(r.natsCpu, r.pages))).toFixed(1)} |`);
+  console.log(`| pages/s before the output's final merge | ${median(results.map((r) => r.pages / r.beforeMerge.seconds)).toFixed(0)} |`);
+  console.log(`| CPU per page before the output's final merge, crawl run (ms) | ${median(results.map((r) => msPerPage(r.beforeMerge.crawlCpu, r.pages))).toFixed(1)} |`);
   console.log(`| messages published per page (streams, KV excluded) | ${median(results.map((r) => perPage(r.traffic.messages, r.pages))).toFixed(1)} |`);
   console.log(`| stream storage per page (KB, KV excluded) | ${median(results.map((r) => perPage(r.traffic.bytes, r.pages) / 1024)).toFixed(1)} |`);
   console.log(`| KV writes per page | ${median(results.map((r) => perPage(r.kv.writes, r.pages))).toFixed(1)} |`);
