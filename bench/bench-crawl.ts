@@ -20,13 +20,16 @@ export interface BenchCrawl {
   exited: Promise<number>;
 }
 
+/** An environment variable's value as command-line arguments, split on spaces (none when unset). */
+const argsFromEnv = (name: string): string[] => (process.env[name] ?? '').split(' ').filter(Boolean);
+
 export function spawnBenchCrawl(o: { out: string; webPort: number; natsUrl: string; metricsPort: number; seeds: string[]; extraArgs?: string[] }): BenchCrawl {
   const args = [CLI, 'run', '--out', o.out, '--resolve', `*.bench.test=127.0.0.1:${o.webPort}`, '--min-delay-ms', '0', '--max-per-ip', '0', '--adaptive-delay-factor', '0', '--max-depth', '10', '--until-idle', '--metrics-port', String(o.metricsPort), ...(o.extraArgs ?? [])];
   for (const s of o.seeds) args.push('--seed', s);
-  // BENCH_CRAWL_ARGS='--extract-threads 2' tries a `crawl run` option (split on spaces)
-  args.push(...(process.env.BENCH_CRAWL_ARGS ?? '').split(' ').filter(Boolean));
+  // BENCH_CRAWL_ARGS='--extract-threads 2' tries a `crawl run` option
+  args.push(...argsFromEnv('BENCH_CRAWL_ARGS'));
   // BENCH_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof' profiles the crawl (a profile per thread)
-  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const nodeArgs = argsFromEnv('BENCH_NODE_ARGS');
   const child = spawn(process.execPath, [...nodeArgs, ...args], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, LOG_LEVEL: 'warn', NATS_URL: o.natsUrl } });
   let stderr = '';
   child.stderr!.on('data', (c: Buffer) => (stderr = (stderr + c.toString()).slice(-5000)));
