@@ -30,6 +30,7 @@ async function runOnce(port: number, seeds: string[]): Promise<RunResult> {
   const server = await startEmbeddedServer(path.join(out, '.nats'));
   const metricsPort = await freePort();
   const natsCpuBefore = cpuSeconds(server.pid) ?? 0;
+  const benchCpuBefore = process.cpuUsage();
   const started = performance.now();
   const crawl = spawnBenchCrawl({ out, webPort: port, natsUrl: server.url, metricsPort, seeds });
   const watch = new ProcessWatch(crawl.child.pid!);
@@ -46,6 +47,8 @@ async function runOnce(port: number, seeds: string[]): Promise<RunResult> {
   await backlog?.stop();
   const seconds = (performance.now() - started) / 1000;
   const natsCpu = (cpuSeconds(server.pid) ?? natsCpuBefore) - natsCpuBefore;
+  const benchCpuUs = process.cpuUsage(benchCpuBefore);
+  const webCpu = (benchCpuUs.user + benchCpuUs.system) / 1e6;
   try {
     if (code !== 0) throw new Error(`crawl run exited ${code}: ${crawl.stderr()}`);
     const traffic = await streamTraffic(server.url);
@@ -53,7 +56,7 @@ async function runOnce(port: number, seeds: string[]): Promise<RunResult> {
     const res = await db.run('SELECT count(*) AS n FROM pages');
     await db.close();
     const crawlOnly = beforeMerge ?? { rssMb: usage.peakRssMb, crawlCpu: usage.cpuSeconds, seconds };
-    return { pages: Number(res.rows[0]![0]), seconds, rssMb: usage.peakRssMb, crawlCpu: usage.cpuSeconds, natsCpu, beforeMerge: crawlOnly, traffic, kv: kvOps.last };
+    return { pages: Number(res.rows[0]![0]), seconds, rssMb: usage.peakRssMb, crawlCpu: usage.cpuSeconds, natsCpu, webCpu, beforeMerge: crawlOnly, traffic, kv: kvOps.last };
   } finally {
     await server.stop();
     rmSync(out, { recursive: true, force: true });
@@ -68,6 +71,11 @@ interface RunResult {
   /** CPU seconds of the `crawl run` process (every stage) and of the nats-server */
   crawlCpu: number;
   natsCpu: number;
+  /**
+   * CPU seconds of this bench process while the crawl ran: the test web serving the pages
+   * (which shares the machine's cores with the crawl) and the bench's own sampling
+   */
+  webCpu: number;
   /**
    * the crawl alone, up to when its stages stopped, before the output's final merge (which
    * `crawl run --until-idle` does in the same process): peak RSS, CPU seconds, wall seconds
@@ -90,7 +98,7 @@ async function main() {
       results.push(r);
       process.stdout.write(
         `run ${i + 1}: ${r.pages} pages in ${r.seconds.toFixed(1)} s = ${(r.pages / r.seconds).toFixed(0)} pages/s, peak RSS ${r.rssMb.toFixed(0)} MB (${r.beforeMerge.rssMb.toFixed(0)} MB before the final merge), ` +
-          `CPU per page ${msPerPage(r.crawlCpu, r.pages).toFixed(1)} ms crawl + ${msPerPage(r.natsCpu, r.pages).toFixed(1)} ms nats-server; ` +
+          `CPU per page ${msPerPage(r.crawlCpu, r.pages).toFixed(1)} ms crawl + ${msPerPage(r.natsCpu, r.pages).toFixed(1)} ms nats-server (test web ${msPerPage(r.webCpu, r.pages).toFixed(1)} ms); ` +
           `before the final merge: ${(r.pages / r.beforeMerge.seconds).toFixed(0)} pages/s, CPU ${msPerPage(r.beforeMerge.crawlCpu, r.pages).toFixed(1)} ms crawl; ` +
           `per page: ${perPage(r.traffic.messages, r.pages).toFixed(1)} messages, ${(perPage(r.traffic.bytes, r.pages) / 1024).toFixed(1)} KB stored, ` +
           `${perPage(r.kv.writes, r.pages).toFixed(1)} KV writes + ${perPage(r.kv.reads, r.pages).toFixed(1)} reads\n`,
@@ -111,6 +119,7 @@ async function main() {
   console.log(`| peak RSS before the output's final merge (MB) | ${median(results.map((r) => r.beforeMerge.rssMb)).toFixed(0)} |`);
   console.log(`| CPU per page, crawl run (ms) | ${median(results.map((r) => msPerPage(r.crawlCpu, r.pages))).toFixed(1)} |`);
   console.log(`| CPU per page, nats-server (ms) | ${median(results.map((r) => msPerPage(r.natsCpu, r.pages))).toFixed(1)} |`);
+  console.log(`| CPU per page, test web and bench (ms) | ${median(results.map((r) => msPerPage(r.webCpu, r.pages))).toFixed(1)} |`);
   console.log(`| pages/s before the output's final merge | ${median(results.map((r) => r.pages / r.beforeMerge.seconds)).toFixed(0)} |`);
   console.log(`| CPU per page before the output's final merge, crawl run (ms) | ${median(results.map((r) => msPerPage(r.beforeMerge.crawlCpu, r.pages))).toFixed(1)} |`);
   console.log(`| messages published per page (streams, KV excluded) | ${median(results.map((r) => perPage(r.traffic.messages, r.pages))).toFixed(1)} |`);
