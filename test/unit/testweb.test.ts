@@ -359,3 +359,23 @@ test('inFlight() shows a request from its arrival until its response ends', asyn
     await web.close();
   }
 });
+
+test('prerender serves the same pages, ETags and touched revisions as rendering on request', async () => {
+  const opts = { hosts: 2, seed: 5, benchHosts: 2, benchPagesPerHost: 30 };
+  const [lazy, eager] = await Promise.all([startTestWeb(opts), startTestWeb({ ...opts, prerender: true })]);
+  try {
+    const paths = [...htmlPages(lazy.model, 'b001.bench.test').map((p) => ['b001.bench.test', p.path]), ...htmlPages(lazy.model, 'h01.site.test').slice(0, 10).map((p) => ['h01.site.test', p.path])];
+    assert.ok(paths.length >= 35);
+    for (const web of [lazy, eager]) web.touch([web.url('b001.bench.test', '/')]);
+    for (const [host, path] of paths) {
+      const a = await getFromTestWeb(lazy.port, host!, path!);
+      const b = await getFromTestWeb(eager.port, host!, path!);
+      assert.equal(b.status, 200, `${host}${path}`);
+      assert.equal(b.body, a.body, `${host}${path}`);
+      assert.equal(b.headers.etag, a.headers.etag, `${host}${path}`);
+    }
+    assert.match((await getFromTestWeb(eager.port, 'b001.bench.test', '/')).body, /updated \(revision 1\)/);
+  } finally {
+    await Promise.all([lazy.close(), eager.close()]);
+  }
+});
