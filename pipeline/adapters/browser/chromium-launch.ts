@@ -62,9 +62,9 @@ export async function startSink(onConnection: () => void): Promise<{ port: numbe
 }
 
 /**
- * playwright-core is loaded at the first launch, not with this module: loading it costs every
- * process ~70 MB of RSS (~38 MB of it live heap that each full garbage collection marks again)
- * and ~0.4 s of start-up, and most crawls render nothing.
+ * playwright-core is loaded at the first launch, not with this module: loading it cost every
+ * crawl process ~49 MB of RSS and ~27 MB of live heap (which each full garbage collection
+ * marks again) and ~0.4 s of start-up, and most crawls render nothing.
  */
 let playwright: Promise<typeof import('playwright-core')> | undefined;
 
