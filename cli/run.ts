@@ -32,8 +32,9 @@ import { resolveOut } from './output-location.js';
  * holds what the crawl used (~400 MB of a bench crawl's ~550 MB), so it gets a quarter of
  * `crawl compact`'s default limit. Measured on an 11,000-page bench output (276 files,
  * `/usr/bin/time crawl compact --min-age-ms 0 --memory-mb N`, 2026-11-26): a standalone merge
- * peaks at 466 MB RSS with 256 MB and 349 MB with 128 MB, in the same 5.6 s and 5.1 s of CPU,
- * leaving 32 files instead of 16 (a later `crawl compact` merges them further).
+ * peaks at 466 MB RSS with 256 MB and 349 MB with 128 MB, each in ~5.6 s, with 5.9 and 5.7 s
+ * of CPU (user + system), leaving 32 files instead of 16 (a later `crawl compact` merges them
+ * further).
  */
 const END_OF_CRAWL_COMPACT_MEMORY_BYTES = 128_000_000;
 
