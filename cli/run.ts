@@ -26,10 +26,12 @@ import { retentionPolicy, type RetentionFlags } from './retention-flags.js';
 import { checkMetricsOptions, serveMetrics, servedMetrics, type MetricsOptions } from './metrics-options.js';
 import type { MetricsServer } from '../pipeline/metrics-server.js';
 import { resolveOut } from './output-location.js';
+import { collectGarbage } from './collect-garbage.js';
 
 /**
  * The merge at the end of an --until-idle crawl runs in the crawl's own process, which still
- * holds what the crawl used (~400 MB of a bench crawl's ~550 MB), so it gets a quarter of
+ * holds what the crawl used (~420 MB of a bench crawl's ~530 MB once the stages have stopped;
+ * ~315 MB after the full collection run before the merge), so it gets a quarter of
  * `crawl compact`'s default limit. Measured on an 11,000-page bench output (276 files,
  * `/usr/bin/time crawl compact --min-age-ms 0 --memory-mb N`, 2026-11-26): a standalone merge
  * peaks at 466 MB RSS with 256 MB and 349 MB with 128 MB, each in ~5.6 s, with 5.9 and 5.7 s
@@ -122,6 +124,9 @@ export async function runCrawl(o: RunOptions): Promise<number> {
   }
   // persist has flushed and closed: every file of this process is complete, so none need a grace period
   if (o.untilIdle && o.compact !== false && !stop.requested) {
+    // the stopped crawl's heap is garbage now, but V8 would keep it until the merge's own
+    // allocations made it collect: collected first, the merge no longer sets the run's peak RSS
+    collectGarbage();
     try {
       process.stderr.write(compactSummaryLine(await compactAnyOutput(outDir, { minAgeMs: 0, memoryLimitBytes: END_OF_CRAWL_COMPACT_MEMORY_BYTES })) + '\n');
     } catch (err) {
