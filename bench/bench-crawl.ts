@@ -7,6 +7,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { CRAWL_NODE_FLAGS } from '../cli/node-flags.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const CLI = path.resolve(here, '../cli/main.js');
@@ -28,8 +29,9 @@ export function spawnBenchCrawl(o: { out: string; webPort: number; natsUrl: stri
   for (const s of o.seeds) args.push('--seed', s);
   // BENCH_CRAWL_ARGS='--extract-threads 2' tries a `crawl run` option
   args.push(...argsFromEnv('BENCH_CRAWL_ARGS'));
-  // BENCH_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof' profiles the crawl (a profile per thread)
-  const nodeArgs = argsFromEnv('BENCH_NODE_ARGS');
+  // the flags the `crawl` command starts node with; then BENCH_NODE_ARGS, which may undo them
+  // ('--no-single-threaded-gc') or profile the crawl ('--cpu-prof --cpu-prof-dir=/tmp/prof', a profile per thread)
+  const nodeArgs = [...CRAWL_NODE_FLAGS, ...argsFromEnv('BENCH_NODE_ARGS')];
   const child = spawn(process.execPath, [...nodeArgs, ...args], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, LOG_LEVEL: 'warn', NATS_URL: o.natsUrl } });
   let stderr = '';
   child.stderr!.on('data', (c: Buffer) => (stderr = (stderr + c.toString()).slice(-5000)));

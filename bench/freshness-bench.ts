@@ -28,6 +28,7 @@ import { startTestWeb, type TestWeb } from '../testweb/index.js';
 import { startEmbeddedServer } from '../ops/nats/embedded-server.js';
 import { connectNats } from '../pipeline/adapters/nats-connection.js';
 import { EDGES } from '../ops/nats/edges.js';
+import { CRAWL_NODE_FLAGS } from '../cli/node-flags.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const CLI = path.resolve(here, '../cli/main.js');
@@ -54,7 +55,7 @@ async function runOnce(revisit: Record<string, unknown>): Promise<RunResult> {
   try {
     const args = [CLI, 'serve', '--out', path.join(dir, 'out'), '--port', '0', '--min-delay-ms', '100', '--revisit-slot-ms', '1000'];
     for (const rule of web.resolveRules) args.push('--resolve', rule);
-    serve = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, NATS_URL: nats.url, LOG_LEVEL: 'info' } });
+    serve = spawn(process.execPath, [...CRAWL_NODE_FLAGS, ...args], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, NATS_URL: nats.url, LOG_LEVEL: 'info' } });
     const api = await apiUrl(serve);
     const seeds = web.fresh!.seedUrls();
     const res = await fetch(`${api}/api/v1/jobs`, { method: 'POST', body: JSON.stringify({ name: 'freshness', seeds, max_depth: 3, revisit }) });

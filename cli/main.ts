@@ -1,4 +1,4 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --single-threaded-gc
 import { Command, CommanderError, Option } from 'commander';
 import { UsageError, collect, parseIntOption } from './usage-error.js';
 import { LOG_LEVELS } from '../pipeline/logger.js';

@@ -9,7 +9,7 @@ export PATH="$PATH:/usr/sbin"
 OUT="${OUT:-demo-output}"
 HOSTS="${HOSTS:-24}"
 PORT_FILE=$(mktemp)
-node dist/cli/main.js testweb --hosts "$HOSTS" --port 0 >"$PORT_FILE" &
+dist/cli/main.js testweb --hosts "$HOSTS" --port 0 >"$PORT_FILE" &
 TESTWEB=$!
 trap 'kill $TESTWEB 2>/dev/null || true; rm -f "$PORT_FILE"' EXIT
 for _ in $(seq 1 100); do grep -q listening "$PORT_FILE" && break; sleep 0.1; done
@@ -18,9 +18,9 @@ echo "demo: test web on 127.0.0.1:$PORT with $HOSTS hosts; crawling into $OUT/" 
 
 SEEDS=()
 for i in $(seq 0 $((HOSTS - 1))); do SEEDS+=(--seed "http://h$(printf '%02d' "$i").site.test/"); done
-node dist/cli/main.js run "${SEEDS[@]}" --out "$OUT" --resolve "*.site.test=127.0.0.1:$PORT" \
+dist/cli/main.js run "${SEEDS[@]}" --out "$OUT" --resolve "*.site.test=127.0.0.1:$PORT" \
   --max-depth 3 --until-idle
 
-node dist/cli/main.js sql --out "$OUT" \
+dist/cli/main.js sql --out "$OUT" \
   "SELECT url_host_name, count(*) AS pages, round(avg(content_length)) AS avg_bytes FROM pages GROUP BY 1 ORDER BY 1 LIMIT 30"
-node dist/cli/main.js sql --out "$OUT" "SELECT outcome, count(*) AS n FROM fetch_log GROUP BY 1 ORDER BY 2 DESC"
+dist/cli/main.js sql --out "$OUT" "SELECT outcome, count(*) AS n FROM fetch_log GROUP BY 1 ORDER BY 2 DESC"
