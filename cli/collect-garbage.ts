@@ -7,14 +7,16 @@ import vm from 'node:vm';
  * refused (the caller carries on: this only frees memory sooner).
  */
 export function collectGarbage(): boolean {
+  let gc: unknown;
   try {
     v8.setFlagsFromString('--expose-gc');
-    const gc: unknown = vm.runInNewContext('gc');
-    v8.setFlagsFromString('--no-expose-gc');
-    if (typeof gc !== 'function') return false;
-    gc();
-    return true;
+    gc = vm.runInNewContext('gc');
   } catch {
     return false;
+  } finally {
+    v8.setFlagsFromString('--no-expose-gc');
   }
+  if (typeof gc !== 'function') return false;
+  gc();
+  return true;
 }

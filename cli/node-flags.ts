@@ -6,11 +6,11 @@
  * --single-threaded-gc: V8 collects on the thread that allocates instead of helping itself
  * with four platform threads (parallel scavenges, concurrent marking and sweeping). On two
  * cores shared by the crawl, its extract thread and nats-server, those helpers cost more CPU
- * than the work they take over (`npm run bench`, docs/performance.md): the collector threads
- * went from ~1.5 to ~0.5 ms a page and the main thread from ~4.5 to ~4.9. Pauses are longer;
- * nothing in a crawl waits on one the way a request handler would.
+ * than the work they take over (docs/performance.md, "The collector on one thread"): in bench
+ * crawls the helpers went from ~1.5 to ~0.5 ms of CPU a page and the main thread took ~0.4 ms
+ * more. Pauses are longer; nothing in a crawl waits on one the way a request handler would.
  */
 export const CRAWL_NODE_FLAGS: readonly string[] = ['--single-threaded-gc'];
 
 /** The first line of cli/main.ts for these flags. */
-export const crawlShebang = (flags: readonly string[] = CRAWL_NODE_FLAGS): string => `#!/usr/bin/env -S node ${flags.join(' ')}`;
+export const crawlShebang = (): string => `#!/usr/bin/env -S node ${CRAWL_NODE_FLAGS.join(' ')}`;
