@@ -86,6 +86,11 @@ describe('ops files', () => {
     assert.ok(existsSync(path.join(ROOT, 'package-lock.json')));
   });
 
+  test("the crawler image runs the crawl command itself, so its first line's node flags apply", () => {
+    const entrypoint = /^ENTRYPOINT (.*)$/m.exec(read('Dockerfile'))?.[1];
+    assert.deepEqual(JSON.parse(entrypoint ?? 'null'), ['/app/dist/cli/main.js']);
+  });
+
   test('promtool accepts the scrape config and the alert rules', () => {
     const promtool = ['/usr/bin/promtool', '/usr/local/bin/promtool'].find(existsSync);
     assert.ok(promtool, "promtool not found: run scripts/setup.sh (Debian's prometheus package)");
