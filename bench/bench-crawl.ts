@@ -5,12 +5,8 @@
  * the bench can read the streams afterwards.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { CRAWL_NODE_FLAGS } from '../cli/node-flags.js';
+import { crawlProcessArgs } from '../cli/node-flags.js';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const CLI = path.resolve(here, '../cli/main.js');
 
 export const benchSeeds = (hosts: number): string[] => Array.from({ length: hosts }, (_, i) => `http://b${String(i).padStart(3, '0')}.bench.test/`);
 
@@ -25,14 +21,13 @@ export interface BenchCrawl {
 const argsFromEnv = (name: string): string[] => (process.env[name] ?? '').split(' ').filter(Boolean);
 
 export function spawnBenchCrawl(o: { out: string; webPort: number; natsUrl: string; metricsPort: number; seeds: string[]; extraArgs?: string[] }): BenchCrawl {
-  const args = [CLI, 'run', '--out', o.out, '--resolve', `*.bench.test=127.0.0.1:${o.webPort}`, '--min-delay-ms', '0', '--max-per-ip', '0', '--adaptive-delay-factor', '0', '--max-depth', '10', '--until-idle', '--metrics-port', String(o.metricsPort), ...(o.extraArgs ?? [])];
+  const args = ['run', '--out', o.out, '--resolve', `*.bench.test=127.0.0.1:${o.webPort}`, '--min-delay-ms', '0', '--max-per-ip', '0', '--adaptive-delay-factor', '0', '--max-depth', '10', '--until-idle', '--metrics-port', String(o.metricsPort), ...(o.extraArgs ?? [])];
   for (const s of o.seeds) args.push('--seed', s);
   // BENCH_CRAWL_ARGS='--extract-threads 2' tries a `crawl run` option
   args.push(...argsFromEnv('BENCH_CRAWL_ARGS'));
   // the flags the `crawl` command starts node with; then BENCH_NODE_ARGS, which may undo them
   // ('--no-single-threaded-gc') or profile the crawl ('--cpu-prof --cpu-prof-dir=/tmp/prof', a profile per thread)
-  const nodeArgs = [...CRAWL_NODE_FLAGS, ...argsFromEnv('BENCH_NODE_ARGS')];
-  const child = spawn(process.execPath, [...nodeArgs, ...args], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, LOG_LEVEL: 'warn', NATS_URL: o.natsUrl } });
+  const child = spawn(process.execPath, crawlProcessArgs(args, argsFromEnv('BENCH_NODE_ARGS')), { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, LOG_LEVEL: 'warn', NATS_URL: o.natsUrl } });
   let stderr = '';
   child.stderr!.on('data', (c: Buffer) => (stderr = (stderr + c.toString()).slice(-5000)));
   const exited = new Promise<number>((resolve) => child.on('exit', (c) => resolve(c ?? 1)));

@@ -21,17 +21,14 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { startTestWeb, type TestWeb } from '../testweb/index.js';
 import { startEmbeddedServer } from '../ops/nats/embedded-server.js';
 import { connectNats } from '../pipeline/adapters/nats-connection.js';
 import { EDGES } from '../ops/nats/edges.js';
-import { CRAWL_NODE_FLAGS } from '../cli/node-flags.js';
+import { crawlProcessArgs } from '../cli/node-flags.js';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const CLI = path.resolve(here, '../cli/main.js');
 const SECONDS = Number(process.env.FRESH_SECONDS ?? 150);
 const WARMUP_MS = 30_000;
 const SAMPLE_MS = 100;
@@ -53,9 +50,9 @@ async function runOnce(revisit: Record<string, unknown>): Promise<RunResult> {
   const nats = await startEmbeddedServer(path.join(dir, 'nats'));
   let serve: ChildProcess | undefined;
   try {
-    const args = [CLI, 'serve', '--out', path.join(dir, 'out'), '--port', '0', '--min-delay-ms', '100', '--revisit-slot-ms', '1000'];
+    const args = ['serve', '--out', path.join(dir, 'out'), '--port', '0', '--min-delay-ms', '100', '--revisit-slot-ms', '1000'];
     for (const rule of web.resolveRules) args.push('--resolve', rule);
-    serve = spawn(process.execPath, [...CRAWL_NODE_FLAGS, ...args], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, NATS_URL: nats.url, LOG_LEVEL: 'info' } });
+    serve = spawn(process.execPath, crawlProcessArgs(args), { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, NATS_URL: nats.url, LOG_LEVEL: 'info' } });
     const api = await apiUrl(serve);
     const seeds = web.fresh!.seedUrls();
     const res = await fetch(`${api}/api/v1/jobs`, { method: 'POST', body: JSON.stringify({ name: 'freshness', seeds, max_depth: 3, revisit }) });

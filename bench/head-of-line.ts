@@ -9,7 +9,6 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { startTestWeb, type TestWeb } from '../testweb/index.js';
@@ -18,10 +17,8 @@ import { startEmbeddedServer } from '../ops/nats/embedded-server.js';
 import { peakRssMb } from './proc-stats.js';
 import { SUBJECTS } from '../ops/nats/edges.js';
 import { pipelineBacklog } from '../app/backlog.js';
-import { CRAWL_NODE_FLAGS } from '../cli/node-flags.js';
+import { crawlProcessArgs } from '../cli/node-flags.js';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const CLI = path.resolve(here, '../cli/main.js');
 const SMALL_HOSTS = Number(process.env.HOL_SMALL_HOSTS ?? 200);
 const BIG_URLS = Number(process.env.HOL_BIG_URLS ?? 100_000);
 const PAGES_PER_SMALL_HOST = 10;
@@ -29,7 +26,7 @@ const MIN_DELAY_MS = 200;
 
 
 function cli(args: string[], env: NodeJS.ProcessEnv): ChildProcess {
-  return spawn(process.execPath, [...CRAWL_NODE_FLAGS, CLI, ...args], { stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, LOG_LEVEL: 'warn', ...env } });
+  return spawn(process.execPath, crawlProcessArgs(args), { stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, LOG_LEVEL: 'warn', ...env } });
 }
 
 const exited = (child: ChildProcess) => new Promise<number>((resolve) => child.on('exit', (c) => resolve(c ?? 1)));

@@ -1,3 +1,5 @@
+import { fileURLToPath } from 'node:url';
+
 /**
  * The flags the `crawl` command starts node with: the first line of cli/main.ts says them
  * again (a shebang cannot import), and a unit test checks that the two agree. Whatever starts
@@ -18,6 +20,14 @@
  * "The young generation"). 32 MB raised the peak by ~60 MB and saved no CPU.
  */
 export const CRAWL_NODE_FLAGS: readonly string[] = ['--single-threaded-gc', '--max-semi-space-size=8'];
+
+const CRAWL_SCRIPT = fileURLToPath(new URL('./main.js', import.meta.url));
+
+/**
+ * node's arguments for a crawl process started the way the `crawl` command starts itself:
+ * CRAWL_NODE_FLAGS, then `nodeArgs` (which may undo them or add a profiler), the script, `args`.
+ */
+export const crawlProcessArgs = (args: readonly string[], nodeArgs: readonly string[] = []): string[] => [...CRAWL_NODE_FLAGS, ...nodeArgs, CRAWL_SCRIPT, ...args];
 
 /** The first line of cli/main.ts for these flags. */
 export const crawlShebang = (): string => `#!/usr/bin/env -S node ${CRAWL_NODE_FLAGS.join(' ')}`;
