@@ -5,7 +5,6 @@
  * last request, read from the test web's own log), the ratio, and the peak RSS of the
  * politeness-gate process. Target: ratio ≤ 1.2.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -17,19 +16,13 @@ import { startEmbeddedServer } from '../ops/nats/embedded-server.js';
 import { peakRssMb } from './proc-stats.js';
 import { SUBJECTS } from '../ops/nats/edges.js';
 import { pipelineBacklog } from '../app/backlog.js';
-import { crawlProcessArgs } from '../cli/node-flags.js';
+import { crawlCli as cli, exited } from './crawl-cli.js';
 
 const SMALL_HOSTS = Number(process.env.HOL_SMALL_HOSTS ?? 200);
 const BIG_URLS = Number(process.env.HOL_BIG_URLS ?? 100_000);
 const PAGES_PER_SMALL_HOST = 10;
 const MIN_DELAY_MS = 200;
 
-
-function cli(args: string[], env: NodeJS.ProcessEnv): ChildProcess {
-  return spawn(process.execPath, crawlProcessArgs(args), { stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, LOG_LEVEL: 'warn', ...env } });
-}
-
-const exited = (child: ChildProcess) => new Promise<number>((resolve) => child.on('exit', (c) => resolve(c ?? 1)));
 
 async function runOnce(web: TestWeb, withBig: boolean): Promise<{ seconds: number; smallRequests: number; rssMb: number }> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'crawl-hol-'));
