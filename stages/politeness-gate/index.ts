@@ -62,7 +62,7 @@ function onHostEvent(ctx: StageContext, scheduler: HostScheduler, event: KvWatch
   }
   if (event.key.startsWith(TAIL_PREFIX)) {
     // a URL was queued (by this gate or another)
-    scheduler.notify(parseJsonValue<QueueTail>(event.value).host);
+    scheduler.queued(parseJsonValue<QueueTail>(event.value).host);
     return;
   }
   // the host's slot changed (a release, a lease, a pause): serve it when it is ready; a turn

@@ -19,7 +19,9 @@ import { robotsGiveUpAt } from '../shared/robots/robots-fetch-policy.js';
 /** What the scheduler does with a host after a turn. */
 export type HostTurn =
   | { kind: 'idle' } // nothing queued: forget the host until something is
-  | { kind: 'wait'; until: number; ip?: string } // try again then (or when the host's slot changes)
+  // try again then (or when the host's slot changes); `lanesOnly`: only the lanes with work wait
+  // (a paused job's), so a URL queued in another lane may be served sooner
+  | { kind: 'wait'; until: number; ip?: string; lanesOnly?: boolean }
   | { kind: 'granted' }; // a request is out; the release wakes the host again
 
 /** A turn, and the level of the host's next URL (what the scheduler ranks the host by when fetch is behind). */
@@ -95,7 +97,7 @@ export async function serveHostRanked(ctx: BackgroundContext, host: string): Pro
     const { slot, tail, lanes } = await readHostWork(ctx, host, now);
     if (lanes.length === 0) return { turn: { kind: 'idle' }, level: null };
     const pick = await pickLane(ctx, lanes, slot, now);
-    if (pick.kind === 'wait') return { turn: pick, level: null };
+    if (pick.kind === 'wait') return { turn: { ...pick, lanesOnly: true }, level: null };
     const { lane, cursor, tail: laneTail } = pick.lane;
     // the level of the host's next URL: what the scheduler ranks it by when fetch is behind
     const level = laneLevel(lane);
