@@ -147,9 +147,9 @@ export class HostScheduler {
    * it: one that was idle, or whose wait only some of its lanes had. A host with a turn to
    * come (a request in flight: its release or its lease's end; the host's delay, a pause,
    * robots.txt) cannot be served before that turn anyway, and a turn now would only read its
-   * slot, queue and robots.txt to find so: in `npm run bench`, where a page finds about one new
-   * URL of a host that is being fetched, that was a turn a page. A host in its turn gets
-   * another when that one ends idle, in case the turn read the queue before the URL.
+   * slot, queue and robots.txt to find so (with 500 ms between requests, 0.3 such turns a page
+   * of a bench crawl). A host in its turn gets another when that one ends idle, in case the turn
+   * read the queue before the URL.
    */
   queued(host: string): void {
     if (this.stopped) return;
