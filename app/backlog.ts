@@ -1,4 +1,5 @@
 import type { JetStreamManager } from '@nats-io/jetstream';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { StageInputSpec } from '../ops/nats/consumer-spec.js';
 import type { KvStore } from '../ports/kv.js';
 import { countBusyHosts } from '../stages/politeness-gate/index.js';
@@ -29,6 +30,24 @@ export async function pipelineBacklog(jsm: JetStreamManager, hosts?: KvStore): P
     total += busy;
   }
   return { perStage, total };
+}
+
+/**
+ * Waits until the crawl is idle: every stage's consumer has nothing undelivered and nothing
+ * unacked, and no host has queued URLs or a request in flight, seen three times in a row
+ * (400 ms apart); or until `stopped()`. `begun`: idle only counts once some backlog was seen
+ * (workers started before the seeds: an empty pipeline at first is not a finished crawl).
+ */
+export async function waitUntilIdle(jsm: JetStreamManager, hosts: KvStore, opts: { stopped?: () => boolean; begun?: boolean } = {}): Promise<void> {
+  let begun = opts.begun ?? true;
+  let quiet = 0;
+  while (!opts.stopped?.()) {
+    const { total } = await pipelineBacklog(jsm, hosts);
+    begun ||= total > 0;
+    quiet = begun && total === 0 ? quiet + 1 : 0;
+    if (quiet >= 3) return;
+    await sleep(400);
+  }
 }
 
 async function consumerBacklog(jsm: JetStreamManager, stream: string, durable: string): Promise<number> {

@@ -19,7 +19,7 @@ import { connectNats } from '../pipeline/adapters/nats-connection.js';
 import { openKvStores } from '../pipeline/adapters/nats-kv.js';
 import { openOutputDatabase } from '../pipeline/adapters/duckdb-views.js';
 import { startEmbeddedServer } from '../ops/nats/embedded-server.js';
-import { pipelineBacklog } from '../app/backlog.js';
+import { waitUntilIdle } from '../app/backlog.js';
 import { cpuSeconds } from './proc-stats.js';
 import { benchSeeds } from './bench-crawl.js';
 import { crawlCli, exited } from './crawl-cli.js';
@@ -36,20 +36,11 @@ interface StageCosts {
   cpu: Record<string, number>;
 }
 
-/** Waits until the crawl is idle as `crawl run --until-idle` decides it (three checks in a row), after it has begun. */
-async function waitUntilIdle(natsUrl: string): Promise<void> {
+/** Waits until the crawl has begun and is idle again, as `crawl run --until-idle` decides it. */
+async function waitUntilDone(natsUrl: string): Promise<void> {
   const nc = await connectNats(natsUrl, 'stage-costs-bench');
   try {
-    const jsm = await jetstreamManager(nc);
-    const { hosts } = await openKvStores(nc);
-    let began = false;
-    let quiet = 0;
-    while (quiet < 3) {
-      await sleep(400);
-      const { total } = await pipelineBacklog(jsm, hosts);
-      began ||= total > 0;
-      quiet = began && total === 0 ? quiet + 1 : 0;
-    }
+    await waitUntilIdle(await jetstreamManager(nc), (await openKvStores(nc)).hosts, { begun: false });
   } finally {
     await nc.close();
   }
@@ -71,7 +62,7 @@ async function runOnce(webPort: number): Promise<StageCosts> {
     const natsBefore = cpuSeconds(server.pid) ?? 0;
     const started = performance.now();
     if ((await exited(crawlCli(['seed', ...benchSeeds(HOSTS)], env))) !== 0) throw new Error('crawl seed failed');
-    await waitUntilIdle(server.url);
+    await waitUntilDone(server.url);
     const seconds = (performance.now() - started) / 1000;
     const cpu: Record<string, number> = {};
     for (const [stage, w] of workers) cpu[stage] = (cpuSeconds(w.pid!) ?? 0) - before.get(stage)!;

@@ -1,12 +1,10 @@
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { jetstream } from '@nats-io/jetstream';
 import { encodeSeed } from '../schemas/index.js';
 import { SUBJECTS } from '../ops/nats/edges.js';
 import { openKvStores } from '../pipeline/adapters/nats-kv.js';
-import type { KvStore } from '../ports/kv.js';
 import { startNode } from '../app/node.js';
-import { pipelineBacklog } from '../app/backlog.js';
+import { waitUntilIdle } from '../app/backlog.js';
 import { readStoredSettings, storeSettings } from '../app/settings-store.js';
 import { applyCrawlTopology } from '../app/topology.js';
 import { createLogger } from '../pipeline/logger.js';
@@ -56,20 +54,6 @@ export interface RunOptions extends SettingsFlags, RetentionFlags, LogOptions, M
   renderMemoryMb?: number;
 }
 
-/**
- * Idle = every stage's consumer has nothing undelivered and nothing unacked, and no host
- * has queued URLs or a request in flight, seen three times in a row.
- */
-async function waitUntilIdle(jsm: Awaited<ReturnType<typeof applyCrawlTopology>>, hosts: KvStore, stopped: () => boolean): Promise<void> {
-  let quiet = 0;
-  while (!stopped()) {
-    const backlog = await pipelineBacklog(jsm, hosts);
-    quiet = backlog.total === 0 ? quiet + 1 : 0;
-    if (quiet >= 3) return;
-    await sleep(400);
-  }
-}
-
 export async function runCrawl(o: RunOptions): Promise<number> {
   const seeds = readSeeds(o.seed, o.seedsFile);
   for (const r of seeds.rejected) process.stderr.write(`seeds file line ${r.line}: skipped "${r.text}": ${r.reason}\n`);
@@ -113,7 +97,7 @@ export async function runCrawl(o: RunOptions): Promise<number> {
     }
     const waitSources = hostWaitSources(kv, streamAccess(conn.nc), settings);
     progress = startProgress(jsm, node.metrics, process.stderr, async () => summarizeWaits(await listHostWaits(waitSources, Date.now())));
-    if (o.untilIdle) await waitUntilIdle(jsm, kv.hosts, () => stop.requested);
+    if (o.untilIdle) await waitUntilIdle(jsm, kv.hosts, { stopped: () => stop.requested });
     else await stop.stopped();
   } finally {
     progress?.stop();
