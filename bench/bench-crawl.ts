@@ -4,8 +4,8 @@
  * against a nats-server the bench started (same configuration as `crawl run` would use) so
  * the bench can read the streams afterwards.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { crawlProcessArgs } from '../cli/node-flags.js';
+import type { ChildProcess } from 'node:child_process';
+import { crawlCli, exited as exitOf } from './crawl-cli.js';
 
 
 export const benchSeeds = (hosts: number): string[] => Array.from({ length: hosts }, (_, i) => `http://b${String(i).padStart(3, '0')}.bench.test/`);
@@ -27,9 +27,9 @@ export function spawnBenchCrawl(o: { out: string; webPort: number; natsUrl: stri
   args.push(...argsFromEnv('BENCH_CRAWL_ARGS'));
   // the flags the `crawl` command starts node with; then BENCH_NODE_ARGS, which may undo them
   // ('--no-single-threaded-gc') or profile the crawl ('--cpu-prof --cpu-prof-dir=/tmp/prof', a profile per thread)
-  const child = spawn(process.execPath, crawlProcessArgs(args, argsFromEnv('BENCH_NODE_ARGS')), { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, LOG_LEVEL: 'warn', NATS_URL: o.natsUrl } });
+  const child = crawlCli(args, { NATS_URL: o.natsUrl }, { stdio: ['ignore', 'ignore', 'pipe'], nodeArgs: argsFromEnv('BENCH_NODE_ARGS') });
   let stderr = '';
   child.stderr!.on('data', (c: Buffer) => (stderr = (stderr + c.toString()).slice(-5000)));
-  const exited = new Promise<number>((resolve) => child.on('exit', (c) => resolve(c ?? 1)));
+  const exited = exitOf(child);
   return { child, stderr: () => stderr, exited };
 }

@@ -17,7 +17,7 @@
  * It also reports what the schedule costs per scheduled URL: the CRAWL_REVISITS stream's
  * bytes per message (one message per scheduled URL; no per-URL memory or KV key).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -27,7 +27,7 @@ import { startTestWeb, type TestWeb } from '../testweb/index.js';
 import { startEmbeddedServer } from '../ops/nats/embedded-server.js';
 import { connectNats } from '../pipeline/adapters/nats-connection.js';
 import { EDGES } from '../ops/nats/edges.js';
-import { crawlProcessArgs } from '../cli/node-flags.js';
+import { crawlCli } from './crawl-cli.js';
 
 const SECONDS = Number(process.env.FRESH_SECONDS ?? 150);
 const WARMUP_MS = 30_000;
@@ -52,7 +52,7 @@ async function runOnce(revisit: Record<string, unknown>): Promise<RunResult> {
   try {
     const args = ['serve', '--out', path.join(dir, 'out'), '--port', '0', '--min-delay-ms', '100', '--revisit-slot-ms', '1000'];
     for (const rule of web.resolveRules) args.push('--resolve', rule);
-    serve = spawn(process.execPath, crawlProcessArgs(args), { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, NATS_URL: nats.url, LOG_LEVEL: 'info' } });
+    serve = crawlCli(args, { NATS_URL: nats.url, LOG_LEVEL: 'info' }, { stdio: ['ignore', 'ignore', 'pipe'] });
     const api = await apiUrl(serve);
     const seeds = web.fresh!.seedUrls();
     const res = await fetch(`${api}/api/v1/jobs`, { method: 'POST', body: JSON.stringify({ name: 'freshness', seeds, max_depth: 3, revisit }) });

@@ -23,6 +23,16 @@ function schedulerWith(answer: (turn: number) => HostTurn | Promise<HostTurn>) {
   return { scheduler, turns };
 }
 
+/** A scheduler whose host's first turn stays open until `endFirstTurn`; later turns end idle. It has begun that turn. */
+async function schedulerInFirstTurn() {
+  let endFirstTurn: (t: HostTurn) => void = () => undefined;
+  const s = schedulerWith((n) => (n === 1 ? new Promise<HostTurn>((resolve) => (endFirstTurn = resolve)) : { kind: 'idle' }));
+  s.scheduler.notify(HOST);
+  await settle();
+  assert.equal(s.turns.length, 1);
+  return { ...s, endFirstTurn: (t: HostTurn) => endFirstTurn(t) };
+}
+
 /** long enough for the scheduler's loop to run what is due (it is woken at once; real time) */
 const settle = () => sleep(30);
 
@@ -75,14 +85,10 @@ describe('host scheduler: a URL queued for a host', () => {
   });
 
   test('during a turn that ends idle, gives the host another (the turn may have read its queue before the URL)', async () => {
-    let endTurn: (t: HostTurn) => void = () => undefined;
-    const { scheduler, turns } = schedulerWith((n) => (n === 1 ? new Promise<HostTurn>((resolve) => (endTurn = resolve)) : { kind: 'idle' }));
+    const { scheduler, turns, endFirstTurn } = await schedulerInFirstTurn();
     try {
-      scheduler.notify(HOST);
-      await settle();
-      assert.equal(turns.length, 1);
       scheduler.queued(HOST);
-      endTurn({ kind: 'idle' });
+      endFirstTurn({ kind: 'idle' });
       await settle();
       assert.equal(turns.length, 2);
     } finally {
@@ -91,13 +97,10 @@ describe('host scheduler: a URL queued for a host', () => {
   });
 
   test('during a turn that granted a request, gives no other: the release brings the host back', async () => {
-    let endTurn: (t: HostTurn) => void = () => undefined;
-    const { scheduler, turns } = schedulerWith((n) => (n === 1 ? new Promise<HostTurn>((resolve) => (endTurn = resolve)) : { kind: 'idle' }));
+    const { scheduler, turns, endFirstTurn } = await schedulerInFirstTurn();
     try {
-      scheduler.notify(HOST);
-      await settle();
       scheduler.queued(HOST);
-      endTurn({ kind: 'granted' });
+      endFirstTurn({ kind: 'granted' });
       await settle();
       assert.equal(turns.length, 1);
     } finally {
