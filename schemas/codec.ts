@@ -17,7 +17,8 @@ export function encodeMessage(value: unknown): Uint8Array {
   return packr.pack(value);
 }
 
-function unpackOrThrow(bytes: Uint8Array, what: string): unknown {
+/** msgpack bytes as a value, or a SchemaError naming `what` (for decoders that check the shape themselves). */
+export function unpackOrThrow(bytes: Uint8Array, what: string): unknown {
   try {
     return packr.unpack(bytes);
   } catch (err) {

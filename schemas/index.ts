@@ -5,3 +5,4 @@ export * from './outcome-messages.js';
 export * from './exchange-messages.js';
 export * from './job-messages.js';
 export * from './revisit-messages.js';
+export * from './url-batches.js';

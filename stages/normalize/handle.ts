@@ -1,7 +1,8 @@
 import {
   decodeDiscoveredLinks,
   decodeSeed,
-  encodeCandidate,
+  batchesBy,
+  encodeCandidates,
   type CandidateUrl,
   type DiscoveredLinks,
   type SeedMessage,
@@ -55,8 +56,16 @@ function filtered(ctx: StageContext, url: string, host: string, depth: number, r
   });
 }
 
-function candidate(ctx: StageContext, c: CandidateUrl): Emit {
-  return { subject: subjectFor('normalized', c.host, ctx.settings.partitions), data: encodeCandidate(c) };
+/**
+ * The candidates' messages: one per partition, a batch of up to MAX_URLS_PER_BATCH
+ * (schemas/url-batches.ts), since a page's new links are most of the crawl's early messages.
+ * No msgId: a repeat is what the seen-filter drops.
+ */
+function candidateEmits(ctx: StageContext, candidates: readonly CandidateUrl[]): Emit[] {
+  return batchesBy(candidates, (c) => subjectFor('normalized', c.host, ctx.settings.partitions)).map(({ key, items }) => ({
+    subject: key,
+    data: encodeCandidates(items),
+  }));
 }
 
 async function handleSeed(seed: SeedMessage, ctx: StageContext): Promise<Outcome> {
@@ -70,7 +79,7 @@ async function handleSeed(seed: SeedMessage, ctx: StageContext): Promise<Outcome
   // a seed defines the scope: its registrable domain is in, whatever else is configured
   await scopeOf(ctx).add(result.registrableDomain);
   return emit(
-    candidate(ctx, { v: 1, url: result.url, host: result.host, domain: result.registrableDomain, depth, source_url: null, via: 'seed' }),
+    ...candidateEmits(ctx, [{ v: 1, url: result.url, host: result.host, domain: result.registrableDomain, depth, source_url: null, via: 'seed' }]),
   );
 }
 
@@ -86,6 +95,7 @@ async function scopeFor(msg: DiscoveredLinks, ctx: StageContext): Promise<LinkSc
 
 async function handleLinks(msg: DiscoveredLinks, ctx: StageContext): Promise<Outcome> {
   const out: Emit[] = [];
+  const candidates: CandidateUrl[] = [];
   const rules = await scopeFor(msg, ctx);
   const seen = new Set<string>();
   const recent = recentOf(ctx);
@@ -124,25 +134,24 @@ async function handleLinks(msg: DiscoveredLinks, ctx: StageContext): Promise<Out
       continue;
     }
     if (!repeatable) forwarded.push(recentKey);
-    out.push(
-      candidate(ctx, {
-        v: 1,
-        url: result.url,
-        host: result.host,
-        domain: result.registrableDomain,
-        depth: msg.depth,
-        source_url: msg.source_url,
-        via: msg.via,
-        ...(msg.redirect_chain ? { redirect_chain: msg.redirect_chain } : {}),
-        ...jobOf(msg),
-        ...(link.revisit ? { revisit: link.revisit } : {}),
-        ...(link.hint_interval_ms ? { hint_interval_ms: link.hint_interval_ms } : {}),
-        ...(link.fetch_as ? { fetch_as: link.fetch_as } : {}),
-        ...(msg.sitemap_level !== undefined ? { sitemap_level: msg.sitemap_level } : {}),
-      }),
-    );
+    candidates.push({
+      v: 1,
+      url: result.url,
+      host: result.host,
+      domain: result.registrableDomain,
+      depth: msg.depth,
+      source_url: msg.source_url,
+      via: msg.via,
+      ...(msg.redirect_chain ? { redirect_chain: msg.redirect_chain } : {}),
+      ...jobOf(msg),
+      ...(link.revisit ? { revisit: link.revisit } : {}),
+      ...(link.hint_interval_ms ? { hint_interval_ms: link.hint_interval_ms } : {}),
+      ...(link.fetch_as ? { fetch_as: link.fetch_as } : {}),
+      ...(msg.sitemap_level !== undefined ? { sitemap_level: msg.sitemap_level } : {}),
+    });
   }
-  ctx.metrics.count('normalize', 'urls', 'candidate', out.length);
+  ctx.metrics.count('normalize', 'urls', 'candidate', out.length + candidates.length);
+  out.unshift(...candidateEmits(ctx, candidates));
   // remembered once they are in the stream: if publishing fails, the redelivered message must
   // forward them again, not skip them as already on their way
   return { kind: 'emit', messages: out, afterPublish: async () => forwarded.forEach((k) => recent.add(k)) };

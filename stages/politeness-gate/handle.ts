@@ -1,32 +1,47 @@
 import { encodeAdmitted, type AdmittedUrl } from '../../schemas/index.js';
 import { hostQueueSubject } from '../../pipeline/partition.js';
-import type { Outcome, StageContext, StageInput } from '../../pipeline/stage.js';
+import type { Emit, Outcome, StageContext, StageInput } from '../../pipeline/stage.js';
 import { noteQueued } from '../shared/host-state/host-slot.js';
 import { laneOf } from '../shared/host-state/host-lanes.js';
 import { judgeNewUrl, trapOutcome } from './trap-check.js';
 
 /**
- * The gate's intake: an admitted URL joins a queue of its host (its lane's subject in the
- * host-queue stream, host-lanes.ts: the one message this handler emits), and before the frontier
- * message is acked the host's queue tail learns its new sequence (`beforeAck`; if that
- * write fails the message is redelivered, and the host-queue publish is deduplicated by
- * its msgId, so the URL is queued once). The frontier message is acked at once: URLs waiting for a host wait in that host's queue, never as
+ * The gate's intake: each admitted URL of a frontier message (one, or the seen-filter's batch
+ * of a page's new links, schemas/url-batches.ts) joins a queue of its host (its lane's subject
+ * in the host-queue stream, host-lanes.ts: one message a URL), and before the frontier
+ * message is acked each host's queue tail learns its new sequence (`beforeAck`; if that
+ * write fails the message is redelivered, and the host-queue publishes are deduplicated by
+ * their msgIds, so each URL is queued once). The frontier message is acked at once: URLs waiting for a host wait in that host's queue, never as
  * unacked messages, so a host with a huge backlog cannot fill the consumer's window and
  * hold the other hosts up, and nothing is redelivered while it waits.
  * A URL that a crawl-trap defence stops (trap-check.ts) is not queued: it ends as `filtered`.
  */
-export async function handleGateIntake(input: StageInput<AdmittedUrl>, ctx: StageContext): Promise<Outcome> {
-  const m = input.message;
-  const verdict = await judgeNewUrl(input, ctx);
-  if (!verdict.admit) return { kind: 'emit', messages: [trapOutcome(ctx, m, verdict)] };
-  const lane = laneOf(m);
+export async function handleGateIntake(input: StageInput<AdmittedUrl[]>, ctx: StageContext): Promise<Outcome> {
+  const urls = input.message;
+  const verdicts = await Promise.all(urls.map((m) => judgeNewUrl(m, input.deliveryCount, ctx)));
+  const queued: Emit[] = [];
+  const tails: Array<{ host: string; lane: string }> = [];
+  const filtered: Emit[] = [];
+  urls.forEach((m, i) => {
+    const verdict = verdicts[i]!;
+    if (!verdict.admit) {
+      filtered.push(trapOutcome(ctx, m, verdict));
+      return;
+    }
+    const lane = laneOf(m);
+    tails.push({ host: m.host, lane });
+    // redelivered before it was acked: the same msgId, so the server keeps one copy (and says
+    // which); the first URL's is the one a message of one URL had before batching
+    queued.push({ subject: hostQueueSubject(m.host, ctx.settings.partitions, lane), data: encodeAdmitted(m), msgId: i === 0 ? `hostq:${input.streamSeq}` : `hostq:${input.streamSeq}.${i}` });
+  });
+  if (queued.length === 0) return { kind: 'emit', messages: filtered };
   return {
     kind: 'emit',
-    // redelivered before it was acked: the same msgId, so the server keeps one copy (and says which)
-    messages: [{ subject: hostQueueSubject(m.host, ctx.settings.partitions, lane), data: encodeAdmitted(m), msgId: `hostq:${input.streamSeq}` }],
-    beforeAck: async ([queued]) => {
-      await noteQueued(ctx.kv.hosts, m.host, queued!.seq, lane);
-      ctx.metrics.count('politeness-gate', 'urls', 'queued');
+    messages: [...queued, ...filtered],
+    beforeAck: async (published) => {
+      // the host-queue publishes come first in `messages`, so their acks are the first `tails.length`
+      await Promise.all(tails.map((t, i) => noteQueued(ctx.kv.hosts, t.host, published[i]!.seq, t.lane)));
+      ctx.metrics.count('politeness-gate', 'urls', 'queued', tails.length);
     },
   };
 }

@@ -1,4 +1,4 @@
-import { decodeAdmitted, type AdmittedUrl } from '../../schemas/index.js';
+import { decodeAdmittedBatch, type AdmittedUrl } from '../../schemas/index.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseJsonValue } from '../../pipeline/kv-store.js';
 import { type KvStore, type KvWatchEvent } from '../../ports/kv.js';
@@ -73,13 +73,14 @@ function onHostEvent(ctx: StageContext, scheduler: HostScheduler, event: KvWatch
   scheduler.notify(raw.host, readyAt(asSlot(raw.host, raw), ctx.clock.now()));
 }
 
-export const politenessGateStage: ConsumerStage<AdmittedUrl> = {
+export const politenessGateStage: ConsumerStage<AdmittedUrl[]> = {
   name: 'politeness-gate',
   input: gateInput,
   emits: gateEmits,
   defaultConcurrency: 64,
   counts: ['urls', 'robots_fetches', 'turns'],
-  decode: (_subject, data) => decodeAdmitted(data),
+  // a message holds one admitted URL (a fetch's retry) or the seen-filter's batch (schemas/url-batches.ts)
+  decode: (_subject, data) => decodeAdmittedBatch(data),
   handle: handleGateIntake,
   background: (ctx) => startHostScheduler(ctx),
 };

@@ -1,5 +1,5 @@
 import type { AdmittedUrl } from '../../schemas/index.js';
-import type { Emit, StageContext, StageInput } from '../../pipeline/stage.js';
+import type { Emit, StageContext } from '../../pipeline/stage.js';
 import { countNewUrl, trapDefencesOn, trapLimitsOf, type TrapVerdict } from '../shared/traps/trap-tally.js';
 import { urlPattern } from '../shared/traps/url-pattern.js';
 import { stableId } from '../shared/messages/stage-ids.js';
@@ -20,11 +20,10 @@ import { crawlIdOf, jobFieldsOf } from '../shared/job-fields.js';
  * Retries of a fetch come back through the intake too (attempt > 0): they were counted
  * when they were new.
  */
-export async function judgeNewUrl(input: StageInput<AdmittedUrl>, ctx: StageContext): Promise<TrapVerdict> {
-  const m = input.message;
+export async function judgeNewUrl(m: AdmittedUrl, deliveryCount: number, ctx: StageContext): Promise<TrapVerdict> {
   const limits = trapLimitsOf(ctx.settings);
   // a revisit was counted when it was new
-  if (!trapDefencesOn(limits) || (m.attempt ?? 0) > 0 || m.via === 'revisit' || input.deliveryCount > 1) return { admit: true };
+  if (!trapDefencesOn(limits) || (m.attempt ?? 0) > 0 || m.via === 'revisit' || deliveryCount > 1) return { admit: true };
   return countNewUrl(ctx.kv.traps, { crawl: crawlIdOf(ctx, m), host: m.host }, urlPattern(m.url), limits);
 }
 

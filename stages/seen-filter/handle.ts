@@ -1,4 +1,4 @@
-import { encodeAdmitted, type AdmittedUrl, type CandidateUrl } from '../../schemas/index.js';
+import { batchesBy, encodeAdmittedBatch, type AdmittedUrl, type CandidateUrl } from '../../schemas/index.js';
 import { casUpdate } from '../../pipeline/kv-store.js';
 import { subjectFor } from '../../pipeline/partition.js';
 import { emit, type Emit, type Outcome, type StageContext, type StageInput } from '../../pipeline/stage.js';
@@ -27,70 +27,122 @@ export const seenKeyOf = (c: Pick<CandidateUrl, 'url' | 'job'>) => (c.job === un
 const fetchIdFor = (ctx: StageContext, c: CandidateUrl) =>
   c.revisit ? stableId(crawlIdOf(ctx, c), c.url, c.revisit.due_at) : fetchIdOf(crawlIdOf(ctx, c), c.url);
 
-function admitted(ctx: StageContext, c: CandidateUrl): Emit {
-  const fetchId = fetchIdFor(ctx, c);
-  const message: AdmittedUrl = { ...c, fetch_id: fetchId, admitted_at: ctx.clock.now() };
-  return {
-    subject: subjectFor('frontier', c.host, ctx.settings.partitions),
-    data: encodeAdmitted(message),
-    msgId: `admit:${fetchId}`,
-  };
-}
-
-function overLimit(ctx: StageContext, c: CandidateUrl, limit: number): Outcome {
-  ctx.metrics.count('seen-filter', 'urls', 'max_pages');
-  const crawl = crawlIdOf(ctx, c);
-  return emit(
-    outcomeEmit(ctx, `maxpages:${fetchIdOf(crawl, c.url)}`, {
-      ...jobOf(c),
-      event_id: c.job === undefined ? stableId('max_pages', c.url) : stableId('max_pages', c.url, c.job),
-      fetch_id: null,
-      url: c.url,
-      host: c.host,
-      outcome: 'filtered',
-      reason: `max_pages: the crawl's limit of ${limit} pages is reached`,
-      fetch_status: null,
-      fetch_time: ctx.clock.now(),
-      duration_ms: null,
-      depth: c.depth,
-    }),
-  );
+function admittedUrl(ctx: StageContext, c: CandidateUrl): AdmittedUrl {
+  return { ...c, fetch_id: fetchIdFor(ctx, c), admitted_at: ctx.clock.now() };
 }
 
 /**
- * Admits a URL the first time its partition's seen set meets it. The set belongs to this
+ * The frontier messages of what one candidate message admitted: one per partition subject (all
+ * of them share the input's partition), in batches. The msgId makes a redelivery's publish a
+ * duplicate the frontier drops: a message of one candidate, as before batching, by its fetch
+ * id; a batch by the candidate message it answers and its first URL, so a redelivery that
+ * decides again after a takeover (the same URLs, or fewer when the page limit filled meanwhile)
+ * is dropped whole rather than queueing its URLs a second time.
+ */
+function admittedEmits(ctx: StageContext, urls: AdmittedUrl[], input: StageInput<CandidateUrl[]>): Emit[] {
+  const single = input.message.length === 1;
+  return batchesBy(urls, (a) => subjectFor('frontier', a.host, ctx.settings.partitions)).map(({ key, items }, i) => ({
+    subject: key,
+    data: encodeAdmittedBatch(items),
+    msgId: single ? `admit:${items[0]!.fetch_id}` : `admits:${input.streamSeq}:${i}:${items[0]!.fetch_id}`,
+  }));
+}
+
+function overLimit(ctx: StageContext, c: CandidateUrl, limit: number): Emit {
+  ctx.metrics.count('seen-filter', 'urls', 'max_pages');
+  const crawl = crawlIdOf(ctx, c);
+  return outcomeEmit(ctx, `maxpages:${fetchIdOf(crawl, c.url)}`, {
+    ...jobOf(c),
+    event_id: c.job === undefined ? stableId('max_pages', c.url) : stableId('max_pages', c.url, c.job),
+    fetch_id: null,
+    url: c.url,
+    host: c.host,
+    outcome: 'filtered',
+    reason: `max_pages: the crawl's limit of ${limit} pages is reached`,
+    fetch_status: null,
+    fetch_time: ctx.clock.now(),
+    duration_ms: null,
+    depth: c.depth,
+  });
+}
+
+/**
+ * Admits each URL of a candidate message (one, or a page's batch, schemas/url-batches.ts) the
+ * first time its partition's seen set meets it. The set belongs to this
  * process while it holds the partition's lease (pipeline/partition-owner.ts), so no other
  * process decides for these URLs meanwhile. A URL the set reports as seen is dropped
  * silently (counted under `seen`): a Bloom false positive drops a new URL the same way, about
  * 0.05 % of them (README, "The seen set"); no fetch_log row, since a row per repeated link
- * would be most of the log and a false positive cannot be told from a repeat. A redelivery of a message that was admitted repeats the
- * admission with the same fetch id; one that was over the page limit stays over it.
+ * would be most of the log and a false positive cannot be told from a repeat. A redelivery of
+ * a message repeats the decision made for each of its URLs: admitted with the same fetch id, or
+ * over the page limit.
  */
-export async function handleSeenFilter(input: StageInput<CandidateUrl>, ctx: StageContext, seen: PartitionSeenSet): Promise<Outcome> {
-  const c = input.message;
-  if (c.via === 'revisit') {
-    // a known URL fetched again (a job's schedule): past the set, which holds it already
-    ctx.metrics.count('seen-filter', 'urls', 'revisit');
-    return emit(admitted(ctx, c));
-  }
-  const verdict = seen.check(seenKeyOf(c), input.streamSeq);
-  if (verdict.kind === 'seen') {
-    ctx.metrics.count('seen-filter', 'urls', 'seen');
-    return emit();
-  }
-  const limit = c.job === undefined ? ctx.settings.maxPages : ((await jobBookOf(ctx).get(c.job, ctx.clock.now()))?.spec.max_pages ?? 0);
-  if (verdict.kind === 'again' && verdict.decision === 'admitted') return emit(admitted(ctx, c));
-  if (verdict.kind === 'again' && verdict.decision === 'over_limit') return overLimit(ctx, c, limit);
-  // new, or learnt from a replay without its decision: count it against the page limit, so
-  // the limit is never exceeded (after a crash a URL may be counted twice: stricter, not looser)
-  if (limit > 0) {
-    const count = await casUpdate<number, number>(ctx.kv.seen, admittedCounter(crawlIdOf(ctx, c)), (n) => ({ value: (n ?? 0) + 1, result: (n ?? 0) + 1 }));
-    if (count > limit) {
-      seen.decide(input.streamSeq, 'over_limit');
-      return overLimit(ctx, c, limit);
+export async function handleSeenFilter(input: StageInput<CandidateUrl[]>, ctx: StageContext, seen: PartitionSeenSet): Promise<Outcome> {
+  const outcomes: Emit[] = [];
+  const admitted: AdmittedUrl[] = [];
+  const limits = new Map<string | undefined, number>();
+  const limitOf = async (c: CandidateUrl): Promise<number> => {
+    let limit = limits.get(c.job);
+    if (limit === undefined) {
+      limit = c.job === undefined ? ctx.settings.maxPages : ((await jobBookOf(ctx).get(c.job, ctx.clock.now()))?.spec.max_pages ?? 0);
+      limits.set(c.job, limit);
     }
+    return limit;
+  };
+  // new, or learnt from a replay without its decision: decided below, in message order
+  const fresh: Array<{ c: CandidateUrl; index: number; limit: number }> = [];
+  for (const [index, c] of input.message.entries()) {
+    if (c.via === 'revisit') {
+      // a known URL fetched again (a job's schedule): past the set, which holds it already
+      ctx.metrics.count('seen-filter', 'urls', 'revisit');
+      admitted.push(admittedUrl(ctx, c));
+      continue;
+    }
+    const verdict = seen.check(seenKeyOf(c), input.streamSeq, index);
+    if (verdict.kind === 'seen') {
+      ctx.metrics.count('seen-filter', 'urls', 'seen');
+      continue;
+    }
+    const limit = await limitOf(c);
+    if (verdict.kind === 'again' && verdict.decision === 'admitted') admitted.push(admittedUrl(ctx, c));
+    else if (verdict.kind === 'again' && verdict.decision === 'over_limit') outcomes.push(overLimit(ctx, c, limit));
+    else fresh.push({ c, index, limit });
   }
-  seen.decide(input.streamSeq, 'admitted');
-  ctx.metrics.count('seen-filter', 'urls', 'admitted');
-  return emit(admitted(ctx, c));
+  // counted against the page limit, so the limit is never exceeded (after a crash a URL may be
+  // counted twice: stricter, not looser); one counter write for all of a crawl's new URLs here
+  const counts = await countAdmissions(ctx, fresh.filter((f) => f.limit > 0).map((f) => f.c));
+  for (const { c, index, limit } of fresh) {
+    if (limit > 0 && counts.next(crawlIdOf(ctx, c)) > limit) {
+      seen.decide(input.streamSeq, 'over_limit', index);
+      outcomes.push(overLimit(ctx, c, limit));
+      continue;
+    }
+    seen.decide(input.streamSeq, 'admitted', index);
+    ctx.metrics.count('seen-filter', 'urls', 'admitted');
+    admitted.push(admittedUrl(ctx, c));
+  }
+  return emit(...admittedEmits(ctx, admitted, input), ...outcomes);
+}
+
+/**
+ * Adds the candidates to their crawl's admitted count, one write a crawl; `next(crawl)` then
+ * gives each candidate, in order, the count it made (as if each had been added alone).
+ */
+async function countAdmissions(ctx: StageContext, candidates: CandidateUrl[]): Promise<{ next: (crawl: string) => number }> {
+  const added = new Map<string, number>();
+  for (const c of candidates) added.set(crawlIdOf(ctx, c), (added.get(crawlIdOf(ctx, c)) ?? 0) + 1);
+  const reached = new Map<string, number>();
+  await Promise.all(
+    [...added].map(async ([crawl, n]) => {
+      const before = await casUpdate<number, number>(ctx.kv.seen, admittedCounter(crawl), (count) => ({ value: (count ?? 0) + n, result: count ?? 0 }));
+      reached.set(crawl, before);
+    }),
+  );
+  return {
+    next: (crawl) => {
+      const count = (reached.get(crawl) ?? 0) + 1;
+      reached.set(crawl, count);
+      return count;
+    },
+  };
 }

@@ -17,6 +17,16 @@ export type Verdict =
   | { kind: 'seen' };
 
 /**
+ * A message may carry several candidates (schemas/url-batches.ts), so what is remembered per
+ * message is per candidate: its key is the stream sequence times this stride plus the
+ * candidate's place in the message. Exact in a double while sequences stay under 2^43.
+ */
+export const KEY_STRIDE = 1024;
+const keyOf = (seq: number, index: number) => seq * KEY_STRIDE + index;
+/** the stream sequence of an unsettled key */
+export const seqOfKey = (key: number) => Math.floor(key / KEY_STRIDE);
+
+/**
  * The seen set of one partition of one crawl: a scalable Bloom filter of URLs, plus the
  * messages above the consumer's ack floor that may come again (a crash before the ack, a
  * nak after a failed publish). Those are few (the new URLs since the ack floor was last
@@ -25,8 +35,9 @@ export type Verdict =
  */
 export class PartitionSeenSet {
   /**
-   * stream sequence → decision, for messages above the ack floor. The sequence alone is the
-   * key: a redelivery has the same sequence (and so the same URL) as the first delivery.
+   * (stream sequence, place in the message) → decision, for messages above the ack floor
+   * (keyOf). The sequence and place are the key: a redelivery has the same sequence (and so
+   * the same URLs in the same places) as the first delivery.
    */
   private readonly unsettled = new Map<number, Decision>();
   /** URLs added since the last snapshot (the snapshot schedule counts these) */
@@ -43,19 +54,20 @@ export class PartitionSeenSet {
     return new PartitionSeenSet(ScalableBloomFilter.create(expected, PARTITION_HEADROOM), settledSeq);
   }
 
-  /** Decides for a delivered message; a `new` URL is added to the filter at once. */
-  check(url: string, seq: number): Verdict {
-    const earlier = this.unsettled.get(seq);
+  /** Decides for the candidate at `index` of a delivered message; a `new` URL is added to the filter at once. */
+  check(url: string, seq: number, index = 0): Verdict {
+    const key = keyOf(seq, index);
+    const earlier = this.unsettled.get(key);
     if (earlier) return { kind: 'again', decision: earlier };
     if (!this.filter.add(hashKey(url))) return { kind: 'seen' };
     this.addedSinceSnapshot += 1;
-    this.unsettled.set(seq, 'unknown');
+    this.unsettled.set(key, 'unknown');
     return { kind: 'new' };
   }
 
-  /** Records the decision for a message, so a redelivery of it repeats it. */
-  decide(seq: number, decision: Decision): void {
-    this.unsettled.set(seq, decision);
+  /** Records the decision for a candidate of a message, so a redelivery of it repeats it. */
+  decide(seq: number, decision: Decision, index = 0): void {
+    this.unsettled.set(keyOf(seq, index), decision);
   }
 
   /**
@@ -63,26 +75,28 @@ export class PartitionSeenSet {
    * one above the ack floor may be redelivered, and is remembered as `unknown` unless the
    * snapshot knew its decision.
    */
-  replay(url: string, seq: number, ackFloor: number): void {
+  replay(url: string, seq: number, ackFloor: number, index = 0): void {
     if (this.filter.add(hashKey(url))) this.addedSinceSnapshot += 1;
-    if (seq > ackFloor && !this.unsettled.has(seq)) this.unsettled.set(seq, 'unknown');
+    const key = keyOf(seq, index);
+    if (seq > ackFloor && !this.unsettled.has(key)) this.unsettled.set(key, 'unknown');
   }
 
   /** Forgets messages at or below the ack floor: the server will not deliver them again. */
   settle(ackFloor: number): void {
     // Map iteration is in insertion order, which is roughly sequence order: stop early is not
     // safe (handlers finish out of order), but the map holds only the unacked window
-    for (const seq of this.unsettled.keys()) if (seq <= ackFloor) this.unsettled.delete(seq);
+    const below = keyOf(ackFloor + 1, 0);
+    for (const key of this.unsettled.keys()) if (key < below) this.unsettled.delete(key);
     this.settledSeq = Math.max(this.settledSeq, ackFloor);
   }
 
-  /** the unsettled messages, for the snapshot */
-  *unsettledEntries(): Iterable<{ seq: number; decision: Decision }> {
-    for (const [seq, decision] of this.unsettled) yield { seq, decision };
+  /** the unsettled candidates (their keys: see KEY_STRIDE), for the snapshot */
+  *unsettledEntries(): Iterable<{ key: number; decision: Decision }> {
+    for (const [key, decision] of this.unsettled) yield { key, decision };
   }
 
-  restoreUnsettled(seq: number, decision: Decision): void {
-    this.unsettled.set(seq, decision);
+  restoreUnsettled(key: number, decision: Decision): void {
+    this.unsettled.set(key, decision);
   }
 
   get unsettledCount(): number {

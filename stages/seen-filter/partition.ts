@@ -1,4 +1,4 @@
-import { decodeCandidate, type CandidateUrl } from '../../schemas/index.js';
+import { decodeCandidates, type CandidateUrl } from '../../schemas/index.js';
 import { type OpenPartition, type PartitionedStage, type StageContext } from '../../pipeline/stage.js';
 import { partitionInput } from '../../ops/nats/consumer-spec.js';
 import { handleSeenFilter, seenKeyOf } from './handle.js';
@@ -15,10 +15,10 @@ import { seenFilterInput, SNAPSHOT_EVERY_MS, SNAPSHOT_EVERY_URLS } from './spec.
  * every URL the previous owner handled is in the set before the first new message is.
  */
 export async function openSeenPartition(
-  base: Omit<PartitionedStage<CandidateUrl>, 'openPartition' | 'kind'>,
+  base: Omit<PartitionedStage<CandidateUrl[]>, 'openPartition' | 'kind'>,
   partition: number,
   ctx: StageContext,
-): Promise<OpenPartition<CandidateUrl> & { seen: PartitionSeenSet; replayed: number }> {
+): Promise<OpenPartition<CandidateUrl[]> & { seen: PartitionSeenSet; replayed: number }> {
   const input = partitionInput(seenFilterInput, partition);
   const store = new SnapshotStore(ctx.kv.seen, ctx.settings.crawlId);
   const position = await ctx.streams.consumerPosition(input.stream, input.durable);
@@ -33,16 +33,17 @@ export async function openSeenPartition(
   }
   let replayed = 0;
   for await (const m of ctx.streams.replay(input.stream, input.filterSubject, seen.settledSeq + 1, position.delivered)) {
-    let key: string;
+    let candidates: CandidateUrl[];
     try {
-      const c = decodeCandidate(m.data);
-      if (c.via === 'revisit') continue; // never checked against the set
-      key = seenKeyOf(c);
+      candidates = decodeCandidates(m.data);
     } catch {
       continue; // undecodable: dead-lettered when it was delivered, never admitted
     }
-    seen.replay(key, m.seq, position.ackFloor);
-    replayed += 1;
+    for (const [index, c] of candidates.entries()) {
+      if (c.via === 'revisit') continue; // never checked against the set
+      seen.replay(seenKeyOf(c), m.seq, position.ackFloor, index);
+      replayed += 1;
+    }
   }
   seen.settle(position.ackFloor);
   let savedAt = ctx.clock.now();

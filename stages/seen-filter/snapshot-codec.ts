@@ -1,18 +1,21 @@
 import { createHash } from 'node:crypto';
 import { BloomSlice, ScalableBloomFilter } from './bloom-filter.js';
-import { PartitionSeenSet, type Decision } from './partition-seen-set.js';
+import { KEY_STRIDE, PartitionSeenSet, type Decision } from './partition-seen-set.js';
 
 /**
  * Binary form of one partition's seen set:
  *   "SEEN" | version u8 | hash version u8 | 0 u16 | partition u32 | settled seq f64
  *   | slices u32 | per slice: capacity f64, count f64, hashes u32, bytes u32, bits
- *   | unsettled u32 | per entry: seq f64, decision u8
+ *   | unsettled u32 | per entry: key f64, decision u8
  *   | first 8 bytes of the SHA-256 of all the above
  * Little-endian. The checksum turns a torn or mixed-up snapshot into a clear error rather
- * than a filter that silently forgets URLs.
+ * than a filter that silently forgets URLs. An entry's key is the candidate's (stream
+ * sequence, place in its message), partition-seen-set.ts KEY_STRIDE; version 1, from before
+ * messages carried several candidates, stored the sequence alone (place 0), and is still read.
  */
 const MAGIC = 0x4e454553; // "SEEN" read as little-endian u32
-const VERSION = 1;
+const VERSION = 2;
+const READABLE_VERSIONS = new Set([1, 2]);
 /** bloom-filter.ts hashKey: bump when the hash or the position scheme changes */
 const HASH_VERSION = 1;
 const DECISIONS: readonly Decision[] = ['admitted', 'over_limit', 'unknown'];
@@ -48,7 +51,7 @@ export function encodeSnapshot(partition: number, set: PartitionSeenSet): Uint8A
   view.setUint32(at, unsettled.length, true);
   at += 4;
   for (const e of unsettled) {
-    view.setFloat64(at, e.seq, true);
+    view.setFloat64(at, e.key, true);
     view.setUint8(at + 8, DECISIONS.indexOf(e.decision));
     at += 9;
   }
@@ -66,8 +69,8 @@ export function decodeSnapshot(data: Uint8Array, partition: number): PartitionSe
   if (view.getUint32(0, true) !== MAGIC) throw new SnapshotError(`seen-set snapshot of partition ${partition}: not a seen-set snapshot`);
   const version = view.getUint8(4);
   const hashVersion = view.getUint8(5);
-  if (version !== VERSION || hashVersion !== HASH_VERSION) {
-    throw new SnapshotError(`seen-set snapshot of partition ${partition}: version ${version}/hash ${hashVersion}, this build reads ${VERSION}/${HASH_VERSION}`);
+  if (!READABLE_VERSIONS.has(version) || hashVersion !== HASH_VERSION) {
+    throw new SnapshotError(`seen-set snapshot of partition ${partition}: version ${version}/hash ${hashVersion}, this build reads versions ${[...READABLE_VERSIONS].join(" and ")} with hash ${HASH_VERSION}`);
   }
   const stored = view.getUint32(8, true);
   if (stored !== partition) throw new SnapshotError(`seen-set snapshot: holds partition ${stored}, expected ${partition}`);
@@ -99,7 +102,8 @@ export function decodeSnapshot(data: Uint8Array, partition: number): PartitionSe
   for (let i = 0; i < entries; i++) {
     const decision = DECISIONS[view.getUint8(at + 8)];
     if (!decision) throw new SnapshotError(`seen-set snapshot of partition ${partition}: bad decision code at byte ${at + 8}`);
-    set.restoreUnsettled(view.getFloat64(at, true), decision);
+    const stored = view.getFloat64(at, true);
+    set.restoreUnsettled(version === 1 ? stored * KEY_STRIDE : stored, decision);
     at += 9;
   }
   return set;

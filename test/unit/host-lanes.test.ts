@@ -27,7 +27,7 @@ const url = (path: string, extra: Partial<AdmittedUrl> = {}): AdmittedUrl => ({
 });
 
 async function queue(ctx: FakeContext, ...urls: AdmittedUrl[]) {
-  for (const m of urls) await settleLikeRunner(ctx, await handleGateIntake(stageInput(m, { streamSeq: ++seq, subject: 'crawl.frontier.0' }), ctx));
+  for (const m of urls) await settleLikeRunner(ctx, await handleGateIntake(stageInput([m], { streamSeq: ++seq, subject: 'crawl.frontier.0' }), ctx));
 }
 
 async function putJob(ctx: FakeContext, id: string, spec: Partial<JobSpecInput>, state: JobRecord['state'] = 'active') {

@@ -27,7 +27,7 @@ const robots: Responder = (req: HttpRequest) => {
 };
 
 async function queue(ctx: FakeContext, host: string, ...paths: string[]) {
-  for (const p of paths) await settleLikeRunner(ctx, await handleGateIntake(stageInput(admitted(host, p), { streamSeq: ++seq, subject: 'crawl.frontier.0' }), ctx));
+  for (const p of paths) await settleLikeRunner(ctx, await handleGateIntake(stageInput([admitted(host, p)], { streamSeq: ++seq, subject: 'crawl.frontier.0' }), ctx));
 }
 
 describe('why hosts wait', () => {

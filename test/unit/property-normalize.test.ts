@@ -19,7 +19,8 @@ import { canonicalize, MAX_URL_LENGTH } from '../../stages/normalize/canonical-u
 import { partitionOf } from '../../pipeline/partition.js';
 import type { Outcome } from '../../pipeline/stage.js';
 import {
-  decodeCandidate,
+  decodeCandidates,
+  MAX_URLS_PER_BATCH,
   decodeOutcome,
   encodeDiscoveredLinks,
   encodeSeed,
@@ -217,18 +218,21 @@ function checkEmitted(ctx: FakeContext, out: Outcome, depth: number): Decoded {
   const filtered: UrlOutcome[] = [];
   for (const e of emitted(out)) {
     if (onSubject(e.subject, 'crawl.normalized')) {
-      const c = decodeCandidate(e.data);
-      assert.ok(c.url.length <= MAX_URL_LENGTH, `candidate is ${c.url.length} characters long`);
-      const again = canonicalize(c.url);
-      assert.ok(again.ok, `candidate ${JSON.stringify(c.url)} is not canonicalizable: ${again.ok ? '' : again.detail}`);
-      assert.equal(again.url, c.url, 'canonicalize is idempotent on a candidate');
-      assert.equal(again.host, c.host);
-      assert.equal(again.registrableDomain, c.domain);
-      assert.ok(/^https?:\/\/[^/?#]+\/[^#\s]*$/.test(c.url), `candidate ${JSON.stringify(c.url)} is an absolute http(s) URL without fragment or whitespace`);
-      assert.ok(/^[\x21-\x7e]*$/.test(c.url), `candidate ${JSON.stringify(c.url)} is printable ASCII`);
-      assert.equal(c.depth, depth);
-      assert.equal(e.subject, `crawl.normalized.${partitionOf(c.host, ctx.settings.partitions)}`);
-      candidates.push(c);
+      const batch = decodeCandidates(e.data);
+      assert.ok(batch.length >= 1 && batch.length <= MAX_URLS_PER_BATCH, `a message holds ${batch.length} candidates`);
+      for (const c of batch) {
+        assert.ok(c.url.length <= MAX_URL_LENGTH, `candidate is ${c.url.length} characters long`);
+        const again = canonicalize(c.url);
+        assert.ok(again.ok, `candidate ${JSON.stringify(c.url)} is not canonicalizable: ${again.ok ? '' : again.detail}`);
+        assert.equal(again.url, c.url, 'canonicalize is idempotent on a candidate');
+        assert.equal(again.host, c.host);
+        assert.equal(again.registrableDomain, c.domain);
+        assert.ok(/^https?:\/\/[^/?#]+\/[^#\s]*$/.test(c.url), `candidate ${JSON.stringify(c.url)} is an absolute http(s) URL without fragment or whitespace`);
+        assert.ok(/^[\x21-\x7e]*$/.test(c.url), `candidate ${JSON.stringify(c.url)} is printable ASCII`);
+        assert.equal(c.depth, depth);
+        assert.equal(e.subject, `crawl.normalized.${partitionOf(c.host, ctx.settings.partitions)}`);
+        candidates.push(c);
+      }
     } else if (onSubject(e.subject, 'crawl.outcomes')) {
       const o = decodeOutcome(e.data);
       assert.equal(o.outcome, 'filtered');

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { RecentUrls } from '../../stages/normalize/recent-urls.js';
 import { handleNormalize, type NormalizeInput } from '../../stages/normalize/handle.js';
 import { createFakeContext, stageInput } from '../support/fake-context.js';
+import { decodeCandidates } from '../../schemas/index.js';
 
 describe('normalize: URLs recently forwarded are not forwarded again', () => {
   test('RecentUrls remembers at least the last capacity/2 URLs and stays bounded', () => {
@@ -23,7 +24,8 @@ describe('normalize: URLs recently forwarded are not forwarded again', () => {
     const first = await handleNormalize(links('http://a.example.com/p1/'), ctx);
     if (first.kind === 'emit') await first.afterPublish?.([]); // published
     const second = await handleNormalize(links('http://a.example.com/p2/'), ctx);
-    const urls = (o: Awaited<ReturnType<typeof handleNormalize>>) => (o.kind === 'emit' ? o.messages.filter((m) => m.subject.startsWith('crawl.normalized')).length : -1);
+    const urls = (o: Awaited<ReturnType<typeof handleNormalize>>) =>
+      o.kind === 'emit' ? o.messages.filter((m) => m.subject.startsWith('crawl.normalized')).flatMap((m) => decodeCandidates(m.data)).length : -1;
     assert.equal(urls(first), 2);
     assert.equal(urls(second), 1, 'the shared nav link is not sent again');
   });

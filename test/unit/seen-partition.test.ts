@@ -19,7 +19,7 @@ describe('seen-filter partition: open, snapshot, takeover', () => {
 
     const seqs = await publish(ctx, 'a', 'b', 'c');
     for (const [i, seq] of seqs.entries()) {
-      const out = await first.def.handle(stageInput(candidate(['a', 'b', 'c'][i]!), { streamSeq: seq, subject: 'crawl.normalized.0' }), ctx);
+      const out = await first.def.handle(stageInput([candidate(['a', 'b', 'c'][i]!)], { streamSeq: seq, subject: 'crawl.normalized.0' }), ctx);
       assert.equal(emitted(out).length, 1);
     }
     ctx.streams.positions.set('seen-filter-p0', { ackFloor: seqs[2]!, delivered: seqs[2]!, pending: 0 });
@@ -27,13 +27,13 @@ describe('seen-filter partition: open, snapshot, takeover', () => {
 
     // the first owner dies after handling two more messages; one (d) never got acked
     const [seqD, seqA2] = await publish(ctx, 'd', 'a');
-    await first.def.handle(stageInput(candidate('d'), { streamSeq: seqD!, subject: 'crawl.normalized.0' }), ctx);
-    await first.def.handle(stageInput(candidate('a'), { streamSeq: seqA2!, subject: 'crawl.normalized.0' }), ctx);
+    await first.def.handle(stageInput([candidate('d')], { streamSeq: seqD!, subject: 'crawl.normalized.0' }), ctx);
+    await first.def.handle(stageInput([candidate('a')], { streamSeq: seqA2!, subject: 'crawl.normalized.0' }), ctx);
     ctx.streams.positions.set('seen-filter-p0', { ackFloor: seqD! - 1, delivered: seqA2!, pending: 0 });
 
     const second = await openSeenPartition(seenFilterStage, 0, ctx);
     assert.equal(second.replayed, 2, 'replayed the two messages after the snapshot');
-    const handle = (path: string, seq: number, deliveryCount = 1) => second.def.handle(stageInput(candidate(path), { streamSeq: seq, deliveryCount, subject: 'crawl.normalized.0' }), ctx);
+    const handle = (path: string, seq: number, deliveryCount = 1) => second.def.handle(stageInput([candidate(path)], { streamSeq: seq, deliveryCount, subject: 'crawl.normalized.0' }), ctx);
     assert.equal(emitted(await handle('d', seqD!, 2)).length, 1, 'the unacked admission of d is repeated');
     assert.deepEqual(emitted(await handle('b', 99)), [], 'b, from the snapshot, is seen');
     assert.deepEqual(emitted(await handle('d', 100)), [], 'd, from the replay, is seen by a new message');

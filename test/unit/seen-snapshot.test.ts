@@ -24,7 +24,7 @@ describe('seen-set snapshot codec', () => {
     assert.equal(back.filter.count, set.filter.count);
     assert.deepEqual(back.filter.slices.map((s) => [s.capacity, s.hashes, s.bits.length]), set.filter.slices.map((s) => [s.capacity, s.hashes, s.bits.length]));
     for (let i = 0; i < 5000; i += 13) assert.equal(back.check(`https://example.com/${i}`, 99_999).kind, 'seen');
-    assert.deepEqual([...back.unsettledEntries()].sort((a, b) => a.seq - b.seq), [...set.unsettledEntries()].sort((a, b) => a.seq - b.seq));
+    assert.deepEqual([...back.unsettledEntries()].sort((a, b) => a.key - b.key), [...set.unsettledEntries()].sort((a, b) => a.key - b.key));
     assert.deepEqual(back.check('https://example.com/2', 102), { kind: 'again', decision: 'unknown' });
   });
 

@@ -26,7 +26,7 @@ const admitted = (path: string, extra: Partial<AdmittedUrl> = {}): AdmittedUrl =
 
 /** the intake's outcome, settled as the runner would (the host-queue message published, the tail noted) */
 async function intake(ctx: FakeContext, m: AdmittedUrl, deliveryCount = 1, streamSeq = ++seq) {
-  const outcome = await handleGateIntake(stageInput(m, { subject: 'crawl.frontier.0', streamSeq, deliveryCount }), ctx);
+  const outcome = await handleGateIntake(stageInput([m], { subject: 'crawl.frontier.0', streamSeq, deliveryCount }), ctx);
   await settleLikeRunner(ctx, outcome);
   return outcome;
 }

@@ -1,9 +1,11 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { handleNormalize, decodeNormalizeInput, type NormalizeInput } from '../../stages/normalize/handle.js';
+import type { Outcome } from '../../pipeline/stage.js';
 import { partitionOf } from '../../pipeline/partition.js';
 import {
   decodeCandidate,
+  decodeCandidates,
   decodeOutcome,
   encodeDiscoveredLinks,
   encodeSeed,
@@ -19,6 +21,8 @@ const links = (depth: number, urls: Array<string | DiscoveredLink>, via: Discove
 });
 
 const run = (ctx: FakeContext, input: NormalizeInput) => handleNormalize(stageInput(input), ctx);
+/** every candidate published, in order (a message holds one, or a partition's batch) */
+const candidatesOn = (out: Outcome) => decodedOn(out, 'crawl.normalized', decodeCandidates).flat();
 
 /** a context whose scope already holds example.com (as after seeding https://example.com/) */
 async function seeded(opts: FakeContextOptions = {}): Promise<FakeContext> {
@@ -62,7 +66,7 @@ describe('normalize: seeds', () => {
     test(`invalid seed ${c.input.slice(0, 40)} → filtered (${c.reason})`, async () => {
       const ctx = createFakeContext();
       const out = await run(ctx, seed(c.input));
-      assert.equal(decodedOn(out, 'crawl.normalized', decodeCandidate).length, 0);
+      assert.equal(candidatesOn(out).length, 0);
       const o = onlyOn(out, 'crawl.outcomes', decodeOutcome);
       assert.equal(o.outcome, 'filtered');
       assert.equal(o.url, c.input);
@@ -100,7 +104,7 @@ describe('normalize: links', () => {
     test(`${c.name} → filtered with reason ${c.reason}`, async () => {
       const ctx = await seeded({ settings: c.settings });
       const out = await run(ctx, links(c.depth, [c.url]));
-      assert.equal(decodedOn(out, 'crawl.normalized', decodeCandidate).length, 0);
+      assert.equal(candidatesOn(out).length, 0);
       const o = onlyOn(out, 'crawl.outcomes', decodeOutcome);
       assert.equal(o.outcome, 'filtered');
       assert.ok(o.reason.startsWith(`${c.reason}: `), o.reason);
@@ -124,28 +128,28 @@ describe('normalize: links', () => {
 
   test('depth equal to maxDepth is still in scope', async () => {
     const ctx = await seeded({ settings: { maxDepth: 2 } });
-    assert.equal(decodedOn(await run(ctx, links(2, ['https://example.com/x'])), 'crawl.normalized', decodeCandidate).length, 1);
+    assert.equal(candidatesOn(await run(ctx, links(2, ['https://example.com/x']))).length, 1);
   });
 
   test('duplicate links in one message are emitted once (after canonicalisation)', async () => {
     const ctx = await seeded();
     const out = await run(ctx, links(1, ['https://example.com/a', 'https://EXAMPLE.com/a#x', 'https://example.com:443/a', 'https://example.com/b', 'https://example.com/a']));
     assert.deepEqual(
-      decodedOn(out, 'crawl.normalized', decodeCandidate).map((c) => c.url),
+      candidatesOn(out).map((c) => c.url),
       ['https://example.com/a', 'https://example.com/b'],
     );
-    assert.equal(emitted(out).length, 2);
+    assert.equal(emitted(out).length, 1, 'one message: the batch of their partition');
   });
 
   test('links published are skipped when they come again; links whose publish failed are forwarded again by the redelivery', async () => {
     const ctx = await seeded();
     const input = links(1, ['https://example.com/a', 'https://example.com/b']);
     const failed = await run(ctx, input); // the runner could not publish: no after-publish step
-    assert.equal(decodedOn(failed, 'crawl.normalized', decodeCandidate).length, 2);
+    assert.equal(candidatesOn(failed).length, 2);
     const redelivered = await run(ctx, input);
-    assert.deepEqual(decodedOn(redelivered, 'crawl.normalized', decodeCandidate).map((c) => c.url), ['https://example.com/a', 'https://example.com/b']);
+    assert.deepEqual(candidatesOn(redelivered).map((c) => c.url), ['https://example.com/a', 'https://example.com/b']);
     if (redelivered.kind === 'emit') await redelivered.afterPublish?.([]);
-    assert.deepEqual(decodedOn(await run(ctx, input), 'crawl.normalized', decodeCandidate), [], 'once published, already on their way');
+    assert.deepEqual(candidatesOn(await run(ctx, input)), [], 'once published, already on their way');
   });
 
   test('a filtered link found twice in one message is reported once', async () => {
@@ -167,7 +171,7 @@ describe('normalize: links', () => {
     const ctx = await seeded({ settings: { exclude: ['*.pdf'] } });
     const out = await run(ctx, links(1, ['https://example.com/ok', 'https://other.org/', 'https://example.com/doc.pdf', 'tel:+123', 'https://sub.example.com/ok2']));
     assert.deepEqual(
-      decodedOn(out, 'crawl.normalized', decodeCandidate).map((c) => c.url),
+      candidatesOn(out).map((c) => c.url),
       ['https://example.com/ok', 'https://sub.example.com/ok2'],
     );
     assert.deepEqual(
@@ -179,7 +183,7 @@ describe('normalize: links', () => {
   test('scope written by another process (shared bucket) is seen', async () => {
     const ctx = createFakeContext();
     await ctx.kv.scope.put('example.net', new TextEncoder().encode('1'));
-    assert.equal(decodedOn(await run(ctx, links(1, ['https://example.net/'])), 'crawl.normalized', decodeCandidate).length, 1);
+    assert.equal(candidatesOn(await run(ctx, links(1, ['https://example.net/']))).length, 1);
   });
 
   test('empty links message → empty emit', async () => {
@@ -202,8 +206,7 @@ describe('normalize: partitions', () => {
       // links travel the same partition as seeds of the same host
       const out = await run(ctx, links(1, hosts.map((h) => `http://${h}/x`)));
       for (const e of emitted(out)) {
-        const c = decodeCandidate(e.data);
-        assert.equal(e.subject, `crawl.normalized.${partitionOf(c.host, partitions)}`);
+        for (const c of decodeCandidates(e.data)) assert.equal(e.subject, `crawl.normalized.${partitionOf(c.host, partitions)}`);
       }
     });
   }

@@ -40,7 +40,7 @@ const gateContext = (respond: Responder, settings: FakeContextOptions['settings'
 
 async function queue(ctx: FakeContext, ...urls: AdmittedUrl[]): Promise<void> {
   for (const m of urls) {
-    const outcome = await handleGateIntake(stageInput(m, { streamSeq: ++frontierSeq, subject: 'crawl.frontier.0' }), ctx);
+    const outcome = await handleGateIntake(stageInput([m], { streamSeq: ++frontierSeq, subject: 'crawl.frontier.0' }), ctx);
     assert.ok(queuedOnly(outcome), 'intake acks at once, emitting only the URL into its host queue');
     await settleLikeRunner(ctx, outcome);
   }
@@ -79,8 +79,8 @@ describe('politeness gate: intake queues URLs per host', () => {
   test('a redelivered frontier message is queued once (same msgId, same sequence)', async () => {
     const ctx = gateContext(robots(404));
     const m = admitted('/a');
-    await settleLikeRunner(ctx, await handleGateIntake(stageInput(m, { streamSeq: 77 }), ctx));
-    await settleLikeRunner(ctx, await handleGateIntake(stageInput(m, { streamSeq: 77, deliveryCount: 2 }), ctx));
+    await settleLikeRunner(ctx, await handleGateIntake(stageInput([m], { streamSeq: 77 }), ctx));
+    await settleLikeRunner(ctx, await handleGateIntake(stageInput([m], { streamSeq: 77, deliveryCount: 2 }), ctx));
     assert.equal(ctx.streams.messages.length, 1);
   });
 });

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { fetchIdOf, handleSeenFilter } from '../../stages/seen-filter/handle.js';
 import { PartitionSeenSet } from '../../stages/seen-filter/partition-seen-set.js';
 import { partitionOf } from '../../pipeline/partition.js';
-import { decodeAdmitted, decodeOutcome, type CandidateUrl } from '../../schemas/index.js';
+import { decodeAdmitted, decodeAdmittedBatch, decodeOutcome, type CandidateUrl } from '../../schemas/index.js';
 import { createFakeContext, emitted, onlyOn, stageInput, T0, type FakeContext } from '../support/fake-context.js';
 
 const candidate = (url: string, depth = 1): CandidateUrl => {
@@ -20,7 +20,7 @@ const seenSetOf = (ctx: FakeContext) => {
 };
 
 const run = (ctx: FakeContext, c: CandidateUrl, streamSeq: number, deliveryCount = 1) =>
-  handleSeenFilter(stageInput(c, { streamSeq, deliveryCount, subject: 'crawl.normalized.0' }), ctx, seenSetOf(ctx));
+  handleSeenFilter(stageInput([c], { streamSeq, deliveryCount, subject: 'crawl.normalized.0' }), ctx, seenSetOf(ctx));
 
 describe('seen-filter', () => {
   test('first time: admitted to crawl.frontier.<p> with a fetch_id', async () => {
@@ -147,5 +147,53 @@ describe('seen-filter', () => {
     const again = onlyOn(await run(ctx, candidate('https://example.com/in-flight'), 7, 2), 'crawl.frontier', decodeAdmitted);
     assert.equal(again.fetch_id, fetchIdOf(ctx.settings.crawlId, 'https://example.com/in-flight'), 'the fetch id the previous owner used');
     assert.deepEqual(emitted(await run(ctx, candidate('https://example.com/in-flight'), 8)), [], 'a later message with it is seen');
+  });
+
+  describe('a message of several candidates (a page\'s batch)', () => {
+    const runBatch = (ctx: FakeContext, cs: CandidateUrl[], streamSeq: number, deliveryCount = 1) =>
+      handleSeenFilter(stageInput(cs, { streamSeq, deliveryCount, subject: 'crawl.normalized.0' }), ctx, seenSetOf(ctx));
+
+    test('the new URLs go out as one frontier message, in order; a URL seen before is dropped', async () => {
+      const ctx = createFakeContext();
+      await run(ctx, candidate('https://example.com/old'), 1);
+      const urls = ['https://example.com/a', 'https://example.com/old', 'https://example.com/b'];
+      const out = await runBatch(ctx, urls.map((u) => candidate(u)), 2);
+      const [e, ...rest] = emitted(out);
+      assert.deepEqual(rest, []);
+      assert.equal(e!.subject, `crawl.frontier.${partitionOf('example.com', ctx.settings.partitions)}`);
+      const admitted = decodeAdmittedBatch(e!.data);
+      assert.deepEqual(admitted.map((a) => a.url), ['https://example.com/a', 'https://example.com/b']);
+      assert.deepEqual(admitted.map((a) => a.fetch_id), [fetchIdOf('test', urls[0]!), fetchIdOf('test', urls[2]!)]);
+      assert.equal(e!.msgId, `admits:2:0:${admitted[0]!.fetch_id}`);
+      assert.equal(ctx.metrics.total('seen-filter', 'urls', 'admitted'), 3);
+      assert.equal(ctx.metrics.total('seen-filter', 'urls', 'seen'), 1);
+    });
+
+    test('a redelivery repeats each URL\'s decision: the same message and msgId, so the frontier drops it', async () => {
+      const ctx = createFakeContext({ settings: { maxPages: 3 } });
+      await run(ctx, candidate('https://example.com/first'), 1);
+      const batch = ['a', 'b', 'c', 'd'].map((p) => candidate(`https://example.com/${p}`));
+      const first = emitted(await runBatch(ctx, batch, 2));
+      ctx.clock.advance(30_000);
+      const again = emitted(await runBatch(ctx, batch, 2, 2));
+      assert.deepEqual(again.map((e) => [e.subject, e.msgId]), first.map((e) => [e.subject, e.msgId]));
+      const frontier = again.filter((e) => e.subject.startsWith('crawl.frontier.'));
+      assert.deepEqual(frontier.flatMap((e) => decodeAdmittedBatch(e.data).map((a) => a.url)), ['https://example.com/a', 'https://example.com/b']);
+      // the page limit (3) was reached at b: c and d are over it, the first time and the second
+      const over = again.filter((e) => e.subject.startsWith('crawl.outcomes.')).map((e) => decodeOutcome(e.data));
+      assert.deepEqual(over.map((o) => [o.url, o.outcome]), [['https://example.com/c', 'filtered'], ['https://example.com/d', 'filtered']]);
+      assert.equal(await ctx.kv.seen.get(`admitted-count.test`).then((e) => JSON.parse(Buffer.from(e!.value).toString())), 5, 'counted once: the redelivery decided nothing new');
+    });
+
+    test('after a takeover, a replayed batch above the ack floor admits its URLs again when redelivered', async () => {
+      const ctx = createFakeContext();
+      const set = seenSetOf(ctx);
+      set.replay('https://example.com/x', 7, 6, 0);
+      set.replay('https://example.com/y', 7, 6, 1);
+      set.settle(6);
+      const out = emitted(await runBatch(ctx, [candidate('https://example.com/x'), candidate('https://example.com/y')], 7, 2));
+      assert.deepEqual(out.flatMap((e) => decodeAdmittedBatch(e.data).map((a) => a.url)), ['https://example.com/x', 'https://example.com/y']);
+      assert.deepEqual(emitted(await runBatch(ctx, [candidate('https://example.com/y')], 8)), [], 'a later message with one of them is seen');
+    });
   });
 });
