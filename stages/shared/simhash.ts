@@ -56,12 +56,21 @@ const SHINGLE_SEED_LO = 0x85ebca6b;
 const SHINGLE_SEED_HI = 0xc2b2ae35;
 
 
-/** Murmur3-style mixing step: absorb a 32-bit value `k` into state `h`. */
+/** Murmur3-style mixing step: absorb a 32-bit value `k` into state `h` (mixIn of scramble). */
 function absorb(h: number, k: number): number {
+  return mixIn(h, scramble(k));
+}
+
+/** The half of absorb that depends on `k` alone: done once per word, not once per shingle it is in. */
+function scramble(k: number): number {
   k = Math.imul(k, 0xcc9e2d51);
   k = (k << 15) | (k >>> 17);
-  k = Math.imul(k, 0x1b873593);
-  h ^= k;
+  return Math.imul(k, 0x1b873593);
+}
+
+/** The half of absorb that folds a scrambled value into the state. */
+function mixIn(h: number, scrambled: number): number {
+  h ^= scrambled;
   h = (h << 13) | (h >>> 19);
   return (Math.imul(h, 5) + 0xe6546b64) | 0;
 }
@@ -94,18 +103,26 @@ export function hashWord(word: string): [number, number] {
   return [finishLo(h, word.length), finishHi(h, word.length)];
 }
 
+/** Lane hashes of the last text's words (reused: a page's text is tens of thousands of characters). */
+let scratchLo = new Int32Array(4096);
+let scratchHi = new Int32Array(4096);
+
 /**
  * Lowercases `text`, splits it into words exactly like tokenizeWords and hashes each word
  * like hashWord, without materializing the words. Returns the lane hashes in `lo`/`hi`
- * (valid up to `count`).
+ * (valid up to `count`, and only until the next call: the arrays are reused).
  */
 export function wordHashes(text: string): { lo: Int32Array; hi: Int32Array; count: number } {
   const s = text.toLowerCase();
   const n = s.length;
   const table = getBmpClasses();
   // At most one word per code unit.
-  const lo = new Int32Array(n);
-  const hi = new Int32Array(n);
+  if (scratchLo.length < n) {
+    scratchLo = new Int32Array(n);
+    scratchHi = new Int32Array(n);
+  }
+  const lo = scratchLo;
+  const hi = scratchHi;
   let count = 0;
   let h = WORD_SEED;
   let len = 0; // > 0 while inside a WORD run
@@ -113,22 +130,24 @@ export function wordHashes(text: string): { lo: Int32Array; hi: Int32Array; coun
     const c = s.charCodeAt(i);
     let cls: number;
     let units = 1;
-    if (c >= 0xd800 && c <= 0xdbff && i + 1 < n) {
-      const d = s.charCodeAt(i + 1);
-      if (d >= 0xdc00 && d <= 0xdfff) {
-        cls = classify(s.slice(i, i + 2));
-        units = 2;
-      } else {
-        cls = NOT_WORD;
+    if (c < 0xd800 || c > 0xdfff) {
+      cls = table[c]!;
+      if (cls === WORD) {
+        // the common case, kept apart from the surrogate pairs' bookkeeping below
+        h = absorb(h, c);
+        len += 1;
+        continue;
+      }
+    } else if (c <= 0xdbff && i + 1 < n && s.charCodeAt(i + 1) >= 0xdc00 && s.charCodeAt(i + 1) <= 0xdfff) {
+      cls = classify(s.slice(i, i + 2));
+      units = 2;
+      if (cls === WORD) {
+        h = absorb(absorb(h, c), s.charCodeAt(++i));
+        len += 2;
+        continue;
       }
     } else {
-      cls = table[c]!;
-    }
-    if (cls === WORD) {
-      h = absorb(h, c);
-      if (units === 2) h = absorb(h, s.charCodeAt(++i));
-      len += units;
-      continue;
+      cls = NOT_WORD; // a lone surrogate
     }
     if (len > 0) {
       lo[count] = finishLo(h, len);
@@ -182,12 +201,17 @@ export function simhashAndWords(text: string, shingleSize: number = DEFAULT_SHIN
   const accLo = new Int32Array(8);
   const accHi = new Int32Array(8);
   let pending = 0;
+  // every word is in up to `size` shingles: its half of absorb is done once, here
+  for (let j = 0; j < nWords; j++) {
+    lo[j] = scramble(lo[j]!);
+    hi[j] = scramble(hi[j]!);
+  }
   for (let i = 0; i < nShingles; i++) {
     let a = SHINGLE_SEED_LO;
     let b = SHINGLE_SEED_HI;
     for (let j = i; j < i + size; j++) {
-      a = absorb(a, lo[j]!);
-      b = absorb(b, hi[j]!);
+      a = mixIn(a, lo[j]!);
+      b = mixIn(b, hi[j]!);
     }
     a = fmix32(a ^ size);
     b = fmix32(b ^ size);
