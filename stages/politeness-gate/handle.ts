@@ -3,7 +3,7 @@ import { hostQueueSubject } from '../../pipeline/partition.js';
 import type { Emit, Outcome, StageContext, StageInput } from '../../pipeline/stage.js';
 import { noteQueued } from '../shared/host-state/host-slot.js';
 import { laneOf } from '../shared/host-state/host-lanes.js';
-import { judgeNewUrl, trapOutcome } from './trap-check.js';
+import { judgeNewUrls, trapOutcome } from './trap-check.js';
 
 /**
  * The gate's intake: each admitted URL of a frontier message (one, or the seen-filter's batch
@@ -18,7 +18,7 @@ import { judgeNewUrl, trapOutcome } from './trap-check.js';
  */
 export async function handleGateIntake(input: StageInput<AdmittedUrl[]>, ctx: StageContext): Promise<Outcome> {
   const urls = input.message;
-  const verdicts = await Promise.all(urls.map((m) => judgeNewUrl(m, input.deliveryCount, ctx)));
+  const verdicts = await judgeNewUrls(urls, input.deliveryCount, ctx);
   const queued: Emit[] = [];
   const tails: Array<{ host: string; lane: string }> = [];
   const filtered: Emit[] = [];
@@ -39,8 +39,15 @@ export async function handleGateIntake(input: StageInput<AdmittedUrl[]>, ctx: St
     kind: 'emit',
     messages: [...queued, ...filtered],
     beforeAck: async (published) => {
-      // the host-queue publishes come first in `messages`, so their acks are the first `tails.length`
-      await Promise.all(tails.map((t, i) => noteQueued(ctx.kv.hosts, t.host, published[i]!.seq, t.lane)));
+      // the host-queue publishes come first in `messages`, so their acks are the first
+      // `tails.length`; each host's lane gets one write, of its newest sequence
+      const newest = new Map<string, { host: string; lane: string; seq: number }>();
+      tails.forEach((t, i) => {
+        const key = `${t.lane} ${t.host}`;
+        const seq = published[i]!.seq;
+        if ((newest.get(key)?.seq ?? 0) < seq) newest.set(key, { ...t, seq });
+      });
+      await Promise.all([...newest.values()].map((t) => noteQueued(ctx.kv.hosts, t.host, t.seq, t.lane)));
       ctx.metrics.count('politeness-gate', 'urls', 'queued', tails.length);
     },
   };

@@ -1,6 +1,6 @@
 import type { AdmittedUrl } from '../../schemas/index.js';
 import type { Emit, StageContext } from '../../pipeline/stage.js';
-import { countNewUrl, trapDefencesOn, trapLimitsOf, type TrapVerdict } from '../shared/traps/trap-tally.js';
+import { countNewUrls, trapDefencesOn, trapLimitsOf, type TrapVerdict } from '../shared/traps/trap-tally.js';
 import { urlPattern } from '../shared/traps/url-pattern.js';
 import { stableId } from '../shared/messages/stage-ids.js';
 import { outcomeEmit } from '../shared/messages/outcome-emit.js';
@@ -16,15 +16,33 @@ import { crawlIdOf, jobFieldsOf } from '../shared/job-fields.js';
  * or failed somewhere between counting and acking) is queued without being judged again:
  * counting it again would count it twice, and a verdict that changed since (the budget filled
  * up meanwhile) could drop a URL the first delivery had already queued, giving it two
- * outcomes. A budget can therefore be passed by one URL per such failure, never by more.
+ * outcomes. A budget can therefore be passed by one message's URLs per such failure, never by more.
  * Retries of a fetch come back through the intake too (attempt > 0): they were counted
  * when they were new.
  */
-export async function judgeNewUrl(m: AdmittedUrl, deliveryCount: number, ctx: StageContext): Promise<TrapVerdict> {
+export async function judgeNewUrls(urls: readonly AdmittedUrl[], deliveryCount: number, ctx: StageContext): Promise<TrapVerdict[]> {
   const limits = trapLimitsOf(ctx.settings);
-  // a revisit was counted when it was new
-  if (!trapDefencesOn(limits) || (m.attempt ?? 0) > 0 || m.via === 'revisit' || deliveryCount > 1) return { admit: true };
-  return countNewUrl(ctx.kv.traps, { crawl: crawlIdOf(ctx, m), host: m.host }, urlPattern(m.url), limits);
+  const verdicts: TrapVerdict[] = urls.map(() => ({ admit: true }));
+  if (!trapDefencesOn(limits) || deliveryCount > 1) return verdicts;
+  // a retry and a revisit were counted when they were new; the rest are counted per host,
+  // in the order they came, with one write to the host's tally
+  const byOwner = new Map<string, { owner: { crawl: string; host: string }; at: number[]; patterns: string[] }>();
+  urls.forEach((m, i) => {
+    if ((m.attempt ?? 0) > 0 || m.via === 'revisit') return;
+    const owner = { crawl: crawlIdOf(ctx, m), host: m.host };
+    const key = `${owner.crawl} ${owner.host}`;
+    const group = byOwner.get(key) ?? { owner, at: [], patterns: [] };
+    byOwner.set(key, group);
+    group.at.push(i);
+    group.patterns.push(urlPattern(m.url));
+  });
+  await Promise.all(
+    [...byOwner.values()].map(async ({ owner, at, patterns }) => {
+      const judged = await countNewUrls(ctx.kv.traps, owner, patterns, limits);
+      at.forEach((i, k) => (verdicts[i] = judged[k]!));
+    }),
+  );
+  return verdicts;
 }
 
 /** The fetch_log row of a URL a trap defence dropped: outcome `filtered`, reason `<defence>: <why>`. */

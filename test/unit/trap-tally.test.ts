@@ -4,6 +4,7 @@ import { MemoryKvStore, parseJsonValue } from '../../pipeline/kv-store.js';
 import {
   addPage,
   countNewUrl,
+  countNewUrls,
   decideNewUrl,
   MAX_PATTERNS_PER_HOST,
   notePage,
@@ -116,6 +117,25 @@ describe('crawl traps: the tally in KV', () => {
     assert.equal(tally.urls, 2);
     assert.deepEqual(tally.patterns[patternKey(P)], [2, 1, 1]);
   });
+  test('countNewUrls judges a batch in order as if one after the other, in one write', async () => {
+    const store = new MemoryKvStore();
+    const limits = { ...OFF, maxPagesPerHost: 3, maxUrlsPerPattern: 2 };
+    const Q = '/q/*';
+    assert.deepEqual((await countNewUrls(store, OWNER, [P, P, P, Q, Q], limits)).map((v) => (v.admit ? 'admit' : v.defence)), [
+      'admit',
+      'admit',
+      'trap_pattern_budget',
+      'admit',
+      'trap_host_budget',
+    ]);
+    const entry = await store.get(tallyKey(HOST));
+    assert.equal(entry!.revision, 1, 'one write');
+    const tally = parseJsonValue<TrapTally>(entry!.value);
+    assert.equal(tally.urls, 3);
+    assert.deepEqual(await countNewUrls(store, OWNER, [Q], limits), [{ admit: false, defence: 'trap_host_budget', detail: `host ${HOST} reached its budget of 3 pages` }]);
+    assert.equal((await store.get(tallyKey(HOST)))!.revision, 1, 'nothing admitted: nothing written');
+  });
+
   test('concurrent writers lose no count', async () => {
     const store = new MemoryKvStore();
     await Promise.all(Array.from({ length: 40 }, (_, i) => (i % 2 ? countNewUrl(store, OWNER, P, OFF) : notePage(store, OWNER, P, false))));

@@ -6,6 +6,7 @@ import {
   decodeAdmittedBatch,
   decodeCandidate,
   decodeCandidates,
+  decodeOutcome,
   encodeAdmittedBatch,
   encodeCandidate,
   encodeCandidates,
@@ -95,6 +96,17 @@ describe('the gate queues each URL of a frontier batch', () => {
     await settleLikeRunner(ctx, await handleGateIntake(stageInput(urls, { streamSeq: 40, deliveryCount: 2, subject: 'crawl.frontier.0' }), ctx));
     assert.equal(ctx.streams.on('crawl.hostq').length, 3, 'the redelivery\'s publishes were duplicates');
     assert.equal(ctx.metrics.total('politeness-gate', 'urls', 'queued'), 6);
+  });
+});
+
+describe('the gate\'s trap budgets over a frontier batch', () => {
+  test('a host\'s URLs are counted in order: those past its budget end as filtered, the rest are queued', async () => {
+    const ctx = createFakeContext({ settings: { maxPagesPerHost: 2 } });
+    const urls = ['https://one.example/a', 'https://one.example/b', 'https://two.example/c', 'https://one.example/d'].map(admitted);
+    const out = emitted(await handleGateIntake(stageInput(urls, { streamSeq: 9, subject: 'crawl.frontier.0' }), ctx));
+    assert.deepEqual(out.filter((e) => e.subject.startsWith('crawl.hostq.')).map((e) => decodeAdmitted(e.data).url), urls.slice(0, 3).map((u) => u.url));
+    const filtered = out.filter((e) => e.subject.startsWith('crawl.outcomes.')).map((e) => decodeOutcome(e.data));
+    assert.deepEqual(filtered.map((o) => [o.url, o.reason.split(':')[0]]), [['https://one.example/d', 'trap_host_budget']]);
   });
 });
 
