@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { checkInternal, encodeMessage, SchemaError, unpackOrThrow } from './codec.js';
 import { AdmittedUrl, CandidateUrl } from './url-messages.js';
+import { withoutUnknownKeys } from './shape-check.js';
 
 /**
  * Batches of URLs on the two edges where one message per URL was most of the work of a
@@ -33,7 +34,8 @@ function decodeBatch<T>(one: z.ZodType<T>, batch: z.ZodType<{ v: 1; urls: T[] }>
   if (typeof raw !== 'object' || raw === null || !('urls' in raw)) return [checkInternal(one, raw, what)];
   const urls = checkInternal(batch, raw, `${what} batch`).urls;
   if (urls.length > MAX_URLS_PER_BATCH) throw new SchemaError(`decoding ${what} batch: ${urls.length} URLs, at most ${MAX_URLS_PER_BATCH}`);
-  return urls;
+  // keys a newer writer added are dropped from each URL, as from a message of one
+  return urls.map((u) => withoutUnknownKeys(one, u as object) as T);
 }
 
 export const encodeCandidates = (urls: readonly CandidateUrl[]) => encodeBatch(urls);

@@ -15,8 +15,8 @@ const admittedCounter = (crawlId: string) => `admitted-count.${crawlId}`;
 
 /**
  * One fetch id per URL per crawl, whoever admits it and however often: a candidate admitted
- * again after a crash (or a takeover) publishes the same `admit:<fetch_id>`, which the
- * frontier's duplicate window drops. A new crawl id (a recrawl) gives new fetch ids.
+ * again after a crash (or a takeover) is published with the same fetch id and msgId
+ * (admittedEmits), which the frontier's duplicate window drops. A new crawl id (a recrawl) gives new fetch ids.
  */
 export const fetchIdOf = (crawlId: string, url: string) => stableId(crawlId, url);
 
@@ -130,7 +130,10 @@ export async function handleSeenFilter(input: StageInput<CandidateUrl[]>, ctx: S
  */
 async function countAdmissions(ctx: StageContext, candidates: CandidateUrl[]): Promise<{ next: (crawl: string) => number }> {
   const added = new Map<string, number>();
-  for (const c of candidates) added.set(crawlIdOf(ctx, c), (added.get(crawlIdOf(ctx, c)) ?? 0) + 1);
+  for (const c of candidates) {
+    const crawl = crawlIdOf(ctx, c);
+    added.set(crawl, (added.get(crawl) ?? 0) + 1);
+  }
   const reached = new Map<string, number>();
   await Promise.all(
     [...added].map(async ([crawl, n]) => {

@@ -50,6 +50,12 @@ describe('URL batches on the wire (schemas/url-batches.ts)', () => {
     assert.throws(() => decodeAdmittedBatch(tooMany), (e: Error) => e instanceof SchemaError && /at most 256/.test(e.message));
   });
 
+  test('keys a newer writer added are dropped from each URL of a batch, as from a message of one', () => {
+    const [a, b] = [candidate('https://example.com/a'), candidate('https://example.com/b')];
+    const decoded = decodeCandidates(encodeMessage({ v: 1, urls: [{ ...a, added_later: 1 }, b] }));
+    assert.deepEqual(decoded, [a, b]);
+  });
+
   test('a malformed batch is a SchemaError naming the bad URL (the runner dead-letters it), never a partial batch', () => {
     const bad = encodeMessage({ v: 1, urls: [candidate('https://example.com/a'), { v: 1, url: 7 }] });
     assert.throws(() => decodeCandidates(bad), (e: Error) => e instanceof SchemaError && /candidate url batch: urls\.1\.url/.test(e.message));
