@@ -10,6 +10,7 @@ import type { HttpRequest } from '../../ports/http.js';
 import { decodeGrant, decodeOutcome, type AdmittedUrl } from '../../schemas/index.js';
 import { asSlot, readTail, releaseSlot, type HostSlot } from '../../stages/shared/host-state/host-slot.js';
 import { ipKey, type IpSlot } from '../../stages/shared/host-state/ip-slot.js';
+import { PACING_GUARD_MS } from '../../stages/shared/host-state/host-pacing.js';
 import { createFakeContext, httpResponse, networkError, queuedOnly, settleLikeRunner, stageInput, type FakeContext, type FakeContextOptions, type Responder } from '../support/fake-context.js';
 
 const HOST = 'www.example.com';
@@ -93,7 +94,9 @@ describe('politeness gate: serving a host', () => {
     assert.equal(first.kind, 'wait', 'after robots.txt the host waits its delay');
     assert.equal(ctx.http.requestsTo('/robots.txt').length, 1);
     assert.equal(grants(ctx).length, 0);
-    ctx.clock.advance(1000);
+    ctx.clock.advance(1000 + PACING_GUARD_MS - 1);
+    assert.equal((await serveHost(ctx, HOST)).kind, 'wait', 'the delay runs from a little after the robots.txt answer, as after a page');
+    ctx.clock.advance(1);
     assert.deepEqual(await serveHost(ctx, HOST), { kind: 'granted' });
     assert.equal(grants(ctx)[0]!.url, `https://${HOST}/a`);
     const busy = await serveHost(ctx, HOST);
@@ -115,7 +118,7 @@ describe('politeness gate: serving a host', () => {
     const ctx = gateContext(robots(200, 'User-agent: *\nDisallow: /private/\n'));
     await queue(ctx, admitted('/private/1'), admitted('/private/2'), admitted('/ok'));
     await serveHost(ctx, HOST);
-    ctx.clock.advance(1000);
+    ctx.clock.advance(1000 + PACING_GUARD_MS);
     assert.deepEqual(await serveHost(ctx, HOST), { kind: 'granted' });
     assert.deepEqual(
       outcomes(ctx).map((o) => [o.url, o.outcome, o.reason]),
@@ -133,7 +136,7 @@ describe('politeness gate: serving a host', () => {
     await serveHost(ctx, HOST);
     const wait = await serveHost(ctx, HOST);
     assert.equal(wait.kind, 'wait');
-    ctx.clock.advance(3000);
+    ctx.clock.advance(3000 + PACING_GUARD_MS);
     await serveHost(ctx, HOST);
     assert.equal(grants(ctx)[0]!.delay_ms, 3000);
   });
@@ -165,7 +168,7 @@ describe('politeness gate: serving a host', () => {
     const ctx = gateContext(robots(200, 'User-agent: *\nAllow: /\n'), { robotsTtlMs: 60_000, robotsRetryMs: 1000, backoffBaseMs: 1 });
     await queue(ctx, admitted('/a'), admitted('/b'));
     await serveHost(ctx, HOST);
-    ctx.clock.advance(1000);
+    ctx.clock.advance(1000 + PACING_GUARD_MS);
     assert.deepEqual(await serveHost(ctx, HOST), { kind: 'granted' });
     await finish(ctx, grants(ctx)[0]!.lease_id);
     ctx.http.respond = robots(503);
@@ -346,7 +349,7 @@ describe('politeness gate: a replicated hosts bucket', () => {
     };
     await queue(ctx, admitted('/a'));
     assert.equal((await serveHost(ctx, HOST)).kind, 'wait', 'robots.txt first, then the delay');
-    ctx.clock.advance(1000);
+    ctx.clock.advance(1000 + PACING_GUARD_MS);
     assert.deepEqual(await serveHost(ctx, HOST), { kind: 'granted' });
     assert.ok(latestReads > 0);
     assert.equal(grants(ctx)[0]!.url, `https://${HOST}/a`);

@@ -14,6 +14,7 @@ import { RenderFailure, type BrowserAnswer, type BrowserRequest, type Renderer, 
 import { HttpFetchError, type HttpRequest } from '../../ports/http.js';
 import { decodeExchange, type ArchivedExchange, type RenderRequest } from '../../schemas/index.js';
 import { readSlot } from '../../stages/shared/host-state/host-slot.js';
+import { PACING_GUARD_MS } from '../../stages/shared/host-state/host-pacing.js';
 import { createFakeContext, decodedOn, emitted, httpResponse, retried, stageInput, type FakeContext } from '../support/fake-context.js';
 
 const HOST = 'app.example.com';
@@ -154,21 +155,23 @@ describe('render stage: handle', () => {
     await ctx.kv.robots.put(`https://${HOST}`, new TextEncoder().encode(JSON.stringify({ kind: 'rules', body: ROBOTS, fetchedAt: ctx.clock.now(), status: 200, reason: 'fetched' })));
     await ctx.kv.hosts.put(HOST, new TextEncoder().encode(JSON.stringify({ host: HOST, next_allowed_at: ctx.clock.now() + 1000 })));
     const t0 = ctx.clock.now();
+    const G = PACING_GUARD_MS;
     const browser = new FakeBrowser([req(`https://${HOST}/a.js`), req('https://cdn.example.net/lib.js'), req(`https://${HOST}/api`, 'xhr'), req('https://cdn.example.net/lib2.js')]);
     const out = await render(ctx, browser, sleep);
     const times = at.map(([u, t]) => `${new URL(u).host}${new URL(u).pathname} +${t - t0}`);
     assert.deepEqual(times, [
       `${HOST}/a.js +1000`,
       'cdn.example.net/robots.txt +1000',
-      'cdn.example.net/lib.js +2000',
-      `${HOST}/api +2025`,
-      'cdn.example.net/lib2.js +3025',
+      // each delay runs from a little after the answer before it (robots.txt's too)
+      `cdn.example.net/lib.js +${2000 + G}`,
+      `${HOST}/api +${2000 + G}`,
+      `cdn.example.net/lib2.js +${3000 + 2 * G}`,
     ]);
     // robots.txt of the new origin is archived with the page's requests
     assert.ok(exchangesOf(out).some((e) => e.exchange?.kind === 'robots' && e.url === 'https://cdn.example.net/robots.txt'));
     const slot = await readSlot(ctx.kv.hosts, HOST);
     assert.equal(slot!.lease_id, null, 'the host is released');
-    assert.equal(slot!.next_allowed_at, t0 + 2025 + 25 + 1000, 'its next request is due a delay after the last one ended');
+    assert.equal(slot!.next_allowed_at, t0 + 2000 + G + G + 1000, 'its next request is due a delay after the last one ended');
   });
 
   test('a host busy past the deadline and a refused address are blocked, with their reasons; nothing else is asked for them', async () => {

@@ -3,7 +3,7 @@ import { releaseSlot } from '../host-state/host-slot.js';
 import { releaseIp } from '../host-state/ip-slot.js';
 import { feedbackForStatus } from '../failure-policy.js';
 import { takeHost } from '../host-state/take-host.js';
-import { pacingOf, type FetchFeedback } from '../host-state/host-pacing.js';
+import { PACING_GUARD_MS, pacingOf, type FetchFeedback } from '../host-state/host-pacing.js';
 import { perKey } from '../per-key.js';
 import { stableId } from '../messages/stage-ids.js';
 import { robotsCacheFor } from './robots-cache.js';
@@ -71,8 +71,12 @@ export async function refreshRobots(ctx: StageContext, host: string, origin: str
           : 'robots.txt fetched',
     );
   } finally {
-    const slot = await releaseSlot(ctx.kv.hosts, host, leaseId, ctx.clock.now(), feedback, pacingOf(ctx));
-    if (ip) await releaseIp(ctx.kv.hosts, ip, leaseId, ctx.clock.now());
+    // the host's delay runs from a little after our end, as after a page (PACING_GUARD_MS
+    // says why); with no delay to keep, the host's first URL may follow in the same turn
+    const delayed = feedback.kind !== 'ok' || feedback.baseDelayMs > 0;
+    const end = ctx.clock.now() + (delayed ? PACING_GUARD_MS : 0);
+    const slot = await releaseSlot(ctx.kv.hosts, host, leaseId, end, feedback, pacingOf(ctx));
+    if (ip) await releaseIp(ctx.kv.hosts, ip, leaseId, end);
     if (slot.last_decision) ctx.log.info({ host, decision: slot.last_decision }, 'host pacing');
   }
   return null;
