@@ -31,6 +31,8 @@ export interface RenderJob {
   timeoutMs: number;
   /** after the load event, the page counts as settled once no request has been open for this long */
   settleMs: number;
+  /** called once the browser has a page for the render and starts its `timeoutMs` */
+  onStart?(): void;
   onRequest(req: BrowserRequest): Promise<BrowserAnswer>;
 }
 

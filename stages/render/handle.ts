@@ -41,6 +41,7 @@ export function createRenderHandler(deps: RenderStageDeps) {
         document: { status: page.fetch_status, headers: page.headers, body: page.body },
         timeoutMs: s.renderTimeoutMs,
         settleMs: RENDER_SETTLE_MS,
+        onStart: () => session.restartClock(s.renderTimeoutMs),
         onRequest: (req) => session.answer(req),
       });
     } catch (err) {

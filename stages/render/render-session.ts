@@ -50,11 +50,26 @@ export class RenderSession {
     private readonly ctx: StageContext,
     private readonly page: RenderRequest,
     private readonly cache: SubresourceCache,
-    readonly deadline: number,
+    deadline: number,
     sleep: Sleep,
   ) {
     this.exchanges = [];
     this.turn = { ctx, deadline, sleep, archive: this.exchanges };
+  }
+
+  /** When the page's requests stop being made: what is not due by then is blocked. */
+  get deadline(): number {
+    return this.turn.deadline;
+  }
+
+  /**
+   * The browser starts the render's clock now (it may first have started, or waited for a
+   * free page): the requests' deadline is the browser's. Left at the time the render was
+   * asked for, it could pass seconds before the browser's, and the page's requests, blocked
+   * at once, would leave its network quiet: "settled" where the render was in fact cut.
+   */
+  restartClock(timeoutMs: number): void {
+    this.turn.deadline = this.ctx.clock.now() + timeoutMs;
   }
 
   /** The browser's `onRequest`: every request of the page comes here. */

@@ -50,6 +50,8 @@ class FakeBrowser implements Renderer {
   answers: Array<[BrowserRequest, BrowserAnswer]> = [];
   /** make the requests all at once, as a page's parser does, instead of one after the other */
   parallel = false;
+  /** what happens before the browser has a page for the render (starting, waiting for a free page) */
+  beforeStart = () => {};
   constructor(
     private readonly requests: BrowserRequest[],
     private readonly result: Partial<RenderResult> = {},
@@ -57,6 +59,8 @@ class FakeBrowser implements Renderer {
   ) {}
   async render(job: RenderJob): Promise<RenderResult> {
     this.jobs.push(job);
+    this.beforeStart();
+    job.onStart?.();
     if (this.parallel) this.answers.push(...(await Promise.all(this.requests.map(async (r) => [r, await job.onRequest(r)] as [BrowserRequest, BrowserAnswer]))));
     else for (const r of this.requests) this.answers.push([r, await job.onRequest(r)]);
     if (this.failure) throw this.failure;
@@ -194,6 +198,17 @@ describe('render stage: handle', () => {
       'the refused robots.txt ends the address: its page request is never tried, the busy host never asked',
     );
     assert.match(renderedOf(out).render_note!, /; 0 requests made, 3 blocked \(ssrf 2, robots 1\)$/);
+  });
+
+  test("the requests' deadline runs from when the browser starts the page, not from when the render was asked for", async () => {
+    const { ctx, sleep } = contextFor(okFor, { renderTimeoutMs: 4000 });
+    const browser = new FakeBrowser([req(`https://${HOST}/a.js`)]);
+    // starting the browser took most of the render timeout: the browser still gives the page 4 s
+    browser.beforeStart = () => ctx.clock.advance(3500);
+    const out = await render(ctx, browser, sleep);
+    // robots.txt at +3500, the script a delay later: past 4 s from the ask, within the browser's 4 s
+    assert.equal(browser.answers[0]![1].kind, 'response', 'the script is made, not blocked as past the deadline');
+    assert.match(renderedOf(out).render_note!, /; 1 request made$/);
   });
 
   test('requests the page makes at once are made one at a time, each archived under a capture of its own', async () => {

@@ -108,6 +108,7 @@ function readyState(page: Page): Promise<string> {
 export async function renderOn(slot: BrowserSlot, job: RenderJob, browserGone: () => boolean): Promise<RenderResult> {
   const started = performance.now();
   const deadline = started + job.timeoutMs;
+  job.onStart?.();
   const active = new ActiveRender(job, started);
   slot.current = active;
   const onCrash = () => (active.crashed = true);
