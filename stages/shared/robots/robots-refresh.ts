@@ -74,9 +74,8 @@ export async function refreshRobots(ctx: StageContext, host: string, origin: str
     // the host's delay runs from a little after our end, as after a page (PACING_GUARD_MS
     // says why); with no delay to keep, the host's first URL may follow in the same turn
     const delayed = feedback.kind !== 'ok' || feedback.baseDelayMs > 0;
-    const end = ctx.clock.now() + (delayed ? PACING_GUARD_MS : 0);
-    const slot = await releaseSlot(ctx.kv.hosts, host, leaseId, end, feedback, pacingOf(ctx));
-    if (ip) await releaseIp(ctx.kv.hosts, ip, leaseId, end);
+    const slot = await releaseSlot(ctx.kv.hosts, host, leaseId, ctx.clock.now() + (delayed ? PACING_GUARD_MS : 0), feedback, pacingOf(ctx));
+    if (ip) await releaseIp(ctx.kv.hosts, ip, leaseId, ctx.clock.now());
     if (slot.last_decision) ctx.log.info({ host, decision: slot.last_decision }, 'host pacing');
   }
   return null;
