@@ -23,8 +23,6 @@ export type Verdict =
  */
 export const KEY_STRIDE = 1024;
 const keyOf = (seq: number, index: number) => seq * KEY_STRIDE + index;
-/** the stream sequence of an unsettled key */
-export const seqOfKey = (key: number) => Math.floor(key / KEY_STRIDE);
 
 /**
  * The seen set of one partition of one crawl: a scalable Bloom filter of URLs, plus the

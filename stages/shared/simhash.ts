@@ -103,9 +103,14 @@ export function hashWord(word: string): [number, number] {
   return [finishLo(h, word.length), finishHi(h, word.length)];
 }
 
-/** Lane hashes of the last text's words (reused: a page's text is tens of thousands of characters). */
-let scratchLo = new Int32Array(4096);
-let scratchHi = new Int32Array(4096);
+/**
+ * Lane hashes of the last text's words, reused for texts up to SCRATCH_MAX code units (a
+ * page's text is tens of thousands of characters); a longer text gets arrays of its own, so
+ * one huge page does not leave megabytes held for the life of the thread.
+ */
+const SCRATCH_MAX = 1 << 16;
+const scratchLo = new Int32Array(SCRATCH_MAX);
+const scratchHi = new Int32Array(SCRATCH_MAX);
 
 /**
  * Lowercases `text`, splits it into words exactly like tokenizeWords and hashes each word
@@ -117,12 +122,8 @@ export function wordHashes(text: string): { lo: Int32Array; hi: Int32Array; coun
   const n = s.length;
   const table = getBmpClasses();
   // At most one word per code unit.
-  if (scratchLo.length < n) {
-    scratchLo = new Int32Array(n);
-    scratchHi = new Int32Array(n);
-  }
-  const lo = scratchLo;
-  const hi = scratchHi;
+  const lo = n <= SCRATCH_MAX ? scratchLo : new Int32Array(n);
+  const hi = n <= SCRATCH_MAX ? scratchHi : new Int32Array(n);
   let count = 0;
   let h = WORD_SEED;
   let len = 0; // > 0 while inside a WORD run

@@ -3,7 +3,6 @@ import assert from 'node:assert/strict';
 import { MemoryKvStore, parseJsonValue } from '../../pipeline/kv-store.js';
 import {
   addPage,
-  countNewUrl,
   countNewUrls,
   decideNewUrl,
   MAX_PATTERNS_PER_HOST,
@@ -18,6 +17,8 @@ const HOST = 'trap.example';
 const OWNER = { crawl: 'c1', host: HOST };
 const P = 'trap.example/cal/<n>/<n>/<n>';
 const OFF: TrapLimits = { maxPagesPerHost: 0, maxUrlsPerPattern: 0, noveltyMinPages: 0, noveltyDuplicateShare: 0.8 };
+/** one new URL through countNewUrls */
+const countNewUrl = async (store: MemoryKvStore, owner: typeof OWNER, pattern: string, limits: TrapLimits) => (await countNewUrls(store, owner, [pattern], limits))[0]!;
 
 /** feeds `n` new URLs of `pattern` through the decision; returns the verdicts' defences ('admit' when admitted) */
 function feed(limits: TrapLimits, n: number, pattern = P, start: TrapTally | null = null): { tally: TrapTally | null; verdicts: string[] } {

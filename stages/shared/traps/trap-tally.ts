@@ -115,14 +115,9 @@ export function decideNewUrl(current: TrapTally | null, owner: TallyOwner, patte
   };
 }
 
-/** Judges a new URL and, if admitted, counts it (one compare-and-set on the host's tally). */
-export async function countNewUrl(store: KvStore, owner: TallyOwner, pattern: string, limits: TrapLimits): Promise<TrapVerdict> {
-  return (await countNewUrls(store, owner, [pattern], limits))[0]!;
-}
-
 /**
- * countNewUrl for several new URLs of one host (a page's batch), judged in order as if one
- * after the other, in one compare-and-set on the host's tally.
+ * Judges new URLs of one host (one, or a page's batch), in order as if one after the other,
+ * and counts those admitted: one compare-and-set on the host's tally.
  */
 export async function countNewUrls(store: KvStore, owner: TallyOwner, patterns: readonly string[], limits: TrapLimits): Promise<TrapVerdict[]> {
   return casUpdate<TrapTally, TrapVerdict[]>(store, tallyKey(owner.host), (current) => {
