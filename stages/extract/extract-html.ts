@@ -7,8 +7,9 @@
  * Pure and total: any input string (truncated, malformed, binary garbage) yields a result,
  * never an exception. The walk uses an explicit stack, so arbitrarily deep trees are fine.
  */
-import { parse, type DefaultTreeAdapterTypes } from 'parse5';
+import type { DefaultTreeAdapterTypes } from 'parse5';
 import { chunkedTextAdapter } from './chunked-text-adapter.js';
+import { parseDocument } from './text-run-parse.js';
 import { documentBaseUrl, resolveCanonical, resolveHref } from './links.js';
 import { normalizeLanguage } from './metadata.js';
 import { detectLanguage } from './detect-language.js';
@@ -59,7 +60,7 @@ type Document = DefaultTreeAdapterTypes.Document;
 
 function parseSafely(html: string): Document | null {
   try {
-    return parse(html, { treeAdapter: chunkedTextAdapter });
+    return parseDocument(html, { treeAdapter: chunkedTextAdapter });
   } catch {
     return null; // parse5 is designed to be total; this is belt and braces.
   }
