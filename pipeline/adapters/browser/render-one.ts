@@ -31,6 +31,17 @@ export class ActiveRender {
   ) {
     this.lastActivity = started;
   }
+
+  /**
+   * The page has loaded: its quiet time counts from now. Counted from the render's start, a
+   * page whose scripts only began their requests a moment after loading (a cold renderer took
+   * 585 ms to make an endless poller's first request) was "settled" before it had asked for anything.
+   */
+  markLoaded(now: number): void {
+    if (this.loaded) return;
+    this.loaded = true;
+    this.lastActivity = Math.max(this.lastActivity, now);
+  }
 }
 
 /** How long the DOM may take to serialize: a page whose main thread never yields does not answer at all. */
@@ -122,7 +133,7 @@ export async function renderOn(slot: BrowserSlot, job: RenderJob, browserGone: (
   // Loaded is the page's readyState, not a goto waiting for the load event: when the page
   // starts a navigation of its own before it has loaded (answered 204, so it stays), the
   // driver drops the page's load event, though the page goes on to load.
-  const onLoad = () => (active.loaded = true);
+  const onLoad = () => active.markLoaded(performance.now());
   slot.page.on('load', onLoad);
   try {
     try {
@@ -134,7 +145,7 @@ export async function renderOn(slot: BrowserSlot, job: RenderJob, browserGone: (
     let settled = false;
     while (performance.now() < deadline) {
       if (active.crashed) throw failure(new Error('crashed'));
-      if (!active.loaded) active.loaded = (await readyState(slot.page)) === 'complete';
+      if (!active.loaded && (await readyState(slot.page)) === 'complete') active.markLoaded(performance.now());
       const now = performance.now();
       if (active.loaded && active.open === 0 && now - active.lastActivity >= job.settleMs) {
         settled = true;
