@@ -50,19 +50,15 @@ function isHtmlWhitespace(cp: number): boolean {
 }
 
 class TextRunTokenizer extends Tokenizer {
-  constructor(
-    options: ConstructorParameters<typeof Tokenizer>[0],
-    private readonly parser: Parser<DefaultTreeAdapterMap>,
-  ) {
-    super(options, parser);
-  }
+  /** the parser that made this tokenizer (TextRunParser), whose insertion mode decides */
+  protected declare handler: Parser<DefaultTreeAdapterMap>;
 
   protected override _emitCodePoint(cp: number): void {
     // the mode cannot change within a run of text: no token is handled until the run ends
     if (
       isHtmlWhitespace(cp) &&
       this.currentCharacterToken?.type === Token.TokenType.CHARACTER &&
-      MODES_INSERTING_ALIKE.has(this.parser.insertionMode)
+      MODES_INSERTING_ALIKE.has(this.handler.insertionMode)
     ) {
       this._extendRun(cp);
       return;

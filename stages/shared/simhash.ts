@@ -104,13 +104,25 @@ export function hashWord(word: string): [number, number] {
 }
 
 /**
- * Lane hashes of the last text's words, reused for texts up to SCRATCH_MAX code units (a
- * page's text is tens of thousands of characters); a longer text gets arrays of its own, so
- * one huge page does not leave megabytes held for the life of the thread.
+ * Lane hashes of the last text's words, reused (a page's text is tens of thousands of
+ * characters). They grow with the texts up to SCRATCH_MAX code units, allocated when first
+ * needed rather than at start-up in every thread that imports this module; a longer text gets
+ * arrays of its own, so one huge page does not leave megabytes held for the life of the thread.
  */
 const SCRATCH_MAX = 1 << 16;
-const scratchLo = new Int32Array(SCRATCH_MAX);
-const scratchHi = new Int32Array(SCRATCH_MAX);
+let scratchLo = new Int32Array(0);
+let scratchHi = new Int32Array(0);
+
+/** Arrays for `n` words: the reused ones (grown, up to SCRATCH_MAX), or new ones past it. */
+function wordArrays(n: number): { lo: Int32Array; hi: Int32Array } {
+  if (n > SCRATCH_MAX) return { lo: new Int32Array(n), hi: new Int32Array(n) };
+  if (scratchLo.length < n) {
+    const size = Math.min(SCRATCH_MAX, Math.max(n, 2 * scratchLo.length, 4096));
+    scratchLo = new Int32Array(size);
+    scratchHi = new Int32Array(size);
+  }
+  return { lo: scratchLo, hi: scratchHi };
+}
 
 /**
  * Lowercases `text`, splits it into words exactly like tokenizeWords and hashes each word
@@ -122,8 +134,7 @@ export function wordHashes(text: string): { lo: Int32Array; hi: Int32Array; coun
   const n = s.length;
   const table = getBmpClasses();
   // At most one word per code unit.
-  const lo = n <= SCRATCH_MAX ? scratchLo : new Int32Array(n);
-  const hi = n <= SCRATCH_MAX ? scratchHi : new Int32Array(n);
+  const { lo, hi } = wordArrays(n);
   let count = 0;
   let h = WORD_SEED;
   let len = 0; // > 0 while inside a WORD run
