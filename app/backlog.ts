@@ -33,6 +33,17 @@ export async function pipelineBacklog(jsm: JetStreamManager, hosts?: KvStore): P
 }
 
 /**
+ * The backlog's total, or null when the JetStream API did not answer: while a cluster elects
+ * a leader it answers "temporarily unavailable", which is not a verdict on the crawl.
+ */
+export async function backlogTotalOrNull(jsm: JetStreamManager, hosts?: KvStore): Promise<number | null> {
+  return pipelineBacklog(jsm, hosts).then(
+    (b) => b.total,
+    () => null,
+  );
+}
+
+/**
  * Waits until the crawl is idle: every stage's consumer has nothing undelivered and nothing
  * unacked, and no host has queued URLs or a request in flight, seen three times in a row
  * (400 ms apart); or until `stopped()`. `begun`: idle only counts once some backlog was seen
@@ -42,8 +53,9 @@ export async function waitUntilIdle(jsm: JetStreamManager, hosts: KvStore, opts:
   let begun = opts.begun ?? true;
   let quiet = 0;
   while (!opts.stopped?.()) {
-    const { total } = await pipelineBacklog(jsm, hosts);
-    begun ||= total > 0;
+    // an unanswered check counts as not idle: three answered ones in a row are needed
+    const total = await backlogTotalOrNull(jsm, hosts);
+    begun ||= total !== null && total > 0;
     quiet = begun && total === 0 ? quiet + 1 : 0;
     if (quiet >= 3) return;
     await sleep(400);

@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connectNats } from '../../pipeline/adapters/nats-connection.js';
 import { openKvStores } from '../../pipeline/adapters/nats-kv.js';
-import { pipelineBacklog } from '../../app/backlog.js';
+import { backlogTotalOrNull } from '../../app/backlog.js';
 import type { TestWeb } from '../../testweb/index.js';
 import { startCli, type CliRun } from './crawl-cli.js';
 import { startTestNats } from './nats-server.js';
@@ -33,7 +33,7 @@ export async function waitUntilIdle(natsUrl: string, opts: { timeoutMs: number; 
     let quiet = 0;
     while (quiet < 3 && Date.now() < deadline) {
       await sleep(400);
-      const idle = (await pipelineBacklog(jsm, hosts)).total === 0 && (opts.started?.() ?? true);
+      const idle = (await backlogTotalOrNull(jsm, hosts)) === 0 && (opts.started?.() ?? true);
       quiet = idle ? quiet + 1 : 0;
     }
     return quiet >= 3;
