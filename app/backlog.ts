@@ -36,10 +36,13 @@ export async function pipelineBacklog(jsm: JetStreamManager, hosts?: KvStore): P
  * The backlog's total, or null when the JetStream API did not answer: while a cluster elects
  * a leader it answers "temporarily unavailable", which is not a verdict on the crawl.
  */
-export async function backlogTotalOrNull(jsm: JetStreamManager, hosts?: KvStore): Promise<number | null> {
+export async function backlogTotalOrNull(jsm: JetStreamManager, hosts?: KvStore, onUnanswered?: (err: Error) => void): Promise<number | null> {
   return pipelineBacklog(jsm, hosts).then(
     (b) => b.total,
-    () => null,
+    (err: Error) => {
+      onUnanswered?.(err);
+      return null;
+    },
   );
 }
 
@@ -48,13 +51,22 @@ export async function backlogTotalOrNull(jsm: JetStreamManager, hosts?: KvStore)
  * unacked, and no host has queued URLs or a request in flight, seen three times in a row
  * (400 ms apart); or until `stopped()`. `begun`: idle only counts once some backlog was seen
  * (workers started before the seeds: an empty pipeline at first is not a finished crawl).
+ * A check the servers do not answer counts as not idle, and the wait goes on: the stages
+ * reconnect on their own. `onUnanswered` hears of the first of each run of them.
  */
-export async function waitUntilIdle(jsm: JetStreamManager, hosts: KvStore, opts: { stopped?: () => boolean; begun?: boolean } = {}): Promise<void> {
+export async function waitUntilIdle(
+  jsm: JetStreamManager,
+  hosts: KvStore,
+  opts: { stopped?: () => boolean; begun?: boolean; onUnanswered?: (err: Error) => void } = {},
+): Promise<void> {
   let begun = opts.begun ?? true;
   let quiet = 0;
+  let unanswered = false;
   while (!opts.stopped?.()) {
-    // an unanswered check counts as not idle: three answered ones in a row are needed
-    const total = await backlogTotalOrNull(jsm, hosts);
+    const total = await backlogTotalOrNull(jsm, hosts, (err) => {
+      if (!unanswered) opts.onUnanswered?.(err);
+    });
+    unanswered = total === null;
     begun ||= total !== null && total > 0;
     quiet = begun && total === 0 ? quiet + 1 : 0;
     if (quiet >= 3) return;

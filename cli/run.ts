@@ -97,7 +97,10 @@ export async function runCrawl(o: RunOptions): Promise<number> {
     }
     const waitSources = hostWaitSources(kv, streamAccess(conn.nc), settings);
     progress = startProgress(jsm, node.metrics, process.stderr, async () => summarizeWaits(await listHostWaits(waitSources, Date.now())));
-    if (o.untilIdle) await waitUntilIdle(jsm, kv.hosts, { stopped: () => stop.requested });
+    if (o.untilIdle) {
+      const onUnanswered = (err: Error) => log.warn({ err: err.message }, 'the servers did not answer a check of the backlog; still waiting for idle');
+      await waitUntilIdle(jsm, kv.hosts, { stopped: () => stop.requested, onUnanswered });
+    }
     else await stop.stopped();
   } finally {
     progress?.stop();
