@@ -76,7 +76,7 @@ function metadataFields(e: ArchivedExchange): WarcHeaders {
  * `firstCapture`: the first capture with this payload digest, when it is another one
  * (then the response becomes an identical-payload-digest revisit). `bodyDigest`: the
  * body's digest when the caller has it already (a sha1 pass less). The records are built
- * here and compressed together (the response on libuv's pool, see gzip-member.ts).
+ * here and compressed together (each its own gzip member, see gzip-member.ts).
  */
 export async function exchangeRecords(
   e: ArchivedExchange,
@@ -162,6 +162,6 @@ export async function exchangeRecords(
     ),
   );
   if (main < 0) main = records.length - 1;
-  const members = await Promise.all(records.map((r) => gzipMember(r, gzipLevel)));
+  const members = records.map((r) => gzipMember(r, gzipLevel));
   return { members, main, mainRecordId: responseRecordId, kind, payloadDigest };
 }

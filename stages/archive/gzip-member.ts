@@ -1,13 +1,15 @@
 /**
- * A WARC record as its own gzip member, compressed off the main thread where that pays.
+ * A WARC record as its own gzip member, compressed inline on the thread that builds it.
  *
- * `crawl run` runs every stage in one process, and its main thread is what limits it:
- * gzipSync of a 25 KB response took ~0.6 ms of it. node:zlib's async gzip runs the deflate
- * on libuv's thread pool (the other core) and costs the main thread 60-90 µs of stream
- * bookkeeping whatever the size: more than gzipSync below ~4 KB (25 µs at 0.5 KB, 55 µs at
- * 2 KB, 75 µs at 4 KB; /proc thread CPU, 2 in flight). So request and metadata records,
- * revisits and the warcinfo are compressed inline, and responses on the pool. Both give
- * the same bytes (same zlib, same settings).
+ * Inline, not on libuv's pool. Handing a response record to the pool (node:zlib's async gzip)
+ * was kept while measurements said the main thread, which limits a one-process crawl, spent
+ * more on deflating a 25 KB record (~0.3 ms) than on the stream bookkeeping and the thread
+ * hand-offs of the pool (three runs of `npm run bench` in 2026-11 gave inline 1.12 times the
+ * CPU). After extract's parse got cheaper and V8 collected on one thread, seven interleaved
+ * pairs (2026-11-27) gave inline a median 0.89 of the pool's CPU a page (0.82-1.00) and 182
+ * pages/s against 167: on two busy cores, a hand-off wakes a pool thread that often preempts
+ * the main thread (docs/performance.md). Writing the WARC with `fs.writeSync` too was tried
+ * and lost (1.05).
  *
  * The level is 3, not zlib's default 6: deflate was a tenth of a one-process crawl's CPU (a
  * `perf` profile of `npm run bench`), and on the 121 real pages of the article benchmark in
@@ -15,30 +17,10 @@
  * the HTML's size against 19.7 %; level 2: 22.0 % at 55 %; 9: 19.6 % at 157 %).
  * `--warc-gzip-level` picks another.
  */
-import { promisify } from 'node:util';
 import zlib from 'node:zlib';
-import { Slots } from '../../pipeline/slots.js';
-
-const gzipOnPool = promisify(zlib.gzip);
 
 export const WARC_GZIP_LEVEL = 3;
 
-/** Records up to this size are compressed on the main thread. */
-export const INLINE_MAX_BYTES = 4096;
-
-/**
- * Records compressed on the pool at once, in this process. The pool has 4 threads by
- * default and also runs every fs call (the WARC writes and fsyncs among them); each job in
- * flight holds a zlib stream (~300 KB). Two keep a second core busy and leave the rest to fs.
- */
-const poolJobs = new Slots(2);
-
-export async function gzipMember(record: Buffer, level = WARC_GZIP_LEVEL): Promise<Buffer> {
-  if (record.length <= INLINE_MAX_BYTES) return zlib.gzipSync(record, { level });
-  await poolJobs.acquire();
-  try {
-    return await gzipOnPool(record, { level });
-  } finally {
-    poolJobs.release();
-  }
+export function gzipMember(record: Buffer, level = WARC_GZIP_LEVEL): Buffer {
+  return zlib.gzipSync(record, { level });
 }

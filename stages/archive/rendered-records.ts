@@ -28,6 +28,6 @@ export async function renderedRecords(e: ArchivedExchange, warcinfoId: string, r
     [...baseHeaders('metadata', newRecordId(), e.fetch_time, e.url, warcinfoId), ['WARC-Concurrent-To', id], ['Content-Type', 'application/warc-fields'], blockDigestHeader(metaBlock)],
     metaBlock,
   );
-  const members = await Promise.all([conversion, metadata].map((r) => gzipMember(r, gzipLevel)));
+  const members = [conversion, metadata].map((r) => gzipMember(r, gzipLevel));
   return { members, main: 0, mainRecordId: id, kind: 'conversion', payloadDigest };
 }

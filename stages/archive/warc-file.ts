@@ -78,9 +78,9 @@ export class WarcFileWriter implements WarcWriter {
   /**
    * Appends the members `build(warcinfoId)` returns (built for the file they land in) and
    * resolves with where they went. Appends are written one at a time, in call order; the
-   * build starts at once, for the file open now, so that an exchange is compressed (on
-   * libuv's pool) while those ahead of it are written. In the rare case it lands in
-   * another file (the first one, or after a rotation) it is built again for that one.
+   * build starts at once, for the file open now, rather than after the writes ahead of it.
+   * In the rare case it lands in another file (the first one, or after a rotation) it is
+   * built again for that one.
    */
   append<T extends Built>(build: (warcinfoId: string) => Promise<T>): Promise<Appended<T>> {
     const builtFor = this.warcinfoId;
@@ -141,7 +141,7 @@ export class WarcFileWriter implements WarcWriter {
     await fsp.rename(file + OPEN_SUFFIX + '.tmp', file + OPEN_SUFFIX);
     this.fh = await fsp.open(file, 'wx');
     this.warcinfoId = newRecordId();
-    const info = await warcinfoRecord(this.warcinfoId, this.name, now.getTime(), [
+    const info = warcinfoRecord(this.warcinfoId, this.name, now.getTime(), [
       ['software', this.opts.software],
       ['format', 'WARC File Format 1.1'],
       ['conformsTo', 'https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/'],

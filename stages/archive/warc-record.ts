@@ -44,7 +44,7 @@ export function warcRecordBytes(headers: WarcHeaders, block: Block): Buffer {
 }
 
 /** The record as its own gzip member. */
-export function gzipRecord(headers: WarcHeaders, block: Block): Promise<Buffer> {
+export function gzipRecord(headers: WarcHeaders, block: Block): Buffer {
   return gzipMember(warcRecordBytes(headers, block));
 }
 
@@ -65,7 +65,7 @@ export function blockDigestHeader(block: Block): [string, string] {
 }
 
 /** The `warcinfo` record that opens every file. */
-export function warcinfoRecord(recordId: string, filename: string, date: number, info: WarcHeaders): Promise<Buffer> {
+export function warcinfoRecord(recordId: string, filename: string, date: number, info: WarcHeaders): Buffer {
   const block = Buffer.from(fieldLines(info), 'utf8');
   return gzipRecord(
     [...baseHeaders('warcinfo', recordId, date, null, null), ['WARC-Filename', filename], ['Content-Type', 'application/warc-fields'], blockDigestHeader(block)],
