@@ -100,8 +100,7 @@ export async function runCrawl(o: RunOptions): Promise<number> {
     if (o.untilIdle) {
       const onUnanswered = (err: Error) => log.warn({ err: err.message }, 'the servers did not answer a check of the backlog; still waiting for idle');
       await waitUntilIdle(jsm, kv.hosts, { stopped: () => stop.requested, onUnanswered });
-    }
-    else await stop.stopped();
+    } else await stop.stopped();
   } finally {
     progress?.stop();
     await node?.stop();

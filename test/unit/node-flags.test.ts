@@ -12,6 +12,7 @@ test("the crawl command's first line starts node with CRAWL_NODE_FLAGS", () => {
   assert.equal(readFileSync(CLI, 'utf8').split('\n', 1)[0], crawlShebang());
   assert.ok(CRAWL_NODE_FLAGS.includes('--single-threaded-gc'));
   assert.ok(CRAWL_NODE_FLAGS.includes('--max-semi-space-size=8'));
+  assert.ok(CRAWL_NODE_FLAGS.includes('--heap-growing-percent=70'));
 });
 
 test('run as a program, the crawl command is a node process with those flags', async () => {
