@@ -2,7 +2,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { awaitJetStream, connectNats, redactUrl, watchNatsConnection, type NatsSecurity } from '../pipeline/adapters/nats-connection.js';
-import { startEmbeddedServer, type EmbeddedServer } from '../ops/nats/embedded-server.js';
+import { startEmbeddedServer, StoreInUseError, type EmbeddedServer } from '../ops/nats/embedded-server.js';
 import { UsageError } from './usage-error.js';
 import { natsSecurity } from './nats-options.js';
 import { embeddedStateDir } from './output-location.js';
@@ -67,7 +67,11 @@ export function deniedPermission(nc: NatsConnection, subject?: string): string |
 /** NATS_URL if set; otherwise an embedded nats-server whose JetStream store lives under the output directory. */
 export async function openCrawlConnection(outDir: string, name: string): Promise<CrawlConnection> {
   const external = natsUrlFromEnv();
-  const server = external ? null : await startEmbeddedServer(natsDir(outDir));
+  const server = external
+    ? null
+    : await startEmbeddedServer(natsDir(outDir)).catch((err: Error) => {
+        throw err instanceof StoreInUseError ? new UsageError(err.message) : err;
+      });
   const url = external ?? server!.url;
   if (server) writeFileSync(urlFile(outDir), url);
   let nc: NatsConnection;

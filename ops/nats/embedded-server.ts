@@ -58,22 +58,49 @@ function isAlive(pid: number): boolean {
   }
 }
 
+/** Another crawl, still running, has this store's server: the caller says so and stops. */
+export class StoreInUseError extends Error {
+  override name = 'StoreInUseError';
+}
+
+/**
+ * The node process that started server `pid` when it is still running: a crawl that uses the
+ * store now. A server whose crawl was killed has been handed to init (or a subreaper).
+ */
+function liveCrawlOf(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    if (!Number.isInteger(ppid) || ppid <= 1) return null;
+    const program = readFileSync(`/proc/${ppid}/cmdline`, 'utf8').split('\0')[0] ?? '';
+    return path.basename(program).startsWith('node') ? ppid : null;
+  } catch {
+    return null;
+  }
+}
+
 /**
  * A crawl killed with SIGKILL leaves its nats-server running on the store directory.
- * Two servers on one store would corrupt it, so the stale one is stopped first.
+ * Two servers on one store would corrupt it, so the stale one is stopped first; one whose
+ * crawl is still running is left alone, and this start fails (a second `crawl run` on the
+ * same --out would otherwise take the store from under the first).
  */
 async function stopStaleServer(pidFile: string): Promise<void> {
   if (!existsSync(pidFile)) return;
   const pid = Number(readFileSync(pidFile, 'utf8').trim());
-  rmSync(pidFile, { force: true });
-  if (!Number.isInteger(pid) || pid <= 0 || !isAlive(pid)) return;
+  if (!Number.isInteger(pid) || pid <= 0 || !isAlive(pid)) return rmSync(pidFile, { force: true });
   let cmdline = '';
   try {
     cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
   } catch {
-    return;
+    return rmSync(pidFile, { force: true });
   }
-  if (!cmdline.includes('nats-server')) return;
+  if (!cmdline.includes('nats-server')) return rmSync(pidFile, { force: true });
+  const owner = liveCrawlOf(pid);
+  if (owner !== null) {
+    throw new StoreInUseError(`another process (pid ${owner}) is crawling into this output directory: its nats-server (pid ${pid}) has the store at ${path.dirname(pidFile)}; stop that crawl first, or give another --out`);
+  }
+  rmSync(pidFile, { force: true });
   process.kill(pid, 'SIGTERM');
   for (let i = 0; i < 100 && isAlive(pid); i++) await sleep(50);
   if (isAlive(pid)) process.kill(pid, 'SIGKILL');
