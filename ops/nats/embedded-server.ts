@@ -79,6 +79,17 @@ function liveCrawlOf(pid: number): number | null {
   }
 }
 
+/** The pid in the pid file when it is a live nats-server's; null when the file names nothing running. */
+function serverNamedBy(pidFile: string): number | null {
+  const pid = Number(readFileSync(pidFile, 'utf8').trim());
+  if (!Number.isInteger(pid) || pid <= 0 || !isAlive(pid)) return null;
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('nats-server') ? pid : null;
+  } catch {
+    return null;
+  }
+}
+
 /**
  * A crawl killed with SIGKILL leaves its nats-server running on the store directory.
  * Two servers on one store would corrupt it, so the stale one is stopped first; one whose
@@ -87,20 +98,13 @@ function liveCrawlOf(pid: number): number | null {
  */
 async function stopStaleServer(pidFile: string): Promise<void> {
   if (!existsSync(pidFile)) return;
-  const pid = Number(readFileSync(pidFile, 'utf8').trim());
-  if (!Number.isInteger(pid) || pid <= 0 || !isAlive(pid)) return rmSync(pidFile, { force: true });
-  let cmdline = '';
-  try {
-    cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-  } catch {
-    return rmSync(pidFile, { force: true });
-  }
-  if (!cmdline.includes('nats-server')) return rmSync(pidFile, { force: true });
-  const owner = liveCrawlOf(pid);
+  const pid = serverNamedBy(pidFile);
+  const owner = pid === null ? null : liveCrawlOf(pid);
   if (owner !== null) {
     throw new StoreInUseError(`another process (pid ${owner}) is crawling into this output directory: its nats-server (pid ${pid}) has the store at ${path.dirname(pidFile)}; stop that crawl first, or give another --out`);
   }
   rmSync(pidFile, { force: true });
+  if (pid === null) return;
   process.kill(pid, 'SIGTERM');
   for (let i = 0; i < 100 && isAlive(pid); i++) await sleep(50);
   if (isAlive(pid)) process.kill(pid, 'SIGKILL');
