@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash as hashOf } from 'node:crypto';
 
 /**
  * Stable partition of a host: FNV-1a 32-bit hash mod P. Every URL of a host travels one
@@ -26,6 +26,6 @@ export function subjectFor(edge: string, host: string, partitions: number): stri
  * digits and dashes.
  */
 export function hostQueueSubject(host: string, partitions: number, lane = ''): string {
-  const base = `crawl.hostq.${partitionOf(host, partitions)}.${createHash('sha1').update(host).digest('hex').slice(0, 20)}`;
+  const base = `crawl.hostq.${partitionOf(host, partitions)}.${hashOf('sha1', host, 'hex').slice(0, 20)}`;
   return lane === '' ? base : `${base}.${lane}`;
 }

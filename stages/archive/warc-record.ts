@@ -7,7 +7,7 @@
  * A block may be given in parts (a response is its HTTP head and the body): it is digested
  * part by part and copied once, into the record, instead of being concatenated first.
  */
-import { createHash, randomUUID } from 'node:crypto';
+import { hash, randomUUID } from 'node:crypto';
 import { contentDigest } from '../shared/content-digest.js';
 import { gzipMember } from './gzip-member.js';
 
@@ -74,4 +74,4 @@ export function warcinfoRecord(recordId: string, filename: string, date: number,
 }
 
 /** sha1 of a string, hex: for ids derived from other ids. */
-export const sha1Hex = (s: string): string => createHash('sha1').update(s).digest('hex');
+export const sha1Hex = (s: string): string => hash('sha1', s, 'hex');

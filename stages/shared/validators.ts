@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { jsonValue, parseJsonValue } from '../../pipeline/kv-store.js';
 import { type KvStore } from '../../ports/kv.js';
 
@@ -25,7 +25,7 @@ export interface Validators {
 
 export const MAX_KEPT_LINKS = 500;
 
-const keyOf = (url: string) => createHash('sha256').update(url).digest('hex').slice(0, 40);
+const keyOf = (url: string) => hash('sha256', url, 'hex').slice(0, 40);
 
 export async function readValidators(store: KvStore, url: string): Promise<Validators | null> {
   const entry = await store.get(keyOf(url));

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { casUpdate } from '../../../pipeline/kv-store.js';
 import { type KvStore } from '../../../ports/kv.js';
 import type { CrawlSettings } from '../../../pipeline/settings.js';
@@ -40,7 +40,7 @@ export const tallyKey = (host: string) => `${TALLY_PREFIX}${host}`;
 export const MAX_PATTERNS_PER_HOST = 200;
 
 /** 48 bits of SHA-256: patterns of one host never collide in practice. */
-export const patternKey = (pattern: string) => createHash('sha256').update(pattern).digest('hex').slice(0, 12);
+export const patternKey = (pattern: string) => hash('sha256', pattern, 'hex').slice(0, 12);
 
 export type TrapDefence = 'trap_host_budget' | 'trap_pattern_budget' | 'trap_low_novelty';
 export type TrapVerdict = { admit: true } | { admit: false; defence: TrapDefence; detail: string };
