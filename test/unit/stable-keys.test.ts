@@ -4,10 +4,12 @@ import { hostQueueSubject } from '../../pipeline/partition.js';
 import { stableId } from '../../stages/shared/messages/stage-ids.js';
 import { patternKey } from '../../stages/shared/traps/trap-tally.js';
 import { sha1Hex } from '../../stages/archive/warc-record.js';
+import { readValidators, storeValidators } from '../../stages/shared/validators.js';
+import { MemoryKvStore } from '../../pipeline/kv-store.js';
 
 /**
  * These keys name things that outlive a process: retained host-queue subjects, fetch ids and
- * msgIds in streams and Parquet, trap tallies in KV. A crawl resumed by a newer build must
+ * msgIds in streams and Parquet, trap tallies and validators in KV. A crawl resumed by a newer build must
  * compute the same ones, so their values are pinned here (computed by the build before
  * crypto.hash replaced createHash).
  */
@@ -25,6 +27,15 @@ describe('stable keys do not change between builds', () => {
   test('URL pattern keys, non-ASCII hashed as UTF-8', () => {
     assert.equal(patternKey('/a/*/b'), 'daad2dac91af');
     assert.equal(patternKey('é/ü'), '172f7ec3f2c5');
+  });
+
+  test("validators' keys in crawl-validators (kept across crawls)", async () => {
+    const store = new MemoryKvStore();
+    await storeValidators(store, 'https://www.example.com/a?b=c', { etag: '"x"' }, 1, []);
+    const keys: string[] = [];
+    for await (const k of store.keys()) keys.push(k);
+    assert.deepEqual(keys, ['98366a282d7b8f58ad6b682fb75a3327521e98e4']);
+    assert.equal((await readValidators(store, 'https://www.example.com/a?b=c'))?.etag, '"x"');
   });
 
   test('SHA-1 hex (RFC 3174 test vector)', () => {
