@@ -27,6 +27,8 @@ interface Window {
   pages: number;
   /** responses fetched in the window (fetch may run ahead of storing) */
   fetched: number;
+  /** new URLs the gate queued for their hosts in the window: the intake's load */
+  queued: number;
   seconds: number;
   peakRssMb: number;
   crawlCpu: number;
@@ -34,15 +36,17 @@ interface Window {
 }
 
 /**
- * Pages the crawl's persist stage has taken (`crawler_persist_rows_total{outcome="page"}`) and
- * responses fetch has had (`crawler_fetch_responses_total`), or null when unreadable.
+ * Pages the crawl's persist stage has taken (`crawler_persist_rows_total{outcome="page"}`),
+ * responses fetch has had (`crawler_fetch_responses_total`) and URLs the gate queued
+ * (`crawler_politeness_gate_urls_total{outcome="queued"}`), or null when unreadable.
  */
-async function progress(metricsPort: number): Promise<{ stored: number; fetched: number } | null> {
+async function progress(metricsPort: number): Promise<{ stored: number; fetched: number; queued: number } | null> {
   try {
     const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
     return {
       stored: sumOf(text, 'crawler_persist_rows_total', (l) => l['outcome'] === 'page'),
       fetched: sumOf(text, 'crawler_fetch_responses_total'),
+      queued: sumOf(text, 'crawler_politeness_gate_urls_total', (l) => l['outcome'] === 'queued'),
     };
   } catch {
     return null;
@@ -61,19 +65,19 @@ async function main() {
     const pid = crawl.child.pid!;
     const windows: Window[] = [];
     const started = performance.now();
-    let mark = { at: started, pages: 0, fetched: 0, crawlCpu: 0, natsCpu: cpuSeconds(server.pid) ?? 0 };
+    let mark = { at: started, pages: 0, fetched: 0, queued: 0, crawlCpu: 0, natsCpu: cpuSeconds(server.pid) ?? 0 };
     let peak = 0;
     let overallPeak = 0;
     let exited = false;
     void crawl.exited.then(() => (exited = true));
-    const closeWindow = (pages: number, fetched: number) => {
+    const closeWindow = ({ stored: pages, fetched, queued }: { stored: number; fetched: number; queued: number }) => {
       const now = performance.now();
       const crawlCpu = cpuSeconds(pid) ?? mark.crawlCpu;
       const natsCpu = cpuSeconds(server.pid) ?? mark.natsCpu;
-      const w: Window = { pages: pages - mark.pages, fetched: fetched - mark.fetched, seconds: (now - mark.at) / 1000, peakRssMb: peak, crawlCpu: crawlCpu - mark.crawlCpu, natsCpu: natsCpu - mark.natsCpu };
+      const w: Window = { pages: pages - mark.pages, fetched: fetched - mark.fetched, queued: queued - mark.queued, seconds: (now - mark.at) / 1000, peakRssMb: peak, crawlCpu: crawlCpu - mark.crawlCpu, natsCpu: natsCpu - mark.natsCpu };
       windows.push(w);
       process.stdout.write(`${formatWindow(windows.length, pages, w)}\n`);
-      mark = { at: now, pages, fetched, crawlCpu, natsCpu };
+      mark = { at: now, pages, fetched, queued, crawlCpu, natsCpu };
       peak = 0;
     };
     while (!exited) {
@@ -83,7 +87,7 @@ async function main() {
       overallPeak = Math.max(overallPeak, rss);
       const p = await progress(metricsPort);
       // the last window closes with the crawl: its CPU is read while the process still exists
-      if (p !== null && p.stored > mark.pages && (p.stored - mark.pages >= WINDOW || p.stored >= total)) closeWindow(p.stored, p.fetched);
+      if (p !== null && p.stored > mark.pages && (p.stored - mark.pages >= WINDOW || p.stored >= total)) closeWindow(p);
     }
     const code = await crawl.exited;
     if (code !== 0) throw new Error(`crawl run exited ${code}: ${crawl.stderr()}`);
@@ -101,7 +105,7 @@ async function main() {
 function formatWindow(i: number, pages: number, w: Window): string {
   const rate = w.pages / w.seconds;
   return (
-    `window ${String(i).padStart(2)} (to ${pages} pages): ${rate.toFixed(0)} pages/s (${w.fetched} fetched meanwhile), peak RSS ${w.peakRssMb.toFixed(0)} MB, ` +
+    `window ${String(i).padStart(2)} (to ${pages} pages): ${rate.toFixed(0)} pages/s (${w.fetched} fetched, ${(w.queued / w.pages).toFixed(1)} URLs queued a page), peak RSS ${w.peakRssMb.toFixed(0)} MB, ` +
     `CPU per page ${((1000 * w.crawlCpu) / w.pages).toFixed(1)} ms crawl + ${((1000 * w.natsCpu) / w.pages).toFixed(1)} ms nats-server`
   );
 }
