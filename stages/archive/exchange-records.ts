@@ -78,14 +78,14 @@ function metadataFields(e: ArchivedExchange): WarcHeaders {
  * body's digest when the caller has it already (a sha1 pass less). The records are built
  * here and compressed together (each its own gzip member, see gzip-member.ts).
  */
-export async function exchangeRecords(
+export function exchangeRecords(
   e: ArchivedExchange,
   warcinfoId: string,
   firstCapture: FirstCapture | null,
   responseRecordId = newRecordId(),
   bodyDigest?: string,
   gzipLevel = WARC_GZIP_LEVEL,
-): Promise<BuiltRecords> {
+): BuiltRecords {
   const x = e.exchange;
   /** uncompressed records, in file order */
   const records: Buffer[] = [];

@@ -7,6 +7,7 @@ import { captureRow } from './capture-row.js';
 import { exchangeRecords, type BuiltRecords, type FirstCapture } from './exchange-records.js';
 import { renderedRecords } from './rendered-records.js';
 import type { ArchiveSink } from './sink.js';
+import type { BuildRecords } from './warc-file.js';
 import { newRecordId, warcDigest } from './warc-record.js';
 
 /**
@@ -46,7 +47,7 @@ async function recordOfDigest(digests: KvStore, digest: string | null | undefine
   return entry ? parseJsonValue<FirstCapture>(entry.value).record_id : null;
 }
 
-type Build = (warcinfoId: string) => Promise<BuiltRecords>;
+type Build = BuildRecords<BuiltRecords>;
 
 async function exchangeBuild(digests: KvStore, e: ArchivedExchange, gzipLevel: number): Promise<Build> {
   const { other, recordId, payloadDigest } = await firstCaptureOf(digests, e);

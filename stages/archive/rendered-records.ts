@@ -11,7 +11,7 @@ import type { BuiltRecords } from './exchange-records.js';
 import { baseHeaders, blockDigestHeader, fieldLines, newRecordId, warcDigest, warcRecordBytes, type WarcHeaders } from './warc-record.js';
 
 /** `refersTo`: the record id of the response the DOM was rendered from, when the digests bucket knows it. */
-export async function renderedRecords(e: ArchivedExchange, warcinfoId: string, refersTo: string | null, gzipLevel = WARC_GZIP_LEVEL): Promise<BuiltRecords> {
+export function renderedRecords(e: ArchivedExchange, warcinfoId: string, refersTo: string | null, gzipLevel = WARC_GZIP_LEVEL): BuiltRecords {
   const id = newRecordId();
   const payloadDigest = warcDigest(e.body);
   const refers: WarcHeaders = refersTo ? [['WARC-Refers-To', refersTo]] : [];

@@ -1,5 +1,5 @@
 import type { CaptureRow, OutputBatch } from '../../schemas/output-tables.js';
-import type { Built, Placement, WarcWriter } from './warc-file.js';
+import type { Built, BuildRecords, Placement, WarcWriter } from './warc-file.js';
 
 export interface CapturesWriter {
   write(batch: Partial<OutputBatch>): Promise<unknown>;
@@ -32,7 +32,7 @@ export class ArchiveSink {
   ) {}
 
   /** Resolves with what `build` made once the exchange is durable (see above). */
-  add<T extends Built>(build: (warcinfoId: string) => Promise<T>, rowOf: (placed: Placement, built: T) => CaptureRow): Promise<T> {
+  add<T extends Built>(build: BuildRecords<T>, rowOf: (placed: Placement, built: T) => CaptureRow): Promise<T> {
     const appended = this.warc.append(build);
     this.appends.add(appended);
     return new Promise<T>((resolve, reject) => {

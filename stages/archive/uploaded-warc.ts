@@ -10,7 +10,7 @@
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import type { ObjectStore } from '../../ports/object-store.js';
-import { OPEN_SUFFIX, WarcFileWriter, type Appended, type Built, type WarcWriter } from './warc-file.js';
+import { OPEN_SUFFIX, WarcFileWriter, type Appended, type Built, type BuildRecords, type WarcWriter } from './warc-file.js';
 
 export class UploadedWarcWriter implements WarcWriter {
   private readonly local: WarcFileWriter;
@@ -23,7 +23,7 @@ export class UploadedWarcWriter implements WarcWriter {
     this.local = new WarcFileWriter(spoolDir, opts);
   }
 
-  append<T extends Built>(build: (warcinfoId: string) => Promise<T>): Promise<Appended<T>> {
+  append<T extends Built>(build: BuildRecords<T>): Promise<Appended<T>> {
     return this.local.append(build);
   }
 

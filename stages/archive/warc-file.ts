@@ -40,8 +40,11 @@ export interface Built {
 
 export type Appended<T> = Placement & { built: T };
 
+/** Makes an exchange's records for the file whose warcinfo record has this id (the records name it). */
+export type BuildRecords<T> = (warcinfoId: string) => T | Promise<T>;
+
 /** Starts a build; one that is never awaited (its file changed meanwhile) does not reject unhandled. */
-function buildNow<T>(build: (warcinfoId: string) => Promise<T>, warcinfoId: string): Promise<T> {
+function buildNow<T>(build: BuildRecords<T>, warcinfoId: string): Promise<T> {
   const p = (async () => build(warcinfoId))();
   p.catch(() => undefined);
   return p;
@@ -49,7 +52,7 @@ function buildNow<T>(build: (warcinfoId: string) => Promise<T>, warcinfoId: stri
 
 /** What the archive's sink writes exchanges through: a local WARC file, or one uploaded per batch. */
 export interface WarcWriter {
-  append<T extends Built>(build: (warcinfoId: string) => Promise<T>): Promise<Appended<T>>;
+  append<T extends Built>(build: BuildRecords<T>): Promise<Appended<T>>;
   /** makes everything appended so far durable */
   sync(): Promise<void>;
   close(): Promise<void>;
@@ -82,7 +85,7 @@ export class WarcFileWriter implements WarcWriter {
    * In the rare case it lands in another file (the first one, or after a rotation) it is
    * built again for that one.
    */
-  append<T extends Built>(build: (warcinfoId: string) => Promise<T>): Promise<Appended<T>> {
+  append<T extends Built>(build: BuildRecords<T>): Promise<Appended<T>> {
     const builtFor = this.warcinfoId;
     const early = builtFor ? buildNow(build, builtFor) : null;
     const run = this.chain.then(async () => {
