@@ -194,6 +194,30 @@ describe('archive: WARC files', () => {
     }
   });
 
+  it('a build that throws rejects its own append only: nothing of it is written, and the appends after it land', async () => {
+    const dir = tmpDir();
+    try {
+      const w = new WarcFileWriter(dir, { crawlId: 'c1', maxBytes: 1 << 20, software: 'test' });
+      const first = await w.append((info) => exchangeRecords(exchange({ url: 'http://h01.site.test/p0' }, { capture_id: 'f0:0' }), info, null));
+      // thrown synchronously, as the record builders now are; the file is open, so it is built at once
+      const failing = w.append(() => {
+        throw new Error('no records for this one');
+      });
+      const after = w.append((info) => exchangeRecords(exchange({ url: 'http://h01.site.test/p2' }, { capture_id: 'f2:0' }), info, null));
+      await assert.rejects(failing, /no records for this one/);
+      const last = await after;
+      await w.close();
+      assert.equal(last.filename, first.filename);
+      const records = await readWarcFile(path.join(dir, last.filename));
+      assert.deepEqual(
+        records.filter((r) => r.type === 'response').map((r) => r.headers.get('warc-target-uri')),
+        ['http://h01.site.test/p0', 'http://h01.site.test/p2'],
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('a file whose writer died is cut back to its last whole record and sealed; a live writer’s file is left alone', async () => {
     const dir = tmpDir();
     try {
