@@ -254,6 +254,17 @@ function parse(input: string, base: string | undefined): URL | string {
   }
 }
 
+/**
+ * Runs of `/` collapsed to one, and dot segments resolved again where that uncovered some: the
+ * parser leaves `.` in a path that starts with `//` (Node's URL keeps `//.a/.` as it is), and
+ * canonicalizing a canonical URL must give it back unchanged.
+ */
+function collapseSlashes(p: string): string {
+  const path = p.replace(/\/{2,}/g, '/');
+  if (path === p || !/\/\.\.?(?:\/|$)/.test(path)) return path;
+  return new URL(path, 'http://h').pathname.replace(/\/{2,}/g, '/');
+}
+
 function canonicalizeUnsafe(input: string, base: string | undefined, options: CanonicalizeOptions | undefined): CanonicalResult {
   if (input.length > MAX_INPUT_LENGTH) {
     return { ok: false, reason: 'too_long', detail: `input is ${input.length} characters long` };
@@ -272,7 +283,7 @@ function canonicalizeUnsafe(input: string, base: string | undefined, options: Ca
 
   // WHATWG URL has already dropped the default port and resolved dot segments.
   const port = parsed.port === '' ? '' : `:${parsed.port}`;
-  let path = normalizePercent(stripSessionPathParams(parsed.pathname).replace(/\/{2,}/g, '/'));
+  let path = normalizePercent(collapseSlashes(stripSessionPathParams(parsed.pathname)));
   if (path === '' || path[0] !== '/') path = '/' + path;
   const query = normalizeQuery(parsed.search, options?.stripParams ?? []);
 

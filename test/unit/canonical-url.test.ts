@@ -269,3 +269,15 @@ test('canonicalize never throws on arbitrary strings, and its output is a fixed 
   assert.equal(canonicalize(42 as unknown as string).ok, false);
   assert.equal(canonicalize('http://a.com/', 7 as unknown as string).ok, false);
 });
+
+test('canonicalize: a path starting with `//` whose dot segments the parser left is resolved, and canonical twice is canonical once (found by the hostile-input property test)', () => {
+  for (const input of ['http://example.com//.a/.#', 'http://example.com//.a/./b', 'http://example.com//x/..']) {
+    const once = canonicalize(input);
+    assert.ok(once.ok, input);
+    const twice = canonicalize(once.url);
+    assert.ok(twice.ok);
+    assert.equal(twice.url, once.url, input);
+  }
+  const r = canonicalize('http://example.com//.a/.');
+  assert.equal(r.ok && r.url, 'http://example.com/.a/');
+});
