@@ -132,4 +132,20 @@ describe('casUpdate', () => {
     await casUpdate(store, `k${keys - 1}`, () => ({ value: big + '!', result: undefined })); // recent: no read
     assert.equal(store.reads, readsBefore + 1);
   });
+
+  test('a key in steady use stays remembered however many other keys pass through', async () => {
+    const store = new CountingStore();
+    const big = 'x'.repeat(64 * 1024);
+    const others = Math.ceil((4 * CAS_CACHE_BYTES) / big.length);
+    await casUpdate(store, 'hot', increment);
+    const readsBefore = store.reads;
+    for (let i = 0; i < others; i++) {
+      await casUpdate(store, `k${i}`, () => ({ value: big, result: undefined }));
+      // a host's slot: updated again every few other keys
+      if (i % 16 === 0) await casUpdate(store, 'hot', increment);
+    }
+    // the other keys were new (written without a read); the hot key was never read again
+    assert.equal(store.reads, readsBefore);
+    assert.equal(JSON.parse(new TextDecoder().decode((await store.get('hot'))!.value)), 1 + Math.ceil(others / 16));
+  });
 });
