@@ -25,13 +25,13 @@ const decoder = new TextDecoder();
 /**
  * Publishes through JetStream, all at once, and waits for every ack (the runner's publisher).
  *
- * Each message is a core NATS publish whose reply subject is a token of one inbox of this
- * publisher; the stream's acknowledgement comes back on it and is matched by the token. The
+ * Each message is a core NATS publish whose reply subject is a token of an inbox of the
+ * connection's; the stream's acknowledgement comes back on it and is matched by the token. The
  * JetStream client's `publish` does the same through its request machinery, which builds,
  * per message, a request object, a timer and a timeout promise raced against the reply,
- * header maps copied from its options and a retry loop: ~15 µs of CPU and ~6 KB of garbage
- * a publish, against ~7 µs here (docs/performance.md). Here one timer a second looks for
- * acks overdue while any publish waits.
+ * header maps copied from its options and a retry loop: ~17 µs of CPU and ~6 KB of garbage
+ * a publish, against ~10 µs here (`node dist/bench/publish-cost.js`, docs/performance.md). Here
+ * one timer a second looks for acks overdue while any publish waits.
  *
  * Answers are read as that client reads them: a refusal rejects with the stream's error
  * (JetStreamApiError: a msgId seen or an expected sequence, a full stream), "no responders"
@@ -39,15 +39,28 @@ const decoder = new TextDecoder();
  * TimeoutError. A publish the connection could not take (closed, draining) rejects at once.
  */
 export function jetstreamPublisher(nc: NatsConnection, timeoutMs = PUBLISH_ACK_TIMEOUT_MS): Publisher {
-  let inbox: AckInbox | null = null;
   return {
     async publish(messages: readonly Emit[]): Promise<Published[]> {
-      // subscribed on first use, so a publisher made and never used costs the server nothing
-      inbox ??= new AckInbox(nc, timeoutMs);
-      const acks = await Promise.all(messages.map((m) => inbox!.publish(m)));
+      const inbox = ackInboxOf(nc, timeoutMs);
+      const acks = await Promise.all(messages.map((m) => inbox.publish(m)));
       return acks.map((ack, i) => ({ subject: messages[i]!.subject, seq: ack.seq, duplicate: ack.duplicate }));
     },
   };
+}
+
+/**
+ * One inbox a connection (and timeout), shared by all its publishers: a process makes a runner,
+ * and so a publisher, for every partition it comes to own, and a subscription each would pile
+ * up as ownership moves. Made on first use, so a publisher never used costs the server nothing.
+ */
+const inboxes = new WeakMap<NatsConnection, Map<number, AckInbox>>();
+
+function ackInboxOf(nc: NatsConnection, timeoutMs: number): AckInbox {
+  let byTimeout = inboxes.get(nc);
+  if (!byTimeout) inboxes.set(nc, (byTimeout = new Map()));
+  let inbox = byTimeout.get(timeoutMs);
+  if (!inbox) byTimeout.set(timeoutMs, (inbox = new AckInbox(nc, timeoutMs)));
+  return inbox;
 }
 
 class AckInbox {

@@ -82,6 +82,20 @@ describe('the runner\'s JetStream publisher (acks matched on its own inbox)', ()
     }
   });
 
+  test('publishers of one connection share its inbox: a runner made for each partition adds no subscription', async () => {
+    const own = await connectNats(server.url, 'publisher-many');
+    try {
+      // the client's own count of the connection's subscriptions (not public API)
+      const subscriptions = () => (own as unknown as { protocol: { subscriptions: { size(): number } } }).protocol.subscriptions.size();
+      await jetstreamPublisher(own).publish([{ subject: 'pub.first', data: bytes('x') }]);
+      const after1 = subscriptions();
+      for (let i = 0; i < 50; i++) await jetstreamPublisher(own).publish([{ subject: `pub.p${i}`, data: bytes('x') }]);
+      assert.equal(subscriptions(), after1);
+    } finally {
+      await own.close();
+    }
+  });
+
   test('a publish on a closed connection rejects at once', async () => {
     const own = await connectNats(server.url, 'publisher-closed');
     const publisher = jetstreamPublisher(own);
