@@ -35,56 +35,54 @@ const decoder = new TextDecoder();
  *
  * Answers are read as that client reads them: a refusal rejects with the stream's error
  * (JetStreamApiError: a msgId seen or an expected sequence, a full stream), "no responders"
- * (no stream takes the subject) with NoRespondersError, no ack after `timeoutMs` with
- * TimeoutError. A publish the connection could not take (closed, draining) rejects at once.
+ * (no stream takes the subject) with NoRespondersError, no ack after `timeoutMs` (found within
+ * a second of it) with TimeoutError. A publish the connection could not take (closed,
+ * draining) rejects at once.
  */
 export function jetstreamPublisher(nc: NatsConnection, timeoutMs = PUBLISH_ACK_TIMEOUT_MS): Publisher {
   return {
     async publish(messages: readonly Emit[]): Promise<Published[]> {
-      const inbox = ackInboxOf(nc, timeoutMs);
-      const acks = await Promise.all(messages.map((m) => inbox.publish(m)));
+      const inbox = ackInboxOf(nc);
+      const acks = await Promise.all(messages.map((m) => inbox.publish(m, timeoutMs)));
       return acks.map((ack, i) => ({ subject: messages[i]!.subject, seq: ack.seq, duplicate: ack.duplicate }));
     },
   };
 }
 
 /**
- * One inbox a connection (and timeout), shared by all its publishers: a process makes a runner,
- * and so a publisher, for every partition it comes to own, and a subscription each would pile
- * up as ownership moves. Made on first use, so a publisher never used costs the server nothing.
+ * One inbox a connection, shared by all its publishers: a process makes a runner, and so a
+ * publisher, for every partition it comes to own, and a subscription each would pile up as
+ * ownership moves. Made on first use, so a publisher never used costs the server nothing.
  */
-const inboxes = new WeakMap<NatsConnection, Map<number, AckInbox>>();
+const inboxes = new WeakMap<NatsConnection, AckInbox>();
 
-function ackInboxOf(nc: NatsConnection, timeoutMs: number): AckInbox {
-  let byTimeout = inboxes.get(nc);
-  if (!byTimeout) inboxes.set(nc, (byTimeout = new Map()));
-  let inbox = byTimeout.get(timeoutMs);
-  if (!inbox) byTimeout.set(timeoutMs, (inbox = new AckInbox(nc, timeoutMs)));
+function ackInboxOf(nc: NatsConnection): AckInbox {
+  let inbox = inboxes.get(nc);
+  if (!inbox) inboxes.set(nc, (inbox = new AckInbox(nc)));
   return inbox;
 }
 
+/** How often overdue acks are looked for, while any publish waits. */
+const SWEEP_MS = 1000;
+
 class AckInbox {
   private readonly prefix: string;
-  /** in publish order, which is deadline order: the sweep stops at the first one not due */
   private readonly waiting = new Map<string, Waiting>();
   private next = 0;
   private sweep: NodeJS.Timeout | null = null;
 
-  constructor(
-    private readonly nc: NatsConnection,
-    private readonly timeoutMs: number,
-  ) {
+  constructor(private readonly nc: NatsConnection) {
     // the connection's inbox prefix, where a deployment's permissions set one
     const prefix = (nc as unknown as { options?: { inboxPrefix?: string } }).options?.inboxPrefix;
     this.prefix = `${createInbox(prefix)}.`;
     nc.subscribe(`${this.prefix}*`, { callback: (err, msg) => this.answered(err, msg) });
   }
 
-  publish(m: Emit): Promise<{ seq: number; duplicate: boolean }> {
+  publish(m: Emit, timeoutMs: number): Promise<{ seq: number; duplicate: boolean }> {
     return new Promise((resolve, reject) => {
       const token = (this.next++).toString(36);
       const reply = this.prefix + token;
-      this.waiting.set(token, { subject: m.subject, deadline: Date.now() + this.timeoutMs, resolve, reject });
+      this.waiting.set(token, { subject: m.subject, deadline: Date.now() + timeoutMs, resolve, reject });
       try {
         if (m.msgId) {
           const h = headers();
@@ -98,7 +96,7 @@ class AckInbox {
         reject(err as Error);
         return;
       }
-      this.sweep ??= setInterval(() => this.expire(), Math.min(1000, this.timeoutMs));
+      this.sweep ??= setInterval(() => this.expire(), SWEEP_MS);
     });
   }
 
@@ -133,7 +131,7 @@ class AckInbox {
   private expire(): void {
     const now = Date.now();
     for (const [token, w] of this.waiting) {
-      if (w.deadline > now) break;
+      if (w.deadline > now) continue;
       this.waiting.delete(token);
       w.reject(new TimeoutError());
     }
