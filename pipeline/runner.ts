@@ -3,7 +3,7 @@ import { headers as natsHeaders, type NatsConnection } from '@nats-io/transport-
 import { SchemaError, encodeDeadLetter } from '../schemas/index.js';
 import { SUBJECTS } from '../ops/nats/edges.js';
 import { Slots } from './slots.js';
-import { jetstreamPublisher } from './adapters/jetstream-publisher.js';
+import { jetstreamPublisher } from './adapters/stream-access.js';
 import type { Published, Publisher } from '../ports/streams.js';
 import type { BackgroundTask, ConsumerStage, Outcome, StageContext } from './stage.js';
 
@@ -42,7 +42,7 @@ export class StageRunner<T> {
     private readonly opts: RunnerOptions,
   ) {
     this.js = jetstream(nc);
-    this.publisher = jetstreamPublisher(nc);
+    this.publisher = jetstreamPublisher(this.js);
     this.slots = new Slots(opts.concurrency);
   }
 

@@ -1,8 +1,7 @@
-import { jetstreamManager } from '@nats-io/jetstream';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { openKvStores } from '../../pipeline/adapters/nats-kv.js';
-import { streamAccess } from '../../pipeline/adapters/stream-access.js';
-import { jetstreamPublisher } from '../../pipeline/adapters/jetstream-publisher.js';
+import { jetstreamPublisher, streamAccess } from '../../pipeline/adapters/stream-access.js';
 import type { Logger } from '../../pipeline/logger.js';
 import type { CrawlSettings } from '../../pipeline/settings.js';
 import type { JobRecord } from '../../schemas/index.js';
@@ -59,7 +58,7 @@ export async function startService(nc: NatsConnection, settings: CrawlSettings, 
   const onError = (err: Error) => o.log.error({ err: err.message }, 'API request failed');
   const http = await startHttpApi(api, o.host, o.port, onError, o.apiToken, (status) => counted?.answered('http', status));
   const natsApi = serveNatsApi(nc, api, onError, (status) => counted?.answered('nats', status));
-  const publisher = jetstreamPublisher(nc);
+  const publisher = jetstreamPublisher(jetstream(nc));
   const lease = new ServiceLease(kv.jobs);
   const scheduler = new JobScheduler(store, publisher, settings.partitions, o.log);
   const dispatch = new RevisitDispatch({ jsm, streams: streamAccess(nc), publisher, jobs: kv.jobs, jobOf: (id) => store.get(id), slotMs: settings.revisitSlotMs, partitions: settings.partitions, log: o.log });

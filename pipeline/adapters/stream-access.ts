@@ -1,6 +1,7 @@
 import { DeliverPolicy, jetstream, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
-import type { ConsumerPosition, StoredMessage, StreamAccess } from '../../ports/streams.js';
+import type { JetStreamClient } from '@nats-io/jetstream';
+import type { ConsumerPosition, Emit, Published, Publisher, StoredMessage, StreamAccess } from '../../ports/streams.js';
 
 /**
  * Direct stream access for stages that keep their own queues: "the next message on this
@@ -55,6 +56,16 @@ export function streamAccess(nc: NatsConnection): StreamAccess {
     async consumerPosition(stream: string, durable: string): Promise<ConsumerPosition> {
       const info = await (await manager()).consumers.info(stream, durable);
       return { ackFloor: info.ack_floor.stream_seq, delivered: info.delivered.stream_seq, pending: info.num_pending };
+    },
+  };
+}
+
+/** Publishes through JetStream, all at once, and waits for every ack (the runner's publisher). */
+export function jetstreamPublisher(js: JetStreamClient): Publisher {
+  return {
+    async publish(messages: readonly Emit[]): Promise<Published[]> {
+      const acks = await Promise.all(messages.map((m) => js.publish(m.subject, m.data, m.msgId ? { msgID: m.msgId } : undefined)));
+      return acks.map((ack, i) => ({ subject: messages[i]!.subject, seq: ack.seq, duplicate: ack.duplicate }));
     },
   };
 }
