@@ -341,6 +341,36 @@ describe('fetch: a grant redelivered before its request was recorded', () => {
     assert.equal(emitted(again)[0]!.msgId, `regrant:fid/a:${LEASE}`);
   });
 
+  // a JetStream stall longer than the lease: the publish hangs, the lease lapses, and the gate
+  // grants the host to another request before the publish ends, one way or the other
+  const stalledPastLease = async () => {
+    const ctx = await granted(() => htmlResponse('<html><title>x</title></html>'));
+    const g = grantFor('/stalled');
+    const first = await handleFetch(stageInput(g, { subject: 'crawl.ready.0' }), ctx);
+    assert.equal(first.kind, 'emit');
+    ctx.clock.advance(ctx.settings.totalTimeoutMs + 10_000 + 1);
+    const other = await acquireSlot(ctx.kv.hosts, HOST, ctx.clock.now(), { leaseId: 'fetch:lease-2', leaseMs: 60_000, seq: 1 });
+    assert.equal(other.acquired, true, 'the lapsed lease lets the gate grant the host again');
+    return { ctx, g, first: first.kind === 'emit' ? first : assert.fail('an emit') };
+  };
+
+  test('outputs that failed to publish after the lease lapsed: the redelivery goes back to the gate, and the new holder keeps the host', async () => {
+    const { ctx, g, first } = await stalledPastLease();
+    await first.onPublishFailed?.();
+    assert.equal((await slotOf(ctx)).lease_id, 'fetch:lease-2', 'the late release does not free a lease that is not ours');
+    const again = await fetch(ctx, g);
+    assert.deepEqual(subjectsOf(again), [`crawl.frontier.${P(ctx)}`], 'the URL is not lost: it is queued again');
+    assert.equal(ctx.http.requests.length, 1, 'and not fetched while another request holds the host');
+  });
+
+  test('outputs published late, after the lease lapsed: a redelivery is recognised as done', async () => {
+    const { ctx, g, first } = await stalledPastLease();
+    await first.afterPublish?.([]);
+    assert.equal((await slotOf(ctx)).lease_id, 'fetch:lease-2');
+    assert.deepEqual(emitted(await fetch(ctx, g)), [], 'its page is out: nothing is queued or fetched twice');
+    assert.equal(ctx.http.requests.length, 1);
+  });
+
   test('a request whose end nobody recorded (its fetcher died): no second request; the host backs off as after a failure', async () => {
     const ctx = await granted(() => assert.fail('no request may be made'));
     const g = grantFor('/a', { delay_ms: 1500 });
