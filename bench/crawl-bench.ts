@@ -17,6 +17,7 @@ import { freePort, startEmbeddedServer } from '../ops/nats/embedded-server.js';
 import { KvOpsScraper, streamTraffic, watchBacklog, type KvOpCounts, type StreamTraffic } from './stream-traffic.js';
 import { median } from './stats.js';
 import { benchSeeds, spawnBenchCrawl } from './bench-crawl.js';
+import { startMachineProbe } from './machine-probe.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const HOSTS = Number(process.env.BENCH_HOSTS ?? 200);
@@ -31,6 +32,8 @@ async function runOnce(port: number, seeds: string[]): Promise<RunResult> {
   const metricsPort = await freePort();
   const natsCpuBefore = cpuSeconds(server.pid) ?? 0;
   const benchCpuBefore = process.cpuUsage();
+  // a process of its own, so its CPU is not in the web's figure (this process's)
+  const probe = startMachineProbe();
   const started = performance.now();
   const crawl = spawnBenchCrawl({ out, webPort: port, natsUrl: server.url, metricsPort, seeds });
   const watch = new ProcessWatch(crawl.child.pid!);
@@ -42,6 +45,8 @@ async function runOnce(port: number, seeds: string[]): Promise<RunResult> {
   });
   const backlog = process.env.BENCH_WATCH ? watchBacklog(server.url) : null;
   const code = await crawl.exited;
+  const probeMs = median(probe.take());
+  probe.stop();
   const usage = watch.stop();
   kvOps.stop();
   await backlog?.stop();
@@ -56,7 +61,7 @@ async function runOnce(port: number, seeds: string[]): Promise<RunResult> {
     const res = await db.run('SELECT count(*) AS n FROM pages');
     await db.close();
     const crawlOnly = beforeMerge ?? { rssMb: usage.peakRssMb, crawlCpu: usage.cpuSeconds, seconds };
-    return { pages: Number(res.rows[0]![0]), seconds, rssMb: usage.peakRssMb, crawlCpu: usage.cpuSeconds, natsCpu, webCpu, beforeMerge: crawlOnly, traffic, kv: kvOps.last };
+    return { pages: Number(res.rows[0]![0]), seconds, rssMb: usage.peakRssMb, crawlCpu: usage.cpuSeconds, natsCpu, webCpu, beforeMerge: crawlOnly, traffic, kv: kvOps.last, probeMs };
   } finally {
     await server.stop();
     rmSync(out, { recursive: true, force: true });
@@ -83,6 +88,8 @@ interface RunResult {
   beforeMerge: { rssMb: number; crawlCpu: number; seconds: number };
   traffic: StreamTraffic;
   kv: KvOpCounts;
+  /** the machine probe's median while the crawl ran, ms (machine-probe.ts): higher is a slower machine */
+  probeMs: number;
 }
 
 const msPerPage = (cpu: number, pages: number) => (1000 * cpu) / pages;
@@ -103,7 +110,7 @@ async function main() {
           `CPU per page ${msPerPage(r.crawlCpu, r.pages).toFixed(1)} ms crawl + ${msPerPage(r.natsCpu, r.pages).toFixed(1)} ms nats-server (test web ${msPerPage(r.webCpu, r.pages).toFixed(1)} ms); ` +
           `before the final merge: ${(r.pages / r.beforeMerge.seconds).toFixed(0)} pages/s, CPU ${msPerPage(r.beforeMerge.crawlCpu, r.pages).toFixed(1)} ms crawl; ` +
           `per page: ${perPage(r.traffic.messages, r.pages).toFixed(1)} messages, ${(perPage(r.traffic.bytes, r.pages) / 1024).toFixed(1)} KB stored, ` +
-          `${perPage(r.kv.writes, r.pages).toFixed(1)} KV writes + ${perPage(r.kv.reads, r.pages).toFixed(1)} reads\n`,
+          `${perPage(r.kv.writes, r.pages).toFixed(1)} KV writes + ${perPage(r.kv.reads, r.pages).toFixed(1)} reads; machine probe ${r.probeMs.toFixed(1)} ms\n`,
       );
       if (process.env.BENCH_STREAMS) for (const [name, t] of Object.entries(r.traffic.byStream)) process.stdout.write(`  ${name}: ${perPage(t.messages, r.pages).toFixed(2)} msgs/page, ${(perPage(t.bytes, r.pages) / 1024).toFixed(2)} KB/page\n`);
       if (process.env.BENCH_STREAMS) for (const [op, n] of Object.entries(r.kv.byOp)) process.stdout.write(`  kv ${op}: ${perPage(n, r.pages).toFixed(2)}/page\n`);
@@ -128,6 +135,7 @@ async function main() {
   console.log(`| stream storage per page (KB, KV excluded) | ${median(results.map((r) => perPage(r.traffic.bytes, r.pages) / 1024)).toFixed(1)} |`);
   console.log(`| KV writes per page | ${median(results.map((r) => perPage(r.kv.writes, r.pages))).toFixed(1)} |`);
   console.log(`| KV reads per page | ${median(results.map((r) => perPage(r.kv.reads, r.pages))).toFixed(1)} |`);
+  console.log(`| machine probe (ms of CPU for fixed work; higher is a slower machine) | ${median(results.map((r) => r.probeMs)).toFixed(1)} |`);
   console.log(`| cores | ${os.cpus().length} |`);
 }
 

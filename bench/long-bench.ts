@@ -18,6 +18,8 @@ import { freePort, startEmbeddedServer } from '../ops/nats/embedded-server.js';
 import { streamTraffic } from './stream-traffic.js';
 import { sumOf } from './metrics-text.js';
 import { benchSeeds, spawnBenchCrawl } from './bench-crawl.js';
+import { startMachineProbe } from './machine-probe.js';
+import { median } from './stats.js';
 
 const HOSTS = 200;
 const PAGES_PER_HOST = Number(process.env.BENCH_LONG_PAGES_PER_HOST ?? 1000);
@@ -33,6 +35,8 @@ interface Window {
   peakRssMb: number;
   crawlCpu: number;
   natsCpu: number;
+  /** the machine probe's median in the window, ms (machine-probe.ts): higher is a slower machine */
+  probeMs: number;
 }
 
 /**
@@ -60,6 +64,7 @@ async function main() {
   const server = await startEmbeddedServer(path.join(out, '.nats'));
   const metricsPort = await freePort();
   process.stdout.write(`bench:long: ${total} pages (${HOSTS} hosts × ${PAGES_PER_HOST}), windows of ${WINDOW}\n`);
+  const probe = startMachineProbe();
   try {
     const crawl = spawnBenchCrawl({ out, webPort: web.port, natsUrl: server.url, metricsPort, seeds: benchSeeds(HOSTS), extraArgs: ['--no-compact'] });
     const pid = crawl.child.pid!;
@@ -74,7 +79,7 @@ async function main() {
       const now = performance.now();
       const crawlCpu = cpuSeconds(pid) ?? mark.crawlCpu;
       const natsCpu = cpuSeconds(server.pid) ?? mark.natsCpu;
-      const w: Window = { pages: pages - mark.pages, fetched: fetched - mark.fetched, queued: queued - mark.queued, seconds: (now - mark.at) / 1000, peakRssMb: peak, crawlCpu: crawlCpu - mark.crawlCpu, natsCpu: natsCpu - mark.natsCpu };
+      const w: Window = { pages: pages - mark.pages, fetched: fetched - mark.fetched, queued: queued - mark.queued, seconds: (now - mark.at) / 1000, peakRssMb: peak, crawlCpu: crawlCpu - mark.crawlCpu, natsCpu: natsCpu - mark.natsCpu, probeMs: median(probe.take()) };
       windows.push(w);
       process.stdout.write(`${formatWindow(windows.length, pages, w)}\n`);
       mark = { at: now, pages, fetched, queued, crawlCpu, natsCpu };
@@ -96,6 +101,7 @@ async function main() {
     const stored = mark.pages;
     printSummary(windows, { stored, seconds, overallPeak, streamBytes: traffic.bytes, messages: traffic.messages });
   } finally {
+    probe.stop();
     await server.stop();
     await web.close();
     rmSync(out, { recursive: true, force: true });
@@ -106,7 +112,7 @@ function formatWindow(i: number, pages: number, w: Window): string {
   const rate = w.pages / w.seconds;
   return (
     `window ${String(i).padStart(2)} (to ${pages} pages): ${rate.toFixed(0)} pages/s (${w.fetched} fetched, ${(w.queued / w.pages).toFixed(1)} URLs queued a page), peak RSS ${w.peakRssMb.toFixed(0)} MB, ` +
-    `CPU per page ${((1000 * w.crawlCpu) / w.pages).toFixed(1)} ms crawl + ${((1000 * w.natsCpu) / w.pages).toFixed(1)} ms nats-server`
+    `CPU per page ${((1000 * w.crawlCpu) / w.pages).toFixed(1)} ms crawl + ${((1000 * w.natsCpu) / w.pages).toFixed(1)} ms nats-server, machine probe ${w.probeMs.toFixed(1)} ms`
   );
 }
 
@@ -123,6 +129,10 @@ function printSummary(windows: Window[], t: { stored: number; seconds: number; o
     const rss = full.map((w) => w.peakRssMb);
     console.log(`last full window / first: pages/s ${(rate(last) / rate(first)).toFixed(2)}, peak RSS ${(last.peakRssMb / first.peakRssMb).toFixed(2)}`);
     console.log(`spread over full windows (max/min): pages/s ${(Math.max(...rates) / Math.min(...rates)).toFixed(2)}, peak RSS ${(Math.max(...rss) / Math.min(...rss)).toFixed(2)}`);
+    // pages/s as if each window had the first one's machine: a CPU-bound crawl's rate scales
+    // with the machine's speed, which the probe's CPU time for fixed work is the inverse of
+    const atFirstSpeed = (w: Window) => (rate(w) * w.probeMs) / first.probeMs;
+    console.log(`machine probe, last full window / first: ${(last.probeMs / first.probeMs).toFixed(2)}; pages/s at the first window's machine speed, last / first: ${(atFirstSpeed(last) / rate(first)).toFixed(2)}`);
   }
 }
 
