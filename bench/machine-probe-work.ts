@@ -1,7 +1,7 @@
 /**
  * The probe's process (machine-probe.ts): the same piece of CPU work every `argv[2]` ms, its
  * CPU time printed in ms, one line each, until its stdin closes. The work is JavaScript of the
- * kind a crawl runs most, string scanning and short-lived small objects, ~20 ms of a core;
+ * kind a crawl runs most, string scanning and short-lived small objects, 10–20 ms of a core;
  * nothing that lives long enough for a major collection to land in one sample and not another
  * (a JSON round trip of 20,000 rows varied 2× between samples on an idle machine).
  */
@@ -31,4 +31,5 @@ const intervalMs = Number(process.argv[2] ?? 2000);
 sample();
 const timer = setInterval(sample, intervalMs);
 process.stdin.on('close', () => clearInterval(timer)).resume();
+// the result is read, so the work cannot be optimised away
 process.on('exit', () => sink);
