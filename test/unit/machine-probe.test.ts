@@ -12,7 +12,7 @@ test("the benchmarks' machine probe gives the CPU time of its fixed work, each s
       samples = samples.concat(probe.take());
     }
     assert.ok(samples.length >= 3, `samples: ${samples.join(', ')}`);
-    // ~20 ms of a core on this machine; the bounds only say it is CPU time of real work, in ms
+    // 10–20 ms of a core on this machine; the bounds only say it is CPU time of real work, in ms
     for (const ms of samples) assert.ok(ms > 0.5 && ms < 2000, `a sample of ${ms} ms`);
     // taken twice with no turn of the event loop between: the second has nothing new
     probe.take();
