@@ -21,11 +21,9 @@ export function startMachineProbe(intervalMs = 2000): MachineProbe {
   const script = fileURLToPath(new URL('./machine-probe-work.js', import.meta.url));
   const child = spawn(process.execPath, [script, String(intervalMs)], { stdio: ['pipe', 'pipe', 'inherit'] });
   let samples: number[] = [];
-  let warm = false;
   createInterface({ input: child.stdout }).on('line', (line) => {
     const ms = Number(line);
-    if (!warm) warm = true; // the first sample includes the JIT's warm-up
-    else if (Number.isFinite(ms)) samples.push(ms);
+    if (Number.isFinite(ms)) samples.push(ms);
   });
   return {
     take() {

@@ -1,6 +1,5 @@
-import { DeliverPolicy, jetstream, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
+import { DeliverPolicy, jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
-import type { JetStreamClient } from '@nats-io/jetstream';
 import type { ConsumerPosition, Emit, Published, Publisher, StoredMessage, StreamAccess } from '../../ports/streams.js';
 
 /**
