@@ -168,7 +168,7 @@ export async function startNode(nc: NatsConnection, settings: CrawlSettings, sta
       runners.push(runner);
     }
     const gateHere = stages.includes('politeness-gate');
-    const observed = observeNode(nc, await jetstreamManager(nc), ctx.metrics, stages, gateHere ? hostWaitSources(kv, ctx.streams, settings) : null);
+    const observed = observeNode(nc, await jetstreamManager(nc), ctx.metrics, stages, gateHere ? hostWaitSources(kv, ctx.streams, settings) : null, ctx.log);
     let stopping: Promise<void> | undefined;
     return {
       metrics: ctx.metrics,
