@@ -57,6 +57,13 @@ async function progress(metricsPort: number): Promise<{ stored: number; fetched:
   }
 }
 
+/** When a scrape was asked for, and the two processes' CPU seconds then. */
+interface Sample {
+  at: number;
+  crawlCpu: number;
+  natsCpu: number;
+}
+
 async function main() {
   const total = HOSTS * PAGES_PER_HOST;
   const web = await startTestWeb({ hosts: 1, benchHosts: HOSTS, benchPagesPerHost: PAGES_PER_HOST, seed: 7 });
@@ -75,10 +82,11 @@ async function main() {
     let overallPeak = 0;
     let exited = false;
     void crawl.exited.then(() => (exited = true));
-    const closeWindow = ({ stored: pages, fetched, queued }: { stored: number; fetched: number; queued: number }) => {
-      const now = performance.now();
-      const crawlCpu = cpuSeconds(pid) ?? mark.crawlCpu;
-      const natsCpu = cpuSeconds(server.pid) ?? mark.natsCpu;
+    // `asked`: the time and CPU when the scrape was asked for, which is when the crawl read its
+    // counters (prom-client reads them all as the scrape begins); an answer can take seconds
+    // (a gauge that scans every busy host), and the pages it counts are those of its start
+    const closeWindow = ({ stored: pages, fetched, queued }: { stored: number; fetched: number; queued: number }, asked: Sample) => {
+      const { at: now, crawlCpu, natsCpu } = asked;
       const w: Window = { pages: pages - mark.pages, fetched: fetched - mark.fetched, queued: queued - mark.queued, seconds: (now - mark.at) / 1000, peakRssMb: peak, crawlCpu: crawlCpu - mark.crawlCpu, natsCpu: natsCpu - mark.natsCpu, probeMs: median(probe.take()) };
       windows.push(w);
       process.stdout.write(`${formatWindow(windows.length, pages, w)}\n`);
@@ -90,9 +98,10 @@ async function main() {
       const rss = rssMb(pid);
       peak = Math.max(peak, rss);
       overallPeak = Math.max(overallPeak, rss);
+      const asked: Sample = { at: performance.now(), crawlCpu: cpuSeconds(pid) ?? mark.crawlCpu, natsCpu: cpuSeconds(server.pid) ?? mark.natsCpu };
       const p = await progress(metricsPort);
       // the last window closes with the crawl: its CPU is read while the process still exists
-      if (p !== null && p.stored > mark.pages && (p.stored - mark.pages >= WINDOW || p.stored >= total)) closeWindow(p);
+      if (p !== null && p.stored > mark.pages && (p.stored - mark.pages >= WINDOW || p.stored >= total)) closeWindow(p, asked);
     }
     const code = await crawl.exited;
     if (code !== 0) throw new Error(`crawl run exited ${code}: ${crawl.stderr()}`);
