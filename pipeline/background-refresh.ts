@@ -1,32 +1,32 @@
 /**
  * A value that is slow to read (a scan of every busy host), kept fresh in the background for
- * a reader that must answer quickly (a metrics scrape). The first call waits for the first
- * read; after that a call answers at once with the last value read, and starts a new read when
- * that value is older than `maxAgeMs`, counted from the end of the read, so reads never
- * overlap and a read that takes longer than `maxAgeMs` still leaves the crawl `maxAgeMs`
- * between two. A read that fails keeps the last value (it is tried again at the next call
- * after `maxAgeMs`); only the first read's failure reaches the caller.
+ * a reader that must answer at once (a metrics scrape). The first read starts when this is
+ * made; a call answers with the last value read (undefined until the first read ends) and
+ * starts a new read when that value is older than `maxAgeMs`, counted from the end of the last
+ * read, so reads never overlap and a read that takes longer than `maxAgeMs` still leaves
+ * `maxAgeMs` between two. A read that fails keeps the last value and goes to `onError`; the
+ * next call after `maxAgeMs` tries again.
  */
-export function refreshedInBackground<T>(read: () => Promise<T>, o: { maxAgeMs: number; now?: () => number; onError?: (err: Error) => void }): () => Promise<T> {
+export function refreshedInBackground<T>(read: () => Promise<T>, o: { maxAgeMs: number; now?: () => number; onError?: (err: Error) => void }): () => T | undefined {
   const now = o.now ?? Date.now;
-  let last: { value: T } | null = null;
+  let last: { value: T } | undefined;
   let readAt = -Infinity;
-  let reading: Promise<T> | null = null;
-  const start = (): Promise<T> => {
-    reading = read()
-      .then((value) => {
-        last = { value };
-        return value;
-      })
+  let reading = false;
+  const start = () => {
+    reading = true;
+    read()
+      .then(
+        (value) => (last = { value }),
+        (err: Error) => o.onError?.(err),
+      )
       .finally(() => {
         readAt = now();
-        reading = null;
+        reading = false;
       });
-    return reading;
   };
-  return async () => {
-    if (last === null) return reading ?? start();
-    if (!reading && now() - readAt > o.maxAgeMs) start().catch((err: Error) => o.onError?.(err));
-    return last.value;
+  start();
+  return () => {
+    if (!reading && now() - readAt > o.maxAgeMs) start();
+    return last?.value;
   };
 }
