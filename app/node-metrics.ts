@@ -22,10 +22,10 @@ const REASON_LABELS: Record<WaitReason, string> = {
 /**
  * The scan behind the waiting-hosts gauge reads a few KV entries per busy host, one after
  * another: with a loaded server that is seconds for a few hundred hosts (6–9 s for 200 in
- * `npm run bench:long`'s first minutes). It runs in the background, from the node's start and
- * then this long after the last one ended, and a scrape answers with the last scan's figures
- * at once (none before the first scan ends): a scrape that waited for it would pass
- * Prometheus's timeout on a large crawl, and so would every other metric.
+ * `npm run bench:long`'s first minutes). It runs in the background, started by a scrape this
+ * long after the last one ended, and a scrape answers with the last scan's figures at once
+ * (none before the first scan ends): a scrape that waited for it would pass Prometheus's
+ * timeout on a large crawl, and so would every other metric.
  */
 const HOST_WAITS_MAX_AGE_MS = 10_000;
 

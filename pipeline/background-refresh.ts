@@ -1,11 +1,11 @@
 /**
  * A value that is slow to read (a scan of every busy host), kept fresh in the background for
- * a reader that must answer at once (a metrics scrape). The first read starts when this is
- * made; a call answers with the last value read (undefined until the first read ends) and
- * starts a new read when that value is older than `maxAgeMs`, counted from the end of the last
- * read, so reads never overlap and a read that takes longer than `maxAgeMs` still leaves
- * `maxAgeMs` between two. A read that fails keeps the last value and goes to `onError`; the
- * next call after `maxAgeMs` tries again.
+ * a reader that must answer at once (a metrics scrape). Nothing is read until the first call
+ * (a process nobody scrapes never scans). A call answers with the last value read (undefined
+ * until the first read ends) and starts a new read when that value is older than `maxAgeMs`,
+ * counted from the end of the last read, so reads never overlap and a read that takes longer
+ * than `maxAgeMs` still leaves `maxAgeMs` between two. A read that fails keeps the last value
+ * and goes to `onError`; the next call after `maxAgeMs` tries again.
  */
 export function refreshedInBackground<T>(read: () => Promise<T>, o: { maxAgeMs: number; now?: () => number; onError?: (err: Error) => void }): () => T | undefined {
   const now = o.now ?? Date.now;
@@ -24,7 +24,6 @@ export function refreshedInBackground<T>(read: () => Promise<T>, o: { maxAgeMs: 
         reading = false;
       });
   };
-  start();
   return () => {
     if (!reading && now() - readAt > o.maxAgeMs) start();
     return last?.value;

@@ -11,13 +11,15 @@ function manualReads() {
 
 const settled = () => new Promise((r) => setImmediate(r));
 
-test('a slow value: read at once when made, then answered without waiting, with the last value while a new read runs', async () => {
+test('a slow value: read from the first call on, answered without waiting, with the last value while a new read runs', async () => {
   let clock = 0;
   const { read, pending } = manualReads();
   const value = refreshedInBackground(read, { maxAgeMs: 10_000, now: () => clock });
-  assert.equal(pending.length, 1, 'the first read starts when it is made');
-  assert.equal(value(), undefined, 'nothing to answer before the first read ends');
-  assert.equal(pending.length, 1, 'and no second read meanwhile');
+  assert.equal(pending.length, 0, 'nothing is read before anyone asks');
+  assert.equal(value(), undefined, 'the first call starts the first read and does not wait for it');
+  assert.equal(pending.length, 1);
+  assert.equal(value(), undefined);
+  assert.equal(pending.length, 1, 'no second read while it runs');
 
   clock = 1_000;
   pending[0]!.resolve(1);
@@ -57,6 +59,7 @@ test('a slow value: a failed read keeps the last value, is reported, and is trie
   const { read, pending } = manualReads();
   const value = refreshedInBackground(read, { maxAgeMs: 1_000, now: () => clock, onError: (e) => errors.push(e.message) });
 
+  value();
   pending[0]!.reject(new Error('no server'));
   await settled();
   assert.deepEqual(errors, ['no server']);
