@@ -78,6 +78,8 @@ export const STAGE_ROLES: Record<string, StageRole> = {
       `$JS.API.CONSUMER.CREATE.KV_${BUCKETS.hosts}.>`,
       `$JS.API.CONSUMER.DELETE.KV_${BUCKETS.hosts}.>`,
       `$JS.FC.KV_${BUCKETS.hosts}.>`,
+      // the waiting-hosts gauge lists the bucket's keys (an ordered consumer whose info it reads)
+      `$JS.API.CONSUMER.INFO.KV_${BUCKETS.hosts}.>`,
     ],
   },
   fetch: {
