@@ -14,7 +14,14 @@ export function refreshedInBackground<T>(read: () => Promise<T>, o: { maxAgeMs: 
   let reading = false;
   const start = () => {
     reading = true;
-    read()
+    let pending: Promise<T>;
+    try {
+      pending = read();
+    } catch (err) {
+      // a read that throws before its promise (not an async function) still ends
+      pending = Promise.reject(err as Error);
+    }
+    pending
       .then(
         (value) => (last = { value }),
         (err: Error) => o.onError?.(err),

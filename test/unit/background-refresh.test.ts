@@ -81,3 +81,24 @@ test('a slow value: a failed read keeps the last value, is reported, and is trie
   value();
   assert.equal(pending.length, 4, 'and a new read starts once it is stale again');
 });
+
+test('a slow value: a read that throws before it returns a promise is a failed read like any other', async () => {
+  let clock = 0;
+  let calls = 0;
+  const errors: string[] = [];
+  const value = refreshedInBackground<number>(
+    () => {
+      calls += 1;
+      if (calls === 1) throw new Error('no connection');
+      return Promise.resolve(3);
+    },
+    { maxAgeMs: 1_000, now: () => clock, onError: (e) => errors.push(e.message) },
+  );
+  assert.equal(value(), undefined);
+  await settled();
+  assert.deepEqual(errors, ['no connection']);
+  clock = 1_001;
+  value();
+  await settled();
+  assert.equal(value(), 3, 'the read was not left running');
+});
