@@ -77,7 +77,7 @@ async function main() {
     const pid = crawl.child.pid!;
     const windows: Window[] = [];
     const started = performance.now();
-    let mark = { at: started, pages: 0, fetched: 0, queued: 0, crawlCpu: 0, natsCpu: cpuSeconds(server.pid) ?? 0 };
+    let mark: Sample & { pages: number; fetched: number; queued: number } = { at: started, pages: 0, fetched: 0, queued: 0, crawlCpu: 0, natsCpu: cpuSeconds(server.pid) ?? 0 };
     let peak = 0;
     let overallPeak = 0;
     let exited = false;
@@ -86,11 +86,10 @@ async function main() {
     // counters (prom-client reads them all as the scrape begins); an answer can take seconds
     // (a gauge that scans every busy host), and the pages it counts are those of its start
     const closeWindow = ({ stored: pages, fetched, queued }: { stored: number; fetched: number; queued: number }, asked: Sample) => {
-      const { at: now, crawlCpu, natsCpu } = asked;
-      const w: Window = { pages: pages - mark.pages, fetched: fetched - mark.fetched, queued: queued - mark.queued, seconds: (now - mark.at) / 1000, peakRssMb: peak, crawlCpu: crawlCpu - mark.crawlCpu, natsCpu: natsCpu - mark.natsCpu, probeMs: median(probe.take()) };
+      const w: Window = { pages: pages - mark.pages, fetched: fetched - mark.fetched, queued: queued - mark.queued, seconds: (asked.at - mark.at) / 1000, peakRssMb: peak, crawlCpu: asked.crawlCpu - mark.crawlCpu, natsCpu: asked.natsCpu - mark.natsCpu, probeMs: median(probe.take()) };
       windows.push(w);
       process.stdout.write(`${formatWindow(windows.length, pages, w)}\n`);
-      mark = { at: now, pages, fetched, queued, crawlCpu, natsCpu };
+      mark = { ...asked, pages, fetched, queued };
       peak = 0;
     };
     while (!exited) {
