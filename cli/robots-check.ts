@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { canonicalize } from '../stages/normalize/canonical-url.js';
 import { decodeRobotsBody } from '../stages/shared/robots/robots-fetch-policy.js';
-import { compileRobots, productToken } from '../stages/shared/robots/robots-rules.js';
+import { compileRobots, isValidProductToken, productToken } from '../stages/shared/robots/robots-rules.js';
 import { UsageError } from './usage-error.js';
 import { exitWhenDrained } from './exit.js';
 
@@ -11,6 +11,8 @@ export interface RobotsCheckOptions {
   robots?: string;
   /** a full User-Agent string or a bare product token */
   userAgent?: string;
+  /** the token to obey, instead of the user agent's product token (as the crawl's `--robots-token`) */
+  robotsToken?: string;
   /** append the deciding rule to each line */
   why?: boolean;
 }
@@ -35,14 +37,9 @@ export interface RobotsCheckIo {
  */
 export async function robotsCheck(opts: RobotsCheckOptions, urls: readonly string[], io: RobotsCheckIo): Promise<string[]> {
   if (opts.robots === undefined) throw new UsageError('robots-check: --robots <file> is required (- for stdin)');
-  if (opts.userAgent === undefined) throw new UsageError('robots-check: --user-agent <ua> is required');
+  if (opts.userAgent === undefined && opts.robotsToken === undefined) throw new UsageError('robots-check: --user-agent <ua> or --robots-token <name> is required');
   if (urls.length === 0) throw new UsageError('robots-check: give at least one URL to check');
-  let token: string;
-  try {
-    token = productToken(opts.userAgent);
-  } catch {
-    throw new UsageError(`robots-check: --user-agent ${JSON.stringify(opts.userAgent)} does not start with a product token ([A-Za-z_-]+)`);
-  }
+  const token = checkedToken(opts);
   const checked = urls.map((url) => ({ url, canonical: canonicalUrl(url) }));
 
   let bytes: Uint8Array;
@@ -66,6 +63,21 @@ export async function robotsCheck(opts: RobotsCheckOptions, urls: readonly strin
     }
     return line;
   });
+}
+
+/** The token the crawler would obey: `--robots-token`, else the user agent's product token. */
+function checkedToken(opts: RobotsCheckOptions): string {
+  if (opts.robotsToken !== undefined) {
+    if (!isValidProductToken(opts.robotsToken)) {
+      throw new UsageError(`robots-check: --robots-token must be a product token of letters, _ and - (RFC 9309), got ${JSON.stringify(opts.robotsToken)}`);
+    }
+    return opts.robotsToken.toLowerCase();
+  }
+  try {
+    return productToken(opts.userAgent!);
+  } catch {
+    throw new UsageError(`robots-check: --user-agent ${JSON.stringify(opts.userAgent)} names no product token ([A-Za-z_-]+ at its start or after "compatible;")`);
+  }
 }
 
 /** The URL the crawler would check: `url` must be an absolute http(s) URL. */
@@ -103,7 +115,8 @@ export function addRobotsCheckCommand(cli: Command): Command {
     .description('whether a robots.txt allows URLs for a user-agent, decided as the crawler does: one line "allowed URL" or "disallowed URL" each')
     .argument('<url...>', 'absolute http(s) URLs to check')
     .requiredOption('--robots <file>', 'the robots.txt file to read (- for stdin)')
-    .requiredOption('--user-agent <ua>', 'a User-Agent string or bare product token; its product token selects the group')
+    .option('--user-agent <ua>', 'a User-Agent string or bare product token; its product token (the product after "compatible;", else the first) selects the group')
+    .option('--robots-token <name>', 'the product token to check for, as the crawl\'s --robots-token (instead of --user-agent\'s)')
     .option('--why', 'append a tab and the deciding rule (or "(no matching rule)") to each line', false)
     .action(async (urls: string[], o: RobotsCheckOptions) => {
       const lines = await robotsCheck(o, urls, processIo);

@@ -3,6 +3,7 @@ import { collect, parseIntOption, parseNumberOption, UsageError } from './usage-
 import { parseResolveRule } from '../pipeline/adapters/resolve-map.js';
 import { allowList } from '../pipeline/adapters/address-policy.js';
 import { parseNamedPattern } from '../stages/shared/url-patterns.js';
+import { isValidProductToken, robotsTokenOf } from '../stages/shared/robots/robots-rules.js';
 import { defaultCrawlId, parseSettings, SettingsError, type CrawlSettings, type CrawlSettingsInput } from '../pipeline/settings.js';
 
 /** The crawl settings flags, shared by `crawl run` and `crawl topology apply`. */
@@ -14,7 +15,8 @@ export function addSettingsOptions(cmd: Command): Command {
     .option('--partitions <p>', 'partitions per edge (default 16)', parseIntOption('--partitions', 1, 1024))
     .option('--seen-expected-urls <n>', 'URLs the seen set is planned for, at 2 bytes each; a larger crawl grows it (default 1000000)', parseIntOption('--seen-expected-urls', 1024))
     .option('--min-delay-ms <n>', 'minimum gap between requests to one host (default 1000)', parseIntOption('--min-delay-ms', 0, 3_600_000))
-    .option('--user-agent <s>', 'User-Agent header, with a contact URL; its product token is matched in robots.txt')
+    .option('--user-agent <s>', 'User-Agent header, with a contact URL; its product token (the product after "compatible;", else the first) is matched in robots.txt, meta robots and X-Robots-Tag')
+    .option('--robots-token <name>', 'obey robots.txt groups, meta robots and X-Robots-Tag addressed to NAME instead of the user agent\'s product token', parseRobotsTokenOption)
     .option('--include <pattern>', 'only crawl URLs matching this glob or /regex/ (repeatable)', collect, [])
     .option('--exclude <pattern>', 'never crawl URLs matching this glob or /regex/ (repeatable)', collect, [])
     .option('--crawl-id <id>', 'name of this crawl in the output (default crawl-YYYYMMDD of its first run)')
@@ -56,6 +58,7 @@ const DIRECT_SETTINGS = [
   'partitions',
   'minDelayMs',
   'userAgent',
+  'robotsToken',
   'crawlId',
   'maxCrawlDelayMs',
   'robotsTtlMs',
@@ -133,10 +136,23 @@ export function mergeSettings(stored: CrawlSettings | null, o: SettingsFlags): C
   if (o.render && o.render.length > 0) s.render = o.render;
   if (o.include.length > 0) s.include = o.include;
   if (o.exclude.length > 0) s.exclude = o.exclude;
+  let settings: CrawlSettings;
   try {
-    return parseSettings({ ...(stored ?? { crawlId: defaultCrawlId() }), ...s });
+    settings = parseSettings({ ...(stored ?? { crawlId: defaultCrawlId() }), ...s });
   } catch (err) {
     if (err instanceof SettingsError) throw new UsageError(err.message);
     throw err;
   }
+  try {
+    robotsTokenOf(settings);
+  } catch {
+    throw new UsageError(`--user-agent ${JSON.stringify(settings.userAgent)} names no product token to obey in robots.txt ([A-Za-z_-]+ at its start or after "compatible;"): give --robots-token NAME`);
+  }
+  return settings;
+}
+
+/** `--robots-token`: a product token as RFC 9309 defines it, `[a-zA-Z_-]+`. */
+export function parseRobotsTokenOption(value: string): string {
+  if (!isValidProductToken(value)) throw new UsageError(`--robots-token must be a product token of letters, _ and - (RFC 9309), got ${JSON.stringify(value)}`);
+  return value;
 }

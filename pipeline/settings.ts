@@ -34,6 +34,11 @@ export const CrawlSettingsSchema = z
     /** a URL that got a retryable failure (5xx, 429, timeout, network) is tried this many more times */
     maxRetries: z.number().int().min(0).max(20).default(3),
     userAgent: z.string().min(1).default('jetstream-crawler/0.1 (+https://example.invalid/crawler-contact)'),
+    /**
+     * the name robots.txt groups, meta robots and X-Robots-Tag are obeyed as; absent: the
+     * user agent's product token (its `compatible;` product, else its first)
+     */
+    robotsToken: z.string().regex(/^[A-Za-z_-]+$/, 'a product token: letters, _ and - only (RFC 9309)').optional(),
     include: z.array(z.string()).default([]),
     exclude: z.array(z.string()).default([]),
     /** curl-like host overrides, PATTERN=ADDRESS[:PORT] */

@@ -136,6 +136,22 @@ describe('crawl robots-check (CLI)', () => {
     assert.deepEqual(lines(full.stdout), ['allowed http://h.test/private/x', 'disallowed http://h.test/mybot-only/y']);
   });
 
+  test('a compatible; user agent is matched by the product after "compatible;", as Google\'s crawlers are', async () => {
+    const urls = ['http://h.test/private/x', 'http://h.test/mybot-only/y'];
+    const r = await check([...ua, 'Mozilla/5.0 (compatible; MyBot/1.0; +http://example.org/bot)', ...urls]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(lines(r.stdout), ['allowed http://h.test/private/x', 'disallowed http://h.test/mybot-only/y'], "MyBot's group, not the * group Mozilla would get");
+  });
+
+  test('--robots-token overrides the user agent\'s token, and needs no --user-agent', async () => {
+    const urls = ['http://h.test/private/x', 'http://h.test/mybot-only/y'];
+    const over = await check([...ua, 'somebot/2.0', '--robots-token', 'MyBot', ...urls]);
+    assert.equal(over.code, 0, over.stderr);
+    assert.deepEqual(lines(over.stdout), ['allowed http://h.test/private/x', 'disallowed http://h.test/mybot-only/y']);
+    const alone = await check(['--robots', site, '--robots-token', 'mybot', ...urls]);
+    assert.equal(alone.stdout, over.stdout);
+  });
+
   test('--why: the deciding rule, or (no matching rule)', async () => {
     const r = await check([...ua, 'somebot', '--why', 'http://h.test/private/x', 'http://h.test/open', 'http://h.test/robots.txt']);
     assert.equal(r.code, 0, r.stderr);
@@ -180,15 +196,17 @@ describe('crawl robots-check (CLI)', () => {
   describe('errors: one line on stderr, exit 2, nothing on stdout', () => {
     const cases: Array<[string, string[], RegExp]> = [
       ['missing --robots', ['--user-agent', 'bot', 'http://h.test/'], /--robots/],
-      ['missing --user-agent', ['--robots', site, 'http://h.test/'], /--user-agent/],
+      ['missing --user-agent', ['--robots', site, 'http://h.test/'], /--user-agent <ua> or --robots-token <name> is required/],
       ['no URLs', ['--robots', site, '--user-agent', 'bot'], /argument/],
       ['unreadable file', ['--robots', path.join(dir, 'absent.txt'), '--user-agent', 'bot', 'http://h.test/'], /cannot read robots file .*absent\.txt: ENOENT/],
       ['a directory as the file', ['--robots', dir, '--user-agent', 'bot', 'http://h.test/'], /cannot read robots file .*EISDIR/],
       ['a relative URL', ['--robots', site, '--user-agent', 'bot', 'http://h.test/', '/private/x'], /"\/private\/x" is not an absolute http\(s\) URL/],
       ['a URL without a scheme', ['--robots', site, '--user-agent', 'bot', 'h.test/x'], /"h\.test\/x" is not an absolute http\(s\) URL/],
       ['an ftp URL', ['--robots', site, '--user-agent', 'bot', 'ftp://h.test/x'], /"ftp:\/\/h\.test\/x" is not an absolute http\(s\) URL/],
-      ['a UA without a product token', ['--robots', site, '--user-agent', '2bot/1.0', 'http://h.test/'], /--user-agent "2bot\/1\.0" does not start with a product token/],
-      ['an empty UA', ['--robots', site, '--user-agent', '', 'http://h.test/'], /--user-agent "" does not start with a product token/],
+      ['a UA without a product token', ['--robots', site, '--user-agent', '2bot/1.0', 'http://h.test/'], /--user-agent "2bot\/1\.0" names no product token/],
+      ['an empty UA', ['--robots', site, '--user-agent', '', 'http://h.test/'], /--user-agent "" names no product token/],
+      ['a --robots-token with a digit', ['--robots', site, '--robots-token', 'bot2', 'http://h.test/'], /--robots-token must be a product token of letters, _ and - \(RFC 9309\), got "bot2"/],
+      ['a --robots-token with a version', ['--robots', site, '--user-agent', 'bot', '--robots-token', 'MyBot/1.0', 'http://h.test/'], /--robots-token must be a product token/],
     ];
     for (const [name, args, message] of cases) {
       test(name, async () => {
@@ -262,7 +280,8 @@ describe('robotsCheck (function)', () => {
   test('usage errors, raised before the file is read', async () => {
     const bad: Array<[RobotsCheckOptions, string[], RegExp]> = [
       [{ userAgent: 'bot' }, ['http://h.test/'], /--robots <file> is required/],
-      [{ robots: 'r' }, ['http://h.test/'], /--user-agent <ua> is required/],
+      [{ robots: 'r' }, ['http://h.test/'], /--user-agent <ua> or --robots-token <name> is required/],
+      [{ robots: 'r', robotsToken: 'bot/1' }, ['http://h.test/'], /--robots-token must be a product token/],
       [{ robots: 'r', userAgent: 'bot' }, [], /at least one URL/],
       [{ robots: 'r', userAgent: '*' }, ['http://h.test/'], /product token/],
       [{ robots: 'r', userAgent: 'bot' }, ['mailto:a@h.test'], /not an absolute http\(s\) URL/],

@@ -11,6 +11,7 @@ import {
   isValidProductToken,
   productToken,
   robotsMatchPath,
+  robotsTokenOf,
   type RobotsRecord,
 } from '../../stages/shared/robots/robots-rules.js';
 import {
@@ -25,16 +26,34 @@ const rules = (body: string): RobotsRecord => ({ kind: 'rules', body, fetchedAt:
 const verdict = (body: string, url: string, agent = AGENT) => compileRobots(rules(body), agent).verdict(url);
 
 describe('productToken', () => {
+  // Google's crawlers are matched by the product after "compatible;", whatever comes before
+  // it; their user agent strings as Google Search Central's overview of Google crawlers lists them
   const table: Array<[string, string]> = [
     ['jetstream-crawler/0.1 (+https://example.org/crawler)', 'jetstream-crawler'],
-    ['Mozilla/5.0 (compatible; TestCrawler/1.0; +http://x)', 'mozilla'],
+    ['Mozilla/5.0 (compatible; TestCrawler/1.0; +http://x)', 'testcrawler'],
+    ['Mozilla/5.0 (compatible; ExampleBot/1.0; +https://example.org/bot)', 'examplebot'],
+    ['Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)', 'googlebot'],
+    ['Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; Googlebot/2.1; +http://www.google.com/bot.html) Chrome/120.0.0.0 Safari/537.36', 'googlebot'],
+    ['Mozilla/5.0 (Linux; Android 6.0.1; Nexus 5X Build/MMB29P) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Mobile Safari/537.36 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)', 'googlebot'],
+    ['Mozilla/5.0 (compatible; bingbot/2.0; +http://www.bing.com/bingbot.htm)', 'bingbot'],
+    ['Mozilla/5.0 (Compatible ; Example_Bot-News/3)', 'example_bot-news'],
+    // no product after "compatible;": the first product
+    ['Mozilla/5.0 (compatible; +http://example.org/bot)', 'mozilla'],
+    ['Mozilla/5.0 (X11; Linux x86_64) Chrome/120.0', 'mozilla'],
+    // "compatible" outside a comment does not name the crawler
+    ['crawler/1.0 compatible; other/2', 'crawler'],
     ['JetStream-Crawler', 'jetstream-crawler'],
     ['Foo_Bar2/1', 'foo_bar'],
   ];
   for (const [ua, token] of table) test(`${ua} -> ${token}`, () => assert.equal(productToken(ua), token));
-  for (const bad of ['', ' jetstream-crawler', '2bot', '/x']) {
+  for (const bad of ['', ' jetstream-crawler', '2bot', '/x', '(compatible; 2bot/1)']) {
     test(`${JSON.stringify(bad)} throws`, () => assert.throws(() => productToken(bad), /product token/));
   }
+  test('--robots-token overrides the user agent\'s token', () => {
+    assert.equal(robotsTokenOf({ userAgent: 'Mozilla/5.0 (compatible; ExampleBot/1.0)' }), 'examplebot');
+    assert.equal(robotsTokenOf({ userAgent: 'Mozilla/5.0 (compatible; ExampleBot/1.0)', robotsToken: 'Other_Bot' }), 'other_bot');
+    assert.equal(robotsTokenOf({ userAgent: '2bot', robotsToken: 'named' }), 'named', 'a user agent without a token is fine when the token is given');
+  });
 });
 
 describe('rule decisions', () => {

@@ -1,7 +1,7 @@
 import { jsonValue, parseJsonValue } from '../../../pipeline/kv-store.js';
 import { type KvStore } from '../../../ports/kv.js';
 import type { CrawlSettings } from '../../../pipeline/settings.js';
-import { compileRobots, productToken, type CompiledRobots, type RobotsRecord } from './robots-rules.js';
+import { compileRobots, robotsTokenOf, type CompiledRobots, type RobotsRecord } from './robots-rules.js';
 import { robotsTtlMs, withFailureHistory } from './robots-fetch-policy.js';
 
 export interface CachedRobots {
@@ -68,7 +68,7 @@ export class RobotsCache {
   }
 }
 
-/** The crawl's robots cache over its bucket: the agent's product token and the TTLs from the settings. */
-export function robotsCacheFor(store: KvStore, settings: Pick<CrawlSettings, 'userAgent' | 'robotsTtlMs' | 'robotsRetryMs'>): RobotsCache {
-  return new RobotsCache(store, productToken(settings.userAgent), { maxTtlMs: settings.robotsTtlMs, errorRetryMs: settings.robotsRetryMs });
+/** The crawl's robots cache over its bucket: the crawl's robots token and the TTLs from the settings. */
+export function robotsCacheFor(store: KvStore, settings: Pick<CrawlSettings, 'userAgent' | 'robotsToken' | 'robotsTtlMs' | 'robotsRetryMs'>): RobotsCache {
+  return new RobotsCache(store, robotsTokenOf(settings), { maxTtlMs: settings.robotsTtlMs, errorRetryMs: settings.robotsRetryMs });
 }

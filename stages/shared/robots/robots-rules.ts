@@ -85,17 +85,37 @@ export interface CompiledRobots {
 }
 
 /**
- * The product token of the crawler's user-agent string: the leading run of
- * `[A-Za-z_-]` characters, lower-cased.
- * 'jetstream-crawler/0.1 (+https://example.org/crawler)' -> 'jetstream-crawler'.
- * Throws when the string does not start with such a character.
+ * The product token of the crawler's user-agent string, lower-cased, as it is matched
+ * against robots.txt's `User-agent:` lines, meta robots names and `X-Robots-Tag` prefixes.
+ *
+ * A user agent that says `compatible; Name/1.0` inside a comment is named by that product,
+ * as Google's crawlers are (`Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)`
+ * obeys `User-agent: Googlebot`, and so does the form with `(KHTML, like Gecko; compatible;
+ * Googlebot/2.1; ...)`): the `Mozilla/5.0` in front is there for servers that sniff
+ * browsers, not to name the crawler. Otherwise it is the first product. Either way the token is
+ * the product name's leading run of `[A-Za-z_-]` (RFC 9309's token characters), without its
+ * version. 'jetstream-crawler/0.1 (+https://example.org/crawler)' -> 'jetstream-crawler';
+ * 'Mozilla/5.0 (compatible; ExampleBot/1.0; +https://example.org/bot)' -> 'examplebot'.
+ * Throws when neither gives such a run.
  */
 export function productToken(userAgent: string): string {
-  const m = /^[A-Za-z_-]+/.exec(userAgent);
+  const m = COMPATIBLE_PRODUCT.exec(userAgent) ?? FIRST_PRODUCT.exec(userAgent);
   if (!m) {
-    throw new Error(`user-agent ${JSON.stringify(userAgent)} does not start with a product token ([A-Za-z_-]+)`);
+    throw new Error(`user-agent ${JSON.stringify(userAgent)} names no product token ([A-Za-z_-]+ at its start or after "compatible;")`);
   }
-  return m[0].toLowerCase();
+  return m[1]!.toLowerCase();
+}
+
+/** `compatible; Name` inside a user agent's comment (after `(` or another comment part's `;`). */
+const COMPATIBLE_PRODUCT = /[(;]\s*compatible\s*;\s*([A-Za-z_-]+)/i;
+const FIRST_PRODUCT = /^([A-Za-z_-]+)/;
+
+/**
+ * The token this crawl obeys robots directives as: `--robots-token` when given, else the
+ * product token of `--user-agent` ({@link productToken}).
+ */
+export function robotsTokenOf(settings: { userAgent: string; robotsToken?: string | undefined }): string {
+  return settings.robotsToken !== undefined ? settings.robotsToken.toLowerCase() : productToken(settings.userAgent);
 }
 
 /** True when `token` is a valid product token to obey (Google's IsValidUserAgentToObey). */

@@ -1,0 +1,44 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Command } from 'commander';
+import { addSettingsOptions, mergeSettings, type SettingsFlags } from '../../cli/settings-flags.js';
+import { UsageError } from '../../cli/usage-error.js';
+import { robotsTokenOf } from '../../stages/shared/robots/robots-rules.js';
+
+/** The settings flags as `crawl run` parses them, then merged as it merges them. */
+function settingsFrom(args: string[]) {
+  const cmd = addSettingsOptions(new Command()).exitOverride();
+  cmd.parse(args, { from: 'user' });
+  return mergeSettings(null, cmd.opts<SettingsFlags>());
+}
+
+describe('settings flags: the robots token', () => {
+  test('from a compatible; user agent, the product after "compatible;"', () => {
+    const s = settingsFrom(['--user-agent', 'Mozilla/5.0 (compatible; ExampleBot/1.0; +https://example.org/bot)']);
+    assert.equal(s.robotsToken, undefined, 'nothing stored: workers derive it from the same user agent');
+    assert.equal(robotsTokenOf(s), 'examplebot');
+  });
+
+  test('--robots-token overrides it and is stored with the settings (crawl-config)', () => {
+    const s = settingsFrom(['--user-agent', 'Mozilla/5.0 (compatible; ExampleBot/1.0)', '--robots-token', 'Other_Bot']);
+    assert.equal(s.robotsToken, 'Other_Bot');
+    assert.equal(robotsTokenOf(s), 'other_bot');
+    // a later run's flags keep it (the stored settings are the base)
+    assert.equal(robotsTokenOf(mergeSettings(s, { resolve: [], include: [], exclude: [] })), 'other_bot');
+  });
+
+  const bad: Array<[string, string[], RegExp]> = [
+    ['a --robots-token with a version', ['--robots-token', 'Bot/1.0'], /^--robots-token must be a product token of letters, _ and - \(RFC 9309\), got "Bot\/1.0"$/],
+    ['a --robots-token with a digit', ['--robots-token', 'bot2'], /^--robots-token must be a product token/],
+    ['a user agent naming no token', ['--user-agent', '(compatible; 9bot)'], /^--user-agent "\(compatible; 9bot\)" names no product token .*: give --robots-token NAME$/],
+  ];
+  for (const [what, args, message] of bad) {
+    test(`${what}: a usage error naming the option`, () => {
+      assert.throws(() => settingsFrom(args), (err: unknown) => err instanceof UsageError && message.test(err.message));
+    });
+  }
+
+  test('a user agent without a token is fine with --robots-token', () => {
+    assert.equal(robotsTokenOf(settingsFrom(['--user-agent', '(compatible; 9bot)', '--robots-token', 'ninebot'])), 'ninebot');
+  });
+});
