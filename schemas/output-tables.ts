@@ -84,6 +84,8 @@ export const TABLES = {
     col('site_name', 'VARCHAR', true),
     /** true: the text and links are those of the DOM headless Chromium rendered (the render stage) */
     col('rendered', 'BOOLEAN'),
+    /** the robots rules addressed to the crawler and where they came from (`x-robots-tag: noindex; meta robots: nofollow`), NULL when none */
+    col('robots_directives', 'VARCHAR', true),
   ],
   links: [
     col('fetch_id', 'VARCHAR'),
@@ -210,6 +212,7 @@ export interface PageRow {
   published_at: number | null;
   site_name: string | null;
   rendered: boolean;
+  robots_directives: string | null;
 }
 
 /** One outgoing link found in a page. */

@@ -95,6 +95,9 @@ export const ExtractedPage = FetchedPage.omit({ body: true, headers: true }).ext
   /** SimHash of `text` (16 hex digits) and the number of words it was made of */
   simhash: z.string().optional(),
   text_words: z.number().int().nonnegative().optional(),
+  // Added with X-Robots-Tag, optional for the same reason.
+  /** the robots rules addressed to the crawler, by source: `x-robots-tag: noindex; meta robots: nofollow` (null: none) */
+  robots_directives: z.string().nullable().optional(),
 });
 export type ExtractedPage = z.infer<typeof ExtractedPage>;
 

@@ -17,6 +17,7 @@ import { articleMeta } from './article-meta.js';
 import { getAttr, Walker } from './html-walker.js';
 import type { TextSource } from './main-text.js';
 import type { ExtractedLink, Heading, HreflangAlternate } from './page-parts.js';
+import { indexingVerdict, type DirectiveGroup, type IndexingVerdict } from '../shared/robots/robots-directives.js';
 
 export { MAX_ANCHOR_TEXT, MAX_HEADINGS, MAX_HREFLANG } from './html-walker.js';
 
@@ -30,7 +31,10 @@ export interface ExtractedHtml {
   textSource: TextSource;
   links: ExtractedLink[];
   canonicalUrl: string | null;
-  metaRobots: { noindex: boolean; nofollow: boolean };
+  /** noindex/nofollow from the meta robots tags addressed to the crawler (unavailable_after not judged: extract-page does, at the fetch time) */
+  metaRobots: IndexingVerdict;
+  /** the rules of those tags, one group per name (`meta robots`, `meta <token>`) */
+  robotsMeta: DirectiveGroup[];
   /** From `<html lang>`, Content-Language meta or og:locale, else detected from the text (null if unsure). */
   language: string | null;
   /** Where `language` came from. */
@@ -66,8 +70,13 @@ function parseSafely(html: string): Document | null {
   }
 }
 
-export function extractHtml(html: string, pageUrl: string): ExtractedHtml {
-  const walker = new Walker();
+export interface ExtractHtmlOptions {
+  /** the crawler's robots token: `<meta name="TOKEN">` is read beside `<meta name="robots">` */
+  robotsToken?: string;
+}
+
+export function extractHtml(html: string, pageUrl: string, opts: ExtractHtmlOptions = {}): ExtractedHtml {
+  const walker = new Walker(opts.robotsToken);
   const doc = parseSafely(typeof html === 'string' ? html : String(html));
   if (doc !== null) walker.walk(doc);
 
@@ -117,7 +126,8 @@ export function extractHtml(html: string, pageUrl: string): ExtractedHtml {
     textSource,
     links,
     canonicalUrl: walker.canonicalHref === null ? null : resolveCanonical(walker.canonicalHref, base),
-    metaRobots: { ...walker.robots },
+    metaRobots: indexingVerdict(walker.robotsMeta),
+    robotsMeta: walker.robotsMeta,
     language: markupLanguage ?? detected,
     languageSource: markupLanguage !== null ? 'markup' : detected !== null ? 'detected' : null,
     description: walker.description ?? walker.ogDescription,

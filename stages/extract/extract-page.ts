@@ -10,6 +10,7 @@ import { cutToBytes, MESSAGE_SLACK_BYTES, utf8Length, withinBudget } from '../sh
 import { renderPatternReason, type RenderRouting } from './render-route.js';
 import { appShellReason } from './app-shell.js';
 import { simhashAndWords, simhashToHex } from '../shared/simhash.js';
+import { describeDirectives, indexingVerdict, xRobotsTagGroup, type DirectiveGroup } from '../shared/robots/robots-directives.js';
 
 const jsonBytes = (v: unknown) => utf8Length(JSON.stringify(v) ?? '') + 1;
 
@@ -47,6 +48,12 @@ function toRender(p: FetchedPage, reason: string, s: ExtractSettings): PageExtra
   };
 }
 
+/** The robots rules the page gave the crawler: its X-Robots-Tag header, then its meta tags. */
+function pageDirectives(p: FetchedPage, doc: ExtractedHtml, token: string): DirectiveGroup[] {
+  const header = xRobotsTagGroup(p.headers, token);
+  return header ? [header, ...doc.robotsMeta] : doc.robotsMeta;
+}
+
 export function extractPage(p: FetchedPage, s: ExtractSettings): PageExtraction {
   if (p.fetch_as === 'sitemap') return extractSitemap(p, s);
   // a page that came back from the render stage is never sent there again
@@ -54,7 +61,7 @@ export function extractPage(p: FetchedPage, s: ExtractSettings): PageExtraction 
   const byPattern = routable ? renderPatternReason(p.url, s.render.patterns) : null;
   if (byPattern) return toRender(p, byPattern, s);
   const { text: html, charset } = decodeBody(p.body, p.charset, { truncated: p.truncated });
-  const doc = extractHtml(html, p.url);
+  const doc = extractHtml(html, p.url, { robotsToken: s.robotsToken });
   const shell = routable && s.render.auto ? appShellReason({ text: doc.text, ...doc.shell }) : null;
   if (shell) return toRender(p, shell, s);
   const { body: _body, headers: _headers, ...meta } = p;
@@ -68,9 +75,12 @@ export function extractPage(p: FetchedPage, s: ExtractSettings): PageExtraction 
     (l) => utf8Length(l.url) + utf8Length(l.anchor) + l.rel.length + l.source.length + 24,
     quarter,
   );
+  // meta robots and X-Robots-Tag together, the most restrictive winning (robots-directives.ts)
+  const directives = pageDirectives(p, doc, s.robotsToken);
+  const robots = indexingVerdict(directives, p.fetch_time);
   // noindex: the page is recorded, but its text is not kept, nor what repeats it (headings,
   // OpenGraph, JSON-LD, like the description); its links and hreflang alternates are
-  const noindex = doc.metaRobots.noindex;
+  const noindex = robots.noindex;
   const text = noindex ? '' : cutToBytes(doc.mainText, quarter);
   const textFull = noindex ? '' : cutToBytes(doc.text, 2 * quarter - utf8Length(text));
   // the text's fingerprint is made here, on the extract thread, rather than by the simhash
@@ -104,15 +114,16 @@ export function extractPage(p: FetchedPage, s: ExtractSettings): PageExtraction 
         site_name: noindex ? null : doc.siteName,
         language: doc.language,
         canonical_url: doc.canonicalUrl,
-        noindex: doc.metaRobots.noindex,
-        nofollow: doc.metaRobots.nofollow,
+        noindex: robots.noindex,
+        nofollow: robots.nofollow,
+        robots_directives: describeDirectives(directives),
         links,
       }),
     },
   ];
   // nofollow: links are recorded in the output but not followed. Links from a page at the
   // maximum depth are not sent on either: normalize would only reject them all for depth.
-  const follow = !doc.metaRobots.nofollow;
+  const follow = !robots.nofollow;
   // (a job has a maximum depth of its own, which normalize applies)
   if (follow && links.length > 0 && (p.job !== undefined || p.depth + 1 <= s.maxDepth)) {
     messages.push({
@@ -129,7 +140,7 @@ export function extractPage(p: FetchedPage, s: ExtractSettings): PageExtraction 
       }),
     });
   }
-  counts.push({ what: 'pages', outcome: doc.metaRobots.noindex ? 'noindex' : 'ok', by: 1 });
+  counts.push({ what: 'pages', outcome: robots.noindex ? 'noindex' : 'ok', by: 1 });
   return {
     messages,
     counts,

@@ -14,6 +14,8 @@ export interface ExtractSettings {
   maxDepth: number;
   /** which pages go to the render stage instead (`--render`, `--render-auto`) */
   render: RenderRouting;
+  /** the crawler's robots token: meta robots named by it and X-Robots-Tag rules addressed to it apply */
+  robotsToken: string;
 }
 
 /** A metric count to add on the main thread: `extract/<what>{outcome}` by `by`. */

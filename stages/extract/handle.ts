@@ -1,6 +1,7 @@
 import type { FetchedPage } from '../../schemas/index.js';
 import type { Outcome, StageContext, StageInput } from '../../pipeline/stage.js';
 import { storeValidators } from '../shared/validators.js';
+import { robotsTokenOf } from '../shared/robots/robots-rules.js';
 import { extractPage } from './extract-page.js';
 import { type ExtractSettings, type PageExtraction } from './extraction.js';
 
@@ -11,7 +12,14 @@ export interface ExtractOptions {
 
 export function extractSettings(opts: ExtractOptions, ctx: StageContext): ExtractSettings {
   const st = ctx.settings;
-  return { titles: opts.titles, maxPayloadBytes: ctx.maxPayloadBytes, partitions: st.partitions, maxDepth: st.maxDepth, render: { patterns: st.render, auto: st.renderAuto } };
+  return {
+    titles: opts.titles,
+    maxPayloadBytes: ctx.maxPayloadBytes,
+    partitions: st.partitions,
+    maxDepth: st.maxDepth,
+    render: { patterns: st.render, auto: st.renderAuto },
+    robotsToken: robotsTokenOf(st),
+  };
 }
 
 /** The main thread's share of extracting a page, wherever the extraction ran: counts, and the KV write once the outputs are out. */

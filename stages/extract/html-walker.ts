@@ -7,13 +7,14 @@
  */
 import { parseFragment, html as p5html, type DefaultTreeAdapterTypes } from 'parse5';
 import { chunkedTextAdapter, textOf, type ChunkedTextNode } from './chunked-text-adapter.js';
-import { applyRobotsContent, collapseChunks, collapseChunksAndRanges, collapseWhitespace, LINE_BREAK, normalizeLanguage, truncate } from './metadata.js';
+import { collapseChunks, collapseChunksAndRanges, collapseWhitespace, LINE_BREAK, normalizeLanguage, truncate } from './metadata.js';
 import { ArticleSignals } from './article-meta.js';
 import { elementHints } from './boilerplate-hints.js';
 import { selectMainText, type MainText } from './main-text.js';
 import { IN_CAPTION, IN_CHROME, IN_LINK, IN_UNLIKELY, PageLayout } from './page-layout.js';
 import { addJsonLd, MAX_OPENGRAPH_KEYS, MAX_OPENGRAPH_VALUE, openGraphKey, refreshTarget, type JsonLdState } from './structured-data.js';
 import type { Heading, LinkSource } from './page-parts.js';
+import { addressesCrawler, metaRobotsRules, type DirectiveGroup } from '../shared/robots/robots-directives.js';
 
 type Node = DefaultTreeAdapterTypes.Node;
 type Element = DefaultTreeAdapterTypes.Element;
@@ -29,6 +30,8 @@ const ANCHOR_CHUNK_BUDGET = 250_000;
 export const MAX_HEADINGS = 200;
 const MAX_HEADING_TEXT = 500;
 export const MAX_HREFLANG = 200;
+/** Robots rules kept per meta name, however many tags repeat them. */
+const MAX_ROBOTS_RULES = 32;
 /** An author element is short (PageLayout.closeByline), so this only bounds the work. */
 const MAX_BYLINE_TEXT = 200;
 
@@ -98,6 +101,12 @@ function isHidden(el: Element): boolean {
 }
 
 export class Walker {
+  /**
+   * @param robotsToken the crawler's robots token: a meta tag of that name carries robots
+   * rules for it, as `<meta name="robots">` does for every crawler ('' for none but robots)
+   */
+  constructor(private readonly robotsToken = '') {}
+
   /** Visible text (text-node chunk arrays) in document order; BREAK marks block boundaries. */
   private readonly pieces: (readonly string[])[] = [];
   private hidden = 0;
@@ -124,7 +133,8 @@ export class Walker {
   description: string | null = null;
   ogDescription: string | null = null;
   ogLocale: string | null = null;
-  readonly robots = { noindex: false, nofollow: false };
+  /** rules of the meta robots tags addressed to the crawler (`robots`, or named by its token), one group per name */
+  readonly robotsMeta: DirectiveGroup[] = [];
   /** what the page says about its author, date and site (article-meta.ts) */
   readonly article = new ArticleSignals();
   /** what tells an application shell (app-shell.ts): scripts that run, and empty elements a script could mount into */
@@ -400,8 +410,8 @@ export class Walker {
     }
     const name = rawName?.trim().toLowerCase();
     this.article.meta(name ?? null, getAttr(el, 'itemprop')?.trim().toLowerCase() ?? null, content);
-    if (name === 'robots') {
-      applyRobotsContent(content, this.robots);
+    if (name !== undefined && addressesCrawler(name, this.robotsToken)) {
+      this.addRobotsMeta(name, content);
     } else if (name === 'description') {
       this.description ??= collapseWhitespace(content) || null;
     } else if (httpEquiv === 'content-language') {
@@ -409,6 +419,13 @@ export class Walker {
     } else if (property?.trim().toLowerCase() === 'og:description') {
       this.ogDescription ??= collapseWhitespace(content) || null;
     }
+  }
+
+  private addRobotsMeta(name: string, content: string): void {
+    const source = `meta ${name}`;
+    let group = this.robotsMeta.find((g) => g.source === source);
+    if (!group) this.robotsMeta.push((group = { source, rules: [] }));
+    for (const rule of metaRobotsRules(content)) if (group.rules.length < MAX_ROBOTS_RULES) group.rules.push(rule);
   }
 
   /**

@@ -1,5 +1,5 @@
 /**
- * Small normalizers for document metadata: language tags, robots directives, whitespace.
+ * Small normalizers for document metadata: language tags, whitespace.
  */
 
 const LANG_TAG = /^[a-z]{2,8}(?:-[a-z0-9]{1,8})*$/;
@@ -14,27 +14,6 @@ export function normalizeLanguage(raw: string | null | undefined): string | null
   const comma = raw.indexOf(',');
   const tag = (comma >= 0 ? raw.slice(0, comma) : raw).trim().replace(/_/g, '-').toLowerCase();
   return LANG_TAG.test(tag) ? tag : null;
-}
-
-export interface RobotsDirectives {
-  noindex: boolean;
-  nofollow: boolean;
-}
-
-/**
- * Parses a `<meta name="robots" content>` value into `into` (OR-ing with what is
- * already there, so several robots meta tags accumulate). Tokens are separated by
- * commas (whitespace also accepted), case-insensitive; `none` means noindex + nofollow.
- */
-export function applyRobotsContent(content: string, into: RobotsDirectives): void {
-  for (const raw of content.toLowerCase().split(/[\s,]+/)) {
-    if (raw === 'noindex') into.noindex = true;
-    else if (raw === 'nofollow') into.nofollow = true;
-    else if (raw === 'none') {
-      into.noindex = true;
-      into.nofollow = true;
-    }
-  }
 }
 
 /** Marker for a hard line break inside text passed to collapseWhitespace(s, true). */

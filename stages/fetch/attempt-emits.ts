@@ -25,6 +25,14 @@ function lastModifiedOf(res: HttpResponse): { last_modified?: number } {
 }
 import { classifyResponse } from './classify-response.js';
 import { harvestPdfLinks } from './pdf-links.js';
+import { indexingVerdict, xRobotsTagGroup } from '../shared/robots/robots-directives.js';
+import { robotsTokenOf } from '../shared/robots/robots-rules.js';
+
+/** `X-Robots-Tag: nofollow` (or none) for the crawler, as the reason says it, or null. */
+function pdfNofollow(res: HttpResponse, ctx: StageContext): string | null {
+  const group = xRobotsTagGroup(res.headers, robotsTokenOf(ctx.settings));
+  return group && indexingVerdict([group]).nofollow ? `X-Robots-Tag: ${group.rules.join(', ')}` : null;
+}
 
 /** Redirect hops followed from the URL first linked; one more is refused. */
 export const MAX_REDIRECTS = 5;
@@ -110,9 +118,11 @@ export function responseEmits(a: Attempt, res: HttpResponse, facts: ExchangeFact
         (u) => utf8Length(u) + 16,
         Math.max(0, ctx.maxPayloadBytes - MESSAGE_SLACK_BYTES),
       );
-      const reason = `${verdict.mimeType}: not stored; ${links.length} links harvested${res.truncated ? ' (body truncated)' : ''}`;
+      // the header is how a PDF says nofollow (it has no meta tags)
+      const nofollow = pdfNofollow(res, ctx);
+      const reason = `${verdict.mimeType}: not stored; ${links.length} links harvested${res.truncated ? ' (body truncated)' : ''}${nofollow ? `, not followed (${nofollow})` : ''}`;
       const out = [fetchOutcome(a, 'unsupported_content', reason)];
-      if (links.length > 0 && (g.job !== undefined || g.depth + 1 <= ctx.settings.maxDepth)) {
+      if (!nofollow && links.length > 0 && (g.job !== undefined || g.depth + 1 <= ctx.settings.maxDepth)) {
         out.push({
           subject: subjectFor('links', g.host, ctx.settings.partitions),
           msgId: `pdf-links:${g.fetch_id}`,

@@ -41,6 +41,7 @@ export function page(i: number, over: Partial<PageRow> = {}): PageRow {
     published_at: i % 2 === 0 ? T0 - 86_400_000 : null,
     site_name: 'Example',
     rendered: false,
+    robots_directives: null,
     ...over,
   };
 }

@@ -55,6 +55,30 @@ describe('extractHtml: metadata', () => {
     });
   }
 
+  // a meta named by the crawler's token applies beside name="robots"; one for another bot does not
+  const namedCases: Array<[string, string, { noindex: boolean; nofollow: boolean }, Array<{ source: string; rules: string[] }>]> = [
+    ['ours, any case', '<meta name="ExampleBot" content="NoIndex">', { noindex: true, nofollow: false }, [{ source: 'meta examplebot', rules: ['noindex'] }]],
+    ['another bot', '<meta name="googlebot" content="noindex, nofollow">', { noindex: false, nofollow: false }, []],
+    [
+      'ours and robots together: the most restrictive wins',
+      '<meta name="robots" content="index, follow, noarchive"><meta name="examplebot" content="nofollow">',
+      { noindex: false, nofollow: true },
+      [{ source: 'meta robots', rules: ['index', 'follow', 'noarchive'] }, { source: 'meta examplebot', rules: ['nofollow'] }],
+    ],
+    ['two tags of one name are one group', '<meta name="examplebot" content="noindex"><meta name="examplebot" content="nofollow">', { noindex: true, nofollow: true }, [{ source: 'meta examplebot', rules: ['noindex', 'nofollow'] }]],
+    ['a name that only starts with ours', '<meta name="examplebot-news" content="noindex">', { noindex: false, nofollow: false }, []],
+  ];
+  for (const [name, head, expected, groups] of namedCases) {
+    it(`meta named for the crawler: ${name}`, () => {
+      const r = extractHtml(body('<p>x</p>', head), PAGE, { robotsToken: 'examplebot' });
+      assert.deepEqual(r.metaRobots, expected);
+      assert.deepEqual(r.robotsMeta, groups);
+    });
+  }
+  it('without a token, only name="robots" counts (and a nameless meta is nobody\'s)', () => {
+    assert.deepEqual(extractHtml(body('<p>x</p>', '<meta name="examplebot" content="noindex"><meta name="" content="none">'), PAGE).metaRobots, { noindex: false, nofollow: false });
+  });
+
   const langCases: Array<[string, string, string | null]> = [
     ['<html lang="en">', '', 'en'],
     ['<html lang="EN-US">', '', 'en-us'],

@@ -151,6 +151,66 @@ describe('extract', () => {
     });
   }
 
+  // X-Robots-Tag from the fetched response's headers, and meta robots named for the crawler,
+  // whose token comes from the settings' user agent (its "compatible;" product) or --robots-token
+  const COMPATIBLE_UA = 'Mozilla/5.0 (compatible; ExampleBot/1.0; +https://example.org/bot)';
+  const directiveCases: Array<{
+    name: string;
+    xRobotsTag?: string;
+    meta?: string;
+    settings?: FakeContextOptions['settings'];
+    noindex: boolean;
+    nofollow: boolean;
+    directives: string | null;
+  }> = [
+    { name: 'X-Robots-Tag: noindex', xRobotsTag: 'noindex', noindex: true, nofollow: false, directives: 'x-robots-tag: noindex' },
+    { name: 'X-Robots-Tag: nofollow', xRobotsTag: 'nofollow', noindex: false, nofollow: true, directives: 'x-robots-tag: nofollow' },
+    { name: 'X-Robots-Tag: none', xRobotsTag: 'None', noindex: true, nofollow: true, directives: 'x-robots-tag: none' },
+    { name: 'X-Robots-Tag: all', xRobotsTag: 'all', noindex: false, nofollow: false, directives: 'x-robots-tag: all' },
+    { name: 'X-Robots-Tag addressed to our token', xRobotsTag: 'examplebot: noindex, nofollow', settings: { userAgent: COMPATIBLE_UA }, noindex: true, nofollow: true, directives: 'x-robots-tag: noindex, nofollow' },
+    { name: 'X-Robots-Tag addressed to another bot only', xRobotsTag: 'otherbot: noindex, nofollow', settings: { userAgent: COMPATIBLE_UA }, noindex: false, nofollow: false, directives: null },
+    {
+      name: 'two X-Robots-Tag headers, joined: another bot\'s, then ours',
+      xRobotsTag: 'googlebot: noindex, examplebot: nofollow',
+      settings: { userAgent: COMPATIBLE_UA },
+      noindex: false,
+      nofollow: true,
+      directives: 'x-robots-tag: nofollow',
+    },
+    { name: 'X-Robots-Tag for the --robots-token', xRobotsTag: 'mybot: noindex', settings: { userAgent: COMPATIBLE_UA, robotsToken: 'MyBot' }, noindex: true, nofollow: false, directives: 'x-robots-tag: noindex' },
+    { name: 'X-Robots-Tag unavailable_after a past date', xRobotsTag: 'unavailable_after: 25 Jun 2010 15:00:00 PST, noarchive', noindex: true, nofollow: false, directives: 'x-robots-tag: unavailable_after: 25 Jun 2010 15:00:00 PST, noarchive' },
+    { name: 'X-Robots-Tag unavailable_after a date after the fetch', xRobotsTag: 'unavailable_after: 2094-01-01', noindex: false, nofollow: false, directives: 'x-robots-tag: unavailable_after: 2094-01-01' },
+    { name: 'meta named by our token', meta: '<meta name="ExampleBot" content="noindex">', settings: { userAgent: COMPATIBLE_UA }, noindex: true, nofollow: false, directives: 'meta examplebot: noindex' },
+    { name: 'meta named for another bot', meta: '<meta name="otherbot" content="noindex, nofollow">', settings: { userAgent: COMPATIBLE_UA }, noindex: false, nofollow: false, directives: null },
+    {
+      name: 'header and meta together: the most restrictive of each wins',
+      xRobotsTag: 'nofollow',
+      meta: '<meta name="robots" content="index, follow"><meta name="examplebot" content="noindex">',
+      settings: { userAgent: COMPATIBLE_UA },
+      noindex: true,
+      nofollow: true,
+      directives: 'x-robots-tag: nofollow; meta robots: index, follow; meta examplebot: noindex',
+    },
+  ];
+  for (const c of directiveCases) {
+    test(`${c.name}: text ${c.noindex ? 'dropped' : 'kept'}, links ${c.nofollow ? 'not followed' : 'followed'}, rules recorded`, async () => {
+      const ctx = ctxWith(c.settings);
+      const headers: Record<string, string> = { 'content-type': 'text/html; charset=utf-8', etag: '"v1"', ...(c.xRobotsTag ? { 'x-robots-tag': c.xRobotsTag } : {}) };
+      const p = page(doc(`<title>T</title>${c.meta ?? ''}`, '<p>Secret words.</p><a href="/x">x</a>'), { headers });
+      const out = await extract(ctx, p);
+      const e = onlyOn(out, 'crawl.extracted', decodeExtracted);
+      assert.deepEqual({ noindex: e.noindex, nofollow: e.nofollow }, { noindex: c.noindex, nofollow: c.nofollow });
+      assert.equal(e.text, c.noindex ? '' : 'Secret words.');
+      assert.equal(e.text_full, c.noindex ? '' : 'Secret words.\nx');
+      assert.equal(e.robots_directives, c.directives);
+      assert.equal(pageRows({ ...e, simhash: e.simhash!, near_duplicate_of: null }, 'c').pages[0]!.robots_directives, c.directives, 'the pages row records them');
+      assert.equal(e.links.length, 1, 'links are recorded in the page either way');
+      assert.equal(decodedOn(out, 'crawl.links', decodeDiscoveredLinks).length, c.nofollow ? 0 : 1);
+      await (out as { afterPublish?: () => Promise<void> }).afterPublish?.();
+      assert.deepEqual((await readValidators(ctx.kv.validators, p.url))?.links, c.nofollow ? [] : [`https://${HOST}/x`], 'a 304 later follows only links that may be followed');
+    });
+  }
+
   const depthCases: Array<{ depth: number; maxDepth: number; followed: boolean }> = [
     { depth: 0, maxDepth: 0, followed: false },
     { depth: 0, maxDepth: 1, followed: true },

@@ -18,6 +18,7 @@ import {
 } from '../../schemas/index.js';
 import {
   createFakeContext,
+  decodedOn,
   emitted,
   emitsOn,
   htmlResponse,
@@ -440,6 +441,25 @@ describe('fetch: redirects, refusals, PDFs', () => {
     assert.deepEqual(l.links.map((x) => x.url), ['https://www.example.com/from-pdf']);
     assert.equal(l.depth, 3);
   });
+
+  // a PDF has no meta tags: X-Robots-Tag is how it says nofollow
+  const pdfHeaderCases: Array<{ header: string; followed: boolean; reason: string }> = [
+    { header: 'nofollow', followed: false, reason: 'application/pdf: not stored; 1 links harvested, not followed (X-Robots-Tag: nofollow)' },
+    { header: 'examplebot: none', followed: false, reason: 'application/pdf: not stored; 1 links harvested, not followed (X-Robots-Tag: none)' },
+    { header: 'googlebot: nofollow', followed: true, reason: 'application/pdf: not stored; 1 links harvested' },
+    { header: 'noindex', followed: true, reason: 'application/pdf: not stored; 1 links harvested' },
+  ];
+  for (const c of pdfHeaderCases) {
+    test(`a PDF with X-Robots-Tag: ${c.header}: its links are ${c.followed ? '' : 'not '}followed`, async () => {
+      const pdf = '%PDF-1.4\n1 0 obj << /Type /Annot /A << /S /URI /URI (https://www.example.com/from-pdf) >> >> endobj\n%%EOF';
+      const ctx = await granted(() => httpResponse(200, { headers: { 'content-type': 'application/pdf', 'x-robots-tag': c.header }, body: pdf }), {
+        settings: { userAgent: 'Mozilla/5.0 (compatible; ExampleBot/1.0; +https://example.org/bot)' },
+      });
+      const out = await fetch(ctx, grantFor('/doc.pdf'));
+      assert.equal(onlyOn(out, 'crawl.outcomes', decodeOutcome).reason, c.reason);
+      assert.equal(decodedOn(out, 'crawl.links', decodeDiscoveredLinks).length, c.followed ? 1 : 0);
+    });
+  }
 });
 
 describe('fetch: conditional GET', () => {

@@ -96,6 +96,7 @@ function finalPage(n: number, over: Partial<FinalPage> = {}): FinalPage {
     author: 'Jane Doe',
     published_at: 1_699_000_000_000,
     site_name: 'Example News',
+    robots_directives: 'x-robots-tag: nofollow',
     simhash: '0123456789abcdef',
     near_duplicate_of: 'https://mirror.example.org/p',
     ...over,
@@ -268,6 +269,7 @@ describe('persist', () => {
         published_at: 1_699_000_000_000,
         site_name: 'Example News',
         rendered: false,
+        robots_directives: 'x-robots-tag: nofollow',
       },
     ]);
     assert.deepEqual(batch.links, [
