@@ -140,3 +140,5 @@ export {
   appTextMarker,
 } from './render-hosts.js';
 export type { RenderHostsOptions } from './render-hosts.js';
+export { DirectiveHosts, DIRECTIVES_DOMAIN, DIRECTIVES_HOST, DIRECTIVES_SEED_URL, DIRECTIVE_PAGES, leafOf, textMarkerOf } from './directive-hosts.js';
+export type { DirectivePage, DirectiveResponse } from './directive-hosts.js';
