@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { startTestWeb, expectedCrawl, type TestWeb } from '../../testweb/index.js';
+import { startTestWeb, expectedCrawl, DIRECTIVE_PAGES, DIRECTIVES_HOST, DIRECTIVES_SEED_URL, leafOf, textMarkerOf, type TestWeb } from '../../testweb/index.js';
 import { openOutputDatabase } from '../../pipeline/adapters/duckdb-views.js';
 import { assertPolite } from '../support/politeness-audit.js';
 import { E2E, crawlArgs, expectedUrls, storedPages } from '../support/e2e-web.js';
@@ -15,13 +15,20 @@ import { warcFiles } from '../support/warc-reader.js';
 
 /** small, so that the crawl's WARC files rotate */
 const WARC_MAX = 256 * 1024;
+/**
+ * The user agent of this crawl: Google's form, so the robots.txt groups of TestCrawler (and
+ * the politeness audit, for E2E.token) hold only if the token is taken after "compatible;"
+ */
+const COMPATIBLE_UA = 'Mozilla/5.0 (compatible; TestCrawler/1.0; +http://127.0.0.1/crawler-contact)';
+/** the site hosts' pages: the host of robots directives is crawled beside them and checked on its own */
+const SITE_PAGES = "url_host_name LIKE '%.site.test'";
 
 describe('end to end: crawl run --until-idle over the local test web, then its WARC archive and captures index', () => {
   let web: TestWeb;
   let out: string;
 
   before(async () => {
-    web = await startTestWeb({ hosts: E2E.hosts, pagesPerHost: E2E.pagesPerHost, seed: E2E.seed });
+    web = await startTestWeb({ hosts: E2E.hosts, pagesPerHost: E2E.pagesPerHost, seed: E2E.seed, directives: true });
     out = mkdtempSync(path.join(os.tmpdir(), 'crawl-e2e-'));
   });
   after(async () => {
@@ -40,12 +47,13 @@ describe('end to end: crawl run --until-idle over the local test web, then its W
   });
 
   it('stores every reachable page exactly once, politely, and answers SQL', async () => {
-    const result = await runCli(['run', ...crawlArgs(web, out), '--warc-max-bytes', String(WARC_MAX), '--until-idle']);
+    const args = [...crawlArgs(web, out), '--user-agent', COMPATIBLE_UA, '--seed', DIRECTIVES_SEED_URL];
+    const result = await runCli(['run', ...args, '--warc-max-bytes', String(WARC_MAX), '--until-idle']);
     assert.equal(result.code, 0, `crawl run failed: ${result.stderr}`);
     assert.match(result.stdout, /crawl output: /);
 
     const stored = await storedPages(out);
-    assert.deepEqual(stored.urls, expectedUrls(web));
+    assert.deepEqual(stored.urls.filter((u) => !u.startsWith(DIRECTIVES_SEED_URL)), expectedUrls(web));
     assert.equal(new Set(stored.urls).size, stored.rows, 'a page stored twice');
 
     const audit = assertPolite(web.requestLog(), web.model, E2E.token, E2E.minDelayMs);
@@ -70,7 +78,7 @@ describe('end to end: crawl run --until-idle over the local test web, then its W
       const chrome = await db.run(
         "SELECT count(*) FILTER (WHERE text LIKE '%We use cookies%' OR text LIKE '%unsubscribe at any time%'), " +
           "count(*) FILTER (WHERE text_full LIKE '%We use cookies%'), count(*) FILTER (WHERE headings IS NOT NULL), " +
-          "count(*) FILTER (WHERE length(text) >= length(text_full)), count(*) FROM pages WHERE NOT noindex",
+          `count(*) FILTER (WHERE length(text) >= length(text_full)), count(*) FROM pages WHERE NOT noindex AND ${SITE_PAGES}`,
       );
       const [chromeInText, cookieInFull, withHeadings, mainNotShorter, indexed] = chrome.rows[0]!.map(Number);
       assert.equal(chromeInText, 0, 'no cookie banner or newsletter box in the main text');
@@ -80,7 +88,7 @@ describe('end to end: crawl run --until-idle over the local test web, then its W
       // the main text is never empty where the page has text; the article fields come through to the view
       const article = await db.run(
         "SELECT count(*) FILTER (WHERE text_source = 'main'), count(*) FILTER (WHERE text = '' AND length(text_full) > 500), " +
-          "count(*) FILTER (WHERE author IS NOT NULL), count(*) FILTER (WHERE author LIKE 'By %') FROM pages WHERE NOT noindex",
+          `count(*) FILTER (WHERE author IS NOT NULL), count(*) FILTER (WHERE author LIKE 'By %') FROM pages WHERE NOT noindex AND ${SITE_PAGES}`,
       );
       const [fromMain, emptyMain, withAuthor, authorWithBy] = article.rows[0]!.map(Number);
       assert.equal(fromMain, indexed, 'every page has a main text of its own');
@@ -94,12 +102,51 @@ describe('end to end: crawl run --until-idle over the local test web, then its W
     }
   });
 
+  it('honours X-Robots-Tag and meta robots addressed to it (text not kept for noindex, links not followed for nofollow), not those of another bot', async () => {
+    const db = await openOutputDatabase(out);
+    try {
+      const rows = await db.run(
+        `SELECT url, noindex, nofollow, text_full, robots_directives FROM pages WHERE url_host_name = '${DIRECTIVES_HOST}'`,
+      );
+      const pages = new Map(rows.rows.map(([url, ...rest]) => [String(url), rest as [boolean, boolean, string, string | null]]));
+      const links = await db.run(`SELECT src_url, dst_url FROM links WHERE src_url LIKE '${DIRECTIVES_SEED_URL}%'`);
+      const linked = new Set(links.rows.map(([src, dst]) => `${src} ${dst}`));
+      const log = web.requestLog().filter((r) => r.host === DIRECTIVES_HOST);
+      const requested = new Set(log.map((r) => r.path));
+      console.log(`${DIRECTIVES_HOST}: ${log.length} requests in ${Math.round(log.at(-1)!.end - log[0]!.start)} ms of the crawl`);
+      const pdfReasons = await db.run(`SELECT url, reason FROM fetch_log WHERE url LIKE '${DIRECTIVES_SEED_URL}%.pdf'`);
+      const reasonOf = new Map(pdfReasons.rows.map(([url, reason]) => [String(url), String(reason)]));
+      for (const p of DIRECTIVE_PAGES) {
+        const url = `${DIRECTIVES_SEED_URL}${p.path.slice(1)}`;
+        const leaf = `${DIRECTIVES_SEED_URL}${leafOf(p.path).slice(1)}`;
+        assert.equal(requested.has(leafOf(p.path)), !p.nofollow, `${p.path}: its link ${p.nofollow ? 'not ' : ''}followed`);
+        assert.equal(pages.has(leaf), !p.nofollow, `${p.path}: its leaf ${p.nofollow ? 'not ' : ''}stored`);
+        if (p.pdf) {
+          assert.match(reasonOf.get(url) ?? '', p.nofollow ? /1 links harvested, not followed \(X-Robots-Tag: nofollow\)$/ : /1 links harvested$/, `${p.path}: fetch_log`);
+          continue;
+        }
+        const row = pages.get(url);
+        assert.ok(row, `${p.path} is stored`);
+        const [noindex, nofollow, textFull, directives] = row;
+        assert.deepEqual({ noindex, nofollow }, { noindex: p.noindex, nofollow: p.nofollow }, `${p.path}: the combined verdict`);
+        assert.equal(textFull.includes(`${textMarkerOf(p.path)},`), !p.noindex, `${p.path}: text ${p.noindex ? 'not ' : ''}kept`);
+        assert.ok(linked.has(`${url} ${leaf}`), `${p.path}: its link is recorded either way`);
+        // every page here either restricts us or addresses only another bot, whose rules are not recorded
+        assert.equal(directives !== null, p.noindex || p.nofollow, `${p.path}: robots_directives ${directives}`);
+      }
+      assert.equal(pages.get(`${DIRECTIVES_SEED_URL}xrt-two-headers.html`)![3], 'x-robots-tag: nofollow', 'of two headers, only the rule after our token');
+      assert.equal(pages.get(`${DIRECTIVES_SEED_URL}combined.html`)![3], 'x-robots-tag: noindex; meta robots: index, follow');
+    } finally {
+      await db.close();
+    }
+  });
+
   it('every WARC file reads to its end with warcio, and every captures row leads to its record', async () => {
     const audit = await auditArchive(out);
     console.log(`archive: ${audit.files} WARC files, ${audit.records} records, ${audit.captures} captures ${JSON.stringify(audit.bySubset)}`);
     assert.ok(audit.files > 1, 'files are rotated at --warc-max-bytes');
     for (const f of warcFiles(out)) assert.ok(statSync(f).size <= WARC_MAX + 64 * 1024, `${f} is far past the rotation size`);
-    assert.equal(audit.bySubset['robotstxt'], web.model.siteHostNames.length, 'one robots.txt capture per host');
+    assert.equal(audit.bySubset['robotstxt'], web.model.siteHostNames.length + 1, 'one robots.txt capture per host (the site hosts and the directives host)');
     assert.ok((audit.bySubset['crawldiagnostics'] ?? 0) > 0, 'redirects and errors are archived');
   });
 
@@ -110,7 +157,7 @@ describe('end to end: crawl run --until-idle over the local test web, then its W
         `SELECT p.url, p.content_digest, count(c.capture_id), min(c.content_digest), min(c.subset)
          FROM pages p LEFT JOIN captures c ON c.fetch_id = p.fetch_id GROUP BY ALL`,
       );
-      assert.equal(pages.rows.length, expectedUrls(web).length);
+      assert.equal(pages.rows.length, (await storedPages(out)).rows);
       for (const [url, digest, n, captured, subset] of pages.rows) {
         assert.equal(Number(n), 1, `${url}: captures`);
         assert.equal(captured, digest, `${url}: captures.content_digest = pages.content_digest`);
