@@ -152,8 +152,10 @@ describe('X-Robots-Tag', () => {
     assert.deepEqual(xRobotsTagGroup({ 'x-robots-tag': 'noindex, googlebot: nofollow' }, TOKEN), { source: 'x-robots-tag', rules: ['noindex'] });
   });
 
-  test('a header of thousands of rules keeps 32 of them', () => {
+  test('a header of thousands of rules keeps 32 of them, counted after other bots\' are left out', () => {
     assert.equal(xRobotsTagRules(Array(5000).fill('noarchive').join(', '), TOKEN).length, 32);
+    const others = Array.from({ length: 40 }, (_, i) => `bot${i}: noarchive`).join(', ');
+    assert.deepEqual(xRobotsTagRules(`${others}, examplebot: noindex`, TOKEN), ['noindex']);
   });
 });
 

@@ -44,6 +44,8 @@ const VALUED_RULES: ReadonlySet<string> = new Set(['unavailable_after', 'max-sni
 /** Rules kept per source (a header or meta tag is not a place to store a novel). */
 const MAX_RULES = 32;
 const MAX_RULE_CHARS = 200;
+/** Comma-separated items read of one value: a bound on the work, far above any real header's. */
+const MAX_ITEMS = 512;
 
 /** The product token a name is matched by: its leading `[A-Za-z_-]` run, lower-cased ('' when none). */
 export function nameToken(name: string): string {
@@ -58,7 +60,9 @@ export function addressesCrawler(name: string, token: string): boolean {
 
 /** The rules of a meta robots `content` (whatever its name: the caller checked it addresses the crawler). */
 export function metaRobotsRules(content: string): string[] {
-  return readRules(content, null).map((r) => r.rule);
+  return readRules(content, null)
+    .slice(0, MAX_RULES)
+    .map((r) => r.rule);
 }
 
 /**
@@ -68,6 +72,7 @@ export function metaRobotsRules(content: string): string[] {
 export function xRobotsTagRules(value: string, token: string): string[] {
   return readRules(value, token)
     .filter((r) => r.agent === null || nameToken(r.agent) === token)
+    .slice(0, MAX_RULES)
     .map((r) => r.rule);
 }
 
@@ -134,10 +139,10 @@ interface ReadRule {
  * read as separate rules too (`noindex nofollow`), as lenient parsers do.
  */
 function readRules(value: string, token: string | null): ReadRule[] {
-  const pieces = value.split(',');
+  const pieces = value.split(',', MAX_ITEMS);
   const out: ReadRule[] = [];
   let agent: string | null = null;
-  for (let i = 0; i < pieces.length && out.length < MAX_RULES; i++) {
+  for (let i = 0; i < pieces.length; i++) {
     let piece = pieces[i]!.trim();
     if (piece === '') continue;
     const colon = /^([^:\s]+)\s*:\s*(.*)$/s.exec(piece);
@@ -162,8 +167,8 @@ function readRules(value: string, token: string | null): ReadRule[] {
     }
     // a colon that is neither a user agent nor a valued rule (`other bot: noindex`): unreadable
     if (piece.includes(':')) continue;
-    for (const word of piece.split(/\s+/)) {
-      if (word !== '' && out.length < MAX_RULES) out.push({ agent, rule: word.toLowerCase().slice(0, MAX_RULE_CHARS) });
+    for (const word of piece.split(/\s+/, MAX_ITEMS)) {
+      if (word !== '') out.push({ agent, rule: word.toLowerCase().slice(0, MAX_RULE_CHARS) });
     }
   }
   return out;
