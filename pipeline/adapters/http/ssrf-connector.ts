@@ -75,7 +75,9 @@ async function connect(o: ConnectorOptions, tls: buildConnector.connector, opts:
   const deadline = new AbortController();
   const timer = setTimeout(() => deadline.abort(new errors.ConnectTimeoutError(`connect timeout after ${timeoutMs} ms`)), timeoutMs);
   try {
-    const targets = preferAddress(await abortable(o.targets.of(opts.hostname, port), deadline.signal), o.preferFor?.(origin));
+    // the charged address first, unless it failed lately here (it is still charged: see docs/politeness-and-robots.md#addresses)
+    const charged = o.preferFor?.(origin) ?? null;
+    const targets = preferAddress(await abortable(o.targets.of(opts.hostname, port), deadline.signal), charged && !o.health.failedLately(charged) ? charged : null);
     const proxy = o.proxyFor?.(opts.protocol, opts.hostname, port) ?? null;
     const { socket, index } = await raceConnect<Socket>(
       targets.length,
