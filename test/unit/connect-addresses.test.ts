@@ -161,6 +161,10 @@ describe('happy eyeballs', () => {
     assert.deepEqual(r.aborted.sort(), [0, 1]);
   });
 
+  test('no address at all is an error, not a wait', async () => {
+    await assert.rejects(raceConnect(0, () => assert.fail('no attempt'), String, { attemptDelayMs: 1, signal: new AbortController().signal }), /no address to connect to/);
+  });
+
   test('a fatal failure (the proxy is down) ends the race without trying the others', async () => {
     const started: number[] = [];
     const race = raceConnect<FakeSocket>(

@@ -118,6 +118,10 @@ export function raceConnect<S extends { destroy(): unknown }>(
       reject(opts.signal.reason);
       return;
     }
+    if (count === 0) {
+      reject(new Error('no address to connect to'));
+      return;
+    }
     opts.signal.addEventListener('abort', onAbort, { once: true });
     startNext();
   });
