@@ -5,6 +5,8 @@ import { parseResolveRule } from '../pipeline/adapters/resolve-map.js';
 import { streamAccess } from '../pipeline/adapters/stream-access.js';
 import { hostAddressResolver } from '../pipeline/adapters/host-address.js';
 import { DnsCache } from '../pipeline/adapters/dns-cache.js';
+import { AddressHealth } from '../pipeline/adapters/address-health.js';
+import type { ProxyCredentials } from '../pipeline/adapters/http/proxy-config.js';
 import { openKvStores, type KvStores } from '../pipeline/adapters/nats-kv.js';
 import { watchNatsConnection } from '../pipeline/adapters/nats-connection.js';
 import { timedKvStore } from '../pipeline/timed-kv.js';
@@ -40,14 +42,16 @@ function timedKvStores(kv: KvStores, metrics: StageMetrics): KvStores {
 }
 
 /**
- * What a process's stages share: KV buckets, metrics, the HTTP client (with `--resolve` and the
- * DNS cache) and stream access, on one connection. The caller closes `http`.
+ * What a process's stages share: KV buckets, metrics, the HTTP client (with `--resolve`, the
+ * DNS cache, the proxy) and stream access, on one connection. The caller closes `http`.
+ * `proxyCredentials` are this process's own (a file or its environment): never in settings.
  */
 export async function createNodeContext(
   nc: NatsConnection,
   settings: CrawlSettings,
   log: Logger,
   metrics = new StageMetrics(),
+  proxyCredentials?: ReadonlyMap<string, ProxyCredentials>,
 ): Promise<{ ctx: StageContext; kv: KvStores; http: HttpClient }> {
   const kv = timedKvStores(await openKvStores(nc), metrics);
   reportDeniedPermissions(nc, log);
@@ -58,7 +62,17 @@ export async function createNodeContext(
     negativeTtlMs: settings.dnsNegativeTtlMs,
     servers: settings.dnsServers,
   });
-  const http = createHttpClient({ userAgent: settings.userAgent, resolve: resolveRules, dns, allowNetworks: settings.allowNetworks });
+  // which of a host's addresses failed lately: the client tries them last, the gate charges the first
+  const addressHealth = new AddressHealth();
+  const http = createHttpClient({
+    userAgent: settings.userAgent,
+    resolve: resolveRules,
+    dns,
+    allowNetworks: settings.allowNetworks,
+    proxy: { httpProxy: settings.httpProxy, httpsProxy: settings.httpsProxy, noProxy: settings.noProxy },
+    ...(proxyCredentials ? { proxyCredentials } : {}),
+    addressHealth,
+  });
   const ctx: StageContext = {
     settings,
     clock: { now: () => Date.now() },
@@ -68,7 +82,7 @@ export async function createNodeContext(
     http,
     maxPayloadBytes: nc.info?.max_payload ?? 1024 * 1024,
     streams: streamAccess(nc),
-    resolveHost: hostAddressResolver(resolveRules, dns),
+    resolveHost: hostAddressResolver(resolveRules, dns, settings.allowNetworks, addressHealth),
   };
   return { ctx, kv, http };
 }
@@ -106,6 +120,8 @@ export interface NodeOptions {
   render?: { concurrency?: number; memoryMb?: number };
   /** the metrics to count into (a served registry); a fresh one by default */
   metrics?: StageMetrics;
+  /** Proxy-Authorization credentials by proxy origin, from this process's file or environment */
+  proxyCredentials?: ReadonlyMap<string, ProxyCredentials>;
 }
 
 /** A page's JavaScript heap unless `--render-memory-mb` says otherwise: past it the page's renderer dies and the render fails. */
@@ -117,7 +133,7 @@ export const DEFAULT_RENDER_MEMORY_MB = 512;
  * no new messages, in-flight ones finish, persist flushes.
  */
 export async function startNode(nc: NatsConnection, settings: CrawlSettings, stages: readonly StageName[], opts: NodeOptions): Promise<CrawlNode> {
-  const { ctx, kv, http } = await createNodeContext(nc, settings, opts.log, opts.metrics);
+  const { ctx, kv, http } = await createNodeContext(nc, settings, opts.log, opts.metrics, opts.proxyCredentials);
   const outDir = opts.outDir;
   const renderConcurrency = opts.render?.concurrency ?? opts.concurrency?.render ?? DEFAULT_RENDER_CONCURRENCY;
   const factory: StageFactoryOptions = {

@@ -12,6 +12,7 @@ import { runStreams } from './streams.js';
 import { runGet } from './get.js';
 import { applyTopologyCommand } from './topology-command.js';
 import { addSettingsOptions } from './settings-flags.js';
+import { addProxyProcessOptions } from './proxy-options.js';
 import { addRetentionOptions } from './retention-flags.js';
 import { addRobotsCheckCommand } from './robots-check.js';
 import { addDeadLettersCommand } from './dead-letters.js';
@@ -52,7 +53,7 @@ function program(): Command {
       outputError: (s, write) => write(`crawl: ${s.trim().replace(/\s*\n\s*/g, ' ')}\n`),
     });
 
-  addRenderProcessOptions(addMetricsOptions(addLogOptions(addRetentionOptions(addSettingsOptions(cli.command('run'))))))
+  addProxyProcessOptions(addRenderProcessOptions(addMetricsOptions(addLogOptions(addRetentionOptions(addSettingsOptions(cli.command('run')))))))
     .description('crawl from seeds with every stage in this process (starts nats-server unless NATS_URL is set); resumes a crawl in the same --out')
     .option('--seed <url>', 'a seed URL (repeatable)', collect, [])
     .option('--seeds-file <file>', 'a file of seed URLs, one a line (# comments)')
@@ -70,7 +71,7 @@ function program(): Command {
     .option('--out <dir>', 'the running crawl’s output directory (when it runs an embedded server)', DEFAULT_OUT)
     .action(async (urls: string[], o) => exitWhenDrained(await seedCrawl(urls, o)));
 
-  addRenderProcessOptions(addMetricsOptions(addLogOptions(cli.command('worker'))))
+  addProxyProcessOptions(addRenderProcessOptions(addMetricsOptions(addLogOptions(cli.command('worker')))))
     .description('run one stage of a running crawl in this process (start as many as you like)')
     .requiredOption('--stage <name>', 'normalize | seen-filter | politeness-gate | fetch | render | extract | simhash | persist | archive')
     .option('--concurrency <n>', 'messages handled at once by this process', parseIntOption('--concurrency', 1, 100_000))
@@ -138,12 +139,14 @@ function program(): Command {
     .option('--render-hosts', 'also serve the hosts whose pages need a browser (*.render.test): an app built by JavaScript, a page reaching for loopback, a page that never settles', false)
     .option('--fresh', 'also serve hosts whose pages change on a schedule (*.fresh.test): validators, 304s, sitemaps', false)
     .option('--directives', 'also serve www.directives.test: pages that say noindex and nofollow by X-Robots-Tag and meta tags named for a crawler', false)
+    .option('--network', 'also serve *.net.test: a host on [::1] only, one whose first address never answers, a video', false)
+    .option('--proxy', 'also run a forward proxy (CONNECT tunnels and forwarding) on another loopback port', false)
     .action(async (o) => {
       const { runTestWebCli } = await import('../testweb/main.js');
-      await runTestWebCli({ hosts: o.hosts, port: o.port, seed: o.seed, benchHosts: o.benchHosts, politeness: o.politeness, hostile: o.hostile, traps: o.traps, render: o.renderHosts, fresh: o.fresh, directives: o.directives });
+      await runTestWebCli({ hosts: o.hosts, port: o.port, seed: o.seed, benchHosts: o.benchHosts, politeness: o.politeness, hostile: o.hostile, traps: o.traps, render: o.renderHosts, fresh: o.fresh, directives: o.directives, network: o.network, proxy: o.proxy });
     });
 
-  addRenderProcessOptions(addMetricsOptions(addLogOptions(addRetentionOptions(addSettingsOptions(cli.command('serve'))))))
+  addProxyProcessOptions(addRenderProcessOptions(addMetricsOptions(addLogOptions(addRetentionOptions(addSettingsOptions(cli.command('serve')))))))
     .description('the crawl-jobs service: an HTTP API and NATS request subjects to create, list, pause, resume and cancel jobs; runs jobs on their schedules and hands out due revisits (runs every stage too unless --stages none)')
     .option('--out <dir>', 'output directory (Parquet tables, and the JetStream store when embedded)', DEFAULT_OUT)
     .option('--host <address>', 'address the HTTP API listens on; other than loopback it needs an API token', '127.0.0.1')

@@ -18,6 +18,7 @@ import { hostWaitSources, listHostWaits, summarizeWaits } from '../stages/polite
 import { streamAccess } from '../pipeline/adapters/stream-access.js';
 import { readSeeds } from './seeds-input.js';
 import { mergeSettings, type SettingsFlags } from './settings-flags.js';
+import { proxyCredentialsFor } from './proxy-options.js';
 import { UsageError } from './usage-error.js';
 import { requireBrowserIfRendering } from './render-check.js';
 import { retentionPolicy, type RetentionFlags } from './retention-flags.js';
@@ -52,6 +53,8 @@ export interface RunOptions extends SettingsFlags, RetentionFlags, LogOptions, M
   /** the render stage's browser contexts and a page's JavaScript heap, in this process */
   renderConcurrency?: number;
   renderMemoryMb?: number;
+  /** this process's proxy credentials (USER:PASSWORD), never stored */
+  proxyCredentialsFile?: string;
 }
 
 export async function runCrawl(o: RunOptions): Promise<number> {
@@ -59,7 +62,8 @@ export async function runCrawl(o: RunOptions): Promise<number> {
   for (const r of seeds.rejected) process.stderr.write(`seeds file line ${r.line}: skipped "${r.text}": ${r.reason}\n`);
   const outDir = resolveOut(o.out, 'run', true);
   // bad flags and a new crawl without seeds stop here, before a server is started
-  requireBrowserIfRendering(mergeSettings(null, o));
+  const checked = requireBrowserIfRendering(mergeSettings(null, o));
+  if (o.proxyCredentialsFile !== undefined && (checked.httpProxy || checked.httpsProxy)) proxyCredentialsFor(checked, o.proxyCredentialsFile, process.env);
   const retention = retentionPolicy(o);
   checkMetricsOptions(o);
   if (seeds.urls.length === 0 && !natsUrlFromEnv() && !hasEmbeddedStore(outDir)) {
@@ -84,6 +88,7 @@ export async function runCrawl(o: RunOptions): Promise<number> {
       log,
       outDir,
       metrics,
+      proxyCredentials: proxyCredentialsFor(settings, o.proxyCredentialsFile, process.env),
       extract: { titles: o.titles !== false, threads: o.extractThreads },
       render: { concurrency: o.renderConcurrency, memoryMb: o.renderMemoryMb },
     });

@@ -10,6 +10,7 @@ import { openCrawlConnection } from './connection.js';
 import type { LogOptions } from './log-options.js';
 import { retentionPolicy, type RetentionFlags } from './retention-flags.js';
 import { mergeSettings, type SettingsFlags } from './settings-flags.js';
+import { proxyCredentialsFor } from './proxy-options.js';
 import { stopOnSignal } from './stop-signal.js';
 import { UsageError } from './usage-error.js';
 import { requireBrowserIfRendering } from './render-check.js';
@@ -31,6 +32,8 @@ export interface ServeOptions extends SettingsFlags, RetentionFlags, LogOptions,
   /** the render stage's browser contexts and a page's JavaScript heap, in this process */
   renderConcurrency?: number;
   renderMemoryMb?: number;
+  /** this process's proxy credentials (USER:PASSWORD), never stored */
+  proxyCredentialsFile?: string;
 }
 
 /**
@@ -42,6 +45,7 @@ export async function runServe(o: ServeOptions): Promise<number> {
   if (o.stages !== 'all' && o.stages !== 'none') throw new UsageError(`--stages must be all or none, got "${o.stages}"`);
   const checked = mergeSettings(null, o);
   if (o.stages === 'all') requireBrowserIfRendering(checked);
+  if (o.proxyCredentialsFile !== undefined && (checked.httpProxy || checked.httpsProxy)) proxyCredentialsFor(checked, o.proxyCredentialsFile, process.env);
   const retention = retentionPolicy(o);
   // before anything starts: a service reachable from elsewhere without a token never runs
   const token = apiToken(o);
@@ -74,6 +78,7 @@ export async function runServe(o: ServeOptions): Promise<number> {
         log,
         outDir,
         metrics,
+        proxyCredentials: proxyCredentialsFor(settings, o.proxyCredentialsFile, process.env),
         extract: { threads: o.extractThreads },
         render: { concurrency: o.renderConcurrency, memoryMb: o.renderMemoryMb },
       });

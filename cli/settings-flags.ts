@@ -5,6 +5,7 @@ import { allowList } from '../pipeline/adapters/address-policy.js';
 import { parseNamedPattern } from '../stages/shared/url-patterns.js';
 import { isValidProductToken, robotsTokenOf } from '../stages/shared/robots/robots-rules.js';
 import { defaultCrawlId, parseSettings, SettingsError, type CrawlSettings, type CrawlSettingsInput } from '../pipeline/settings.js';
+import { proxySettingsFrom, type ProxyFlags } from './proxy-options.js';
 
 /** The crawl settings flags, shared by `crawl run` and `crawl topology apply`. */
 export function addSettingsOptions(cmd: Command): Command {
@@ -32,6 +33,8 @@ export function addSettingsOptions(cmd: Command): Command {
     .option('--pause-ms <n>', 'how long a failing host is paused before one probe request (default 600000)', parseIntOption('--pause-ms', 0))
     .option('--timeout-ms <n>', 'longest a request may take, start to last byte (default 30000)', parseIntOption('--timeout-ms', 100))
     .option('--allow-network <cidr>', 'let the SSRF guard connect to this network although it is private, loopback, link-local... (repeatable)', collect, [])
+    .option('--proxy <url>', 'send every request through this forward proxy, http://HOST:PORT (default: HTTPS_PROXY / HTTP_PROXY); credentials from --proxy-credentials-file or the environment')
+    .option('--noproxy <list>', 'hosts reached directly although a proxy is set: example.org (and its subdomains), HOST:PORT, an IP or CIDR, * for all; comma-separated, repeatable (default: NO_PROXY)', collect, [])
     .option('--dns-server <address[:port]>', 'ask this DNS server instead of the system resolver (repeatable)', collect, [])
     .option('--dns-min-ttl-ms <n>', 'keep DNS answers at least this long (default 60000)', parseIntOption('--dns-min-ttl-ms', 0))
     .option('--dns-max-ttl-ms <n>', 'keep DNS answers at most this long (default 3600000)', parseIntOption('--dns-max-ttl-ms', 0))
@@ -98,13 +101,15 @@ export type SettingsFlags = {
   include: string[];
   exclude: string[];
   render?: string[];
-} & Partial<Pick<CrawlSettingsInput, (typeof DIRECT_SETTINGS)[number]>> & { timeoutMs?: number };
+} & ProxyFlags &
+  Partial<Pick<CrawlSettingsInput, (typeof DIRECT_SETTINGS)[number]>> & { timeoutMs?: number };
 
 /**
  * The crawl's settings: what it was started with (if anything), overridden by the flags
- * given now. Invalid values are usage errors that name the option.
+ * given now (and the proxy variables of `env`, as flags). Invalid values are usage errors
+ * that name the option.
  */
-export function mergeSettings(stored: CrawlSettings | null, o: SettingsFlags): CrawlSettings {
+export function mergeSettings(stored: CrawlSettings | null, o: SettingsFlags, env: NodeJS.ProcessEnv = process.env): CrawlSettings {
   for (const r of o.resolve) {
     try {
       parseResolveRule(r);
@@ -136,6 +141,7 @@ export function mergeSettings(stored: CrawlSettings | null, o: SettingsFlags): C
   if (o.render && o.render.length > 0) s.render = o.render;
   if (o.include.length > 0) s.include = o.include;
   if (o.exclude.length > 0) s.exclude = o.exclude;
+  Object.assign(s, proxySettingsFrom(o, env));
   let settings: CrawlSettings;
   try {
     settings = parseSettings({ ...(stored ?? { crawlId: defaultCrawlId() }), ...s });

@@ -7,6 +7,7 @@ import type { LogOptions } from './log-options.js';
 import { STAGE_NAMES, type StageName } from '../pipeline/stage.js';
 import { joinCrawl } from './connection.js';
 import { UsageError } from './usage-error.js';
+import { proxyCredentialsFor } from './proxy-options.js';
 import { stopOnSignal } from './stop-signal.js';
 import { requireBrowser } from './render-check.js';
 import { checkMetricsOptions, serveMetrics, servedMetrics, type MetricsOptions } from './metrics-options.js';
@@ -16,7 +17,7 @@ import { JETSTREAM_WAIT_MS, retryWhileElecting } from '../pipeline/adapters/nats
 
 /** `crawl worker --stage NAME`: one stage in this process, joined to a running crawl; start as many as needed. */
 export async function runWorker(
-  o: { stage: string; concurrency?: number; extractThreads?: number; renderConcurrency?: number; renderMemoryMb?: number; out: string } & LogOptions & MetricsOptions,
+  o: { stage: string; concurrency?: number; extractThreads?: number; renderConcurrency?: number; renderMemoryMb?: number; proxyCredentialsFile?: string; out: string } & LogOptions & MetricsOptions,
 ): Promise<number> {
   checkMetricsOptions(o);
   if (!(STAGE_NAMES as readonly string[]).includes(o.stage)) {
@@ -42,6 +43,8 @@ export async function runWorker(
           log,
           metrics,
           outDir,
+          // the crawl's proxy (its settings) with this process's own credentials
+          proxyCredentials: proxyCredentialsFor(settings, o.proxyCredentialsFile, process.env),
           concurrency: o.concurrency ? { [stage]: o.concurrency } : undefined,
           extract: { threads: o.extractThreads },
           render: { concurrency: o.renderConcurrency ?? o.concurrency, memoryMb: o.renderMemoryMb },

@@ -1,4 +1,19 @@
 import { z } from 'zod';
+import { parseProxyUrl } from './adapters/http/proxy-config.js';
+
+/** A proxy URL as settings keep it: http(s)://host:port, never with credentials (settings are shown and stored). */
+const proxyUrl = z
+  .string()
+  .nullable()
+  .default(null)
+  .superRefine((v, ctx) => {
+    if (v === null) return;
+    try {
+      if (parseProxyUrl(v, 'proxy').credentials) ctx.addIssue({ code: 'custom', message: 'a stored proxy URL carries no credentials (they come from a file or the environment)' });
+    } catch (err) {
+      ctx.addIssue({ code: 'custom', message: (err as Error).message });
+    }
+  });
 
 /**
  * Settings of one crawl, shared by every stage process. `crawl run` writes them to the
@@ -45,6 +60,11 @@ export const CrawlSettingsSchema = z
     resolve: z.array(z.string()).default([]),
     /** CIDRs the SSRF guard lets through (it refuses loopback, private, link-local, ... otherwise) */
     allowNetworks: z.array(z.string()).default([]),
+    /** the forward proxy of http:// and of https:// URLs (`--proxy`, HTTP_PROXY, HTTPS_PROXY); null: direct */
+    httpProxy: proxyUrl,
+    httpsProxy: proxyUrl,
+    /** hosts reached directly although a proxy is set (NO_PROXY's syntax, one entry each) */
+    noProxy: z.array(z.string()).default([]),
     /** DNS servers (ADDRESS[:PORT]) to ask instead of the system's */
     dnsServers: z.array(z.string()).default([]),
     /** DNS answers are kept for their TTL, clamped to [min, max]; failures for the negative TTL */

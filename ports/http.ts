@@ -27,6 +27,18 @@ export interface HttpRequest {
    */
   minBytesPerSecond?: number;
   minRateGraceMs?: number;
+  /**
+   * Asked once the response headers are in: false means the body is not downloaded at all
+   * (the connection's copy of it is dropped) and the response comes back with an empty body
+   * and `bodyNotRead`. For bodies nobody will store or read (a video linked from a page).
+   * Default: every body is read.
+   */
+  wantBody?: (status: number, headers: Record<string, string>) => boolean;
+  /**
+   * The address to connect to first when the host has several (the one the request was
+   * charged to for the per-IP cap); the others are still tried if it does not connect.
+   */
+  address?: string | null;
 }
 
 export interface HttpResponse {
@@ -36,13 +48,19 @@ export interface HttpResponse {
   /** At most maxBodyBytes of decoded content. */
   body: Uint8Array;
   truncated: boolean;
+  /** `wantBody` said no: `body` is empty and the body was not downloaded */
+  bodyNotRead?: boolean;
   durationMs: number;
   /** Address of the socket that carried the request, when known. */
   remoteAddress: string | null;
   url: string;
 }
 
-export type HttpFetchErrorCode = 'timeout' | 'dns' | 'connect' | 'reset' | 'tls' | 'protocol' | 'refused' | 'other';
+/**
+ * `refused`: the SSRF guard refused the address; `proxy`: the forward proxy refused the tunnel
+ * (407, 403: a setting of the crawl's, so it does not heal while it runs).
+ */
+export type HttpFetchErrorCode = 'timeout' | 'dns' | 'connect' | 'reset' | 'tls' | 'protocol' | 'refused' | 'proxy' | 'other';
 
 export class HttpFetchError extends Error {
   override readonly name = 'HttpFetchError';

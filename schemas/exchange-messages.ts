@@ -36,6 +36,12 @@ export const ExchangeInfo = z.object({
   refers_to_digest: z.string().nullable().optional(),
   /** kind rendered: what the page asked for and what became of each request, one line each */
   render_log: z.array(z.string()).optional(),
+  /**
+   * The response's body was not downloaded (stopped at the headers: its type is not stored):
+   * why, with its declared length. Its WARC response record has the headers only, marked
+   * `WARC-Truncated: unspecified`.
+   */
+  body_not_read: z.string().optional(),
 });
 export type ExchangeInfo = z.infer<typeof ExchangeInfo>;
 

@@ -137,7 +137,7 @@ export const TABLES = {
     col('content_charset', 'VARCHAR', true),
     /** not known when archiving (extract finds the language): always null here, see pages */
     col('content_languages', 'VARCHAR', true),
-    /** 'length' when the body was cut at the size cap, as in cc-index */
+    /** 'length' when the body was cut at the size cap, as in cc-index; 'unspecified' when it was not downloaded (its type is not stored) */
     col('content_truncated', 'VARCHAR', true),
     col('warc_filename', 'VARCHAR'),
     col('warc_record_offset', 'BIGINT'),

@@ -109,6 +109,10 @@ export {
   resolveFreshOptions,
 } from './fresh-hosts.js';
 export type { FreshHostsOptions, ResolvedFreshOptions, FreshResponse } from './fresh-hosts.js';
+export { NetworkHosts, NET_DOMAIN, NETWORK_HOSTS, NETWORK_PAGES, V6_HOST, FALLBACK_HOST, SILENT_ADDRESS, VIDEO_PATH, VIDEO_BYTES, startBlackHole } from './network-hosts.js';
+export type { NetworkResponse } from './network-hosts.js';
+export { startForwardProxy } from './forward-proxy.js';
+export type { ForwardProxy, ForwardProxyOptions, ProxyRequestRecord } from './forward-proxy.js';
 export { startTestDns, dnsResponse, dnsTypeName, ipv6Bytes, DNS_TYPE_A, DNS_TYPE_AAAA } from './dns-server.js';
 export type { TestDns, DnsAnswers, DnsEntry, DnsQueryRecord } from './dns-server.js';
 export { getFromTestWeb } from './http-get.js';

@@ -3,6 +3,7 @@
 
 import { pathToFileURL } from 'node:url';
 import { startTestWeb } from './server.js';
+import { startForwardProxy } from './forward-proxy.js';
 
 export interface TestWebCliArgs {
   hosts: number;
@@ -21,6 +22,10 @@ export interface TestWebCliArgs {
   fresh?: boolean;
   /** also serve the host of robots directives (www.directives.test) */
   directives?: boolean;
+  /** also serve *.net.test: a host on [::1] only, one whose first address never answers */
+  network?: boolean;
+  /** also run a forward proxy (CONNECT and forwarding) on another port, and print it */
+  proxy?: boolean;
   /** Where the status line goes; default stdout. */
   out?: (line: string) => void;
   /** Stops the server when aborted, like a signal (for tests). */
@@ -44,7 +49,9 @@ export async function runTestWebCli(args: TestWebCliArgs): Promise<void> {
     ...(args.render ? { render: true } : {}),
     ...(args.fresh ? { fresh: true } : {}),
     ...(args.directives ? { directives: true } : {}),
+    ...(args.network ? { network: true } : {}),
   });
+  const proxy = args.proxy ? await startForwardProxy() : null;
   const { siteHostNames, benchHostNames } = web.model;
   let summary = `${siteHostNames.length} hosts${range(siteHostNames)}`;
   if (benchHostNames.length > 0) summary += `, ${benchHostNames.length} bench hosts${range(benchHostNames)}`;
@@ -52,18 +59,20 @@ export async function runTestWebCli(args: TestWebCliArgs): Promise<void> {
   if (web.hostile) summary += ', hostile.test';
   if (web.traps) summary += `, ${web.traps.hostNames.length} trap hosts (*.trap.test)`;
   if (web.render) summary += `, ${web.render.hostNames.length} render hosts (*.render.test)`;
+  if (web.network) summary += `, ${web.network.hostNames.length} network hosts (*.net.test: [::1], a silent first address)`;
   if (web.fresh) summary += `, ${web.fresh.hostNames.length} fresh hosts (*.fresh.test, changing since ${new Date(web.fresh.options.startAt).toISOString()})`;
   if (web.directives) summary += `, ${web.directives.hostNames.join(', ')}`;
   const out = args.out ?? ((l: string) => process.stdout.write(`${l}\n`));
   out(`testweb listening on 127.0.0.1:${web.port} (${summary})`);
-  if (args.politeness || args.hostile || args.traps || args.render || args.fresh || args.directives) out(`crawl with: ${web.resolveRules.map((r) => `--resolve ${r}`).join(' ')}`);
+  if (proxy) out(`forward proxy on ${proxy.url} (crawl with --proxy ${proxy.url})`);
+  if (args.politeness || args.hostile || args.traps || args.render || args.fresh || args.directives || args.network) out(`crawl with: ${web.resolveRules.map((r) => `--resolve ${r}`).join(' ')}`);
 
   await new Promise<void>((resolve) => {
     const stop = () => {
       process.off('SIGINT', stop);
       process.off('SIGTERM', stop);
       args.signal?.removeEventListener('abort', stop);
-      void web.close().then(resolve);
+      void Promise.all([web.close(), proxy?.close()]).then(() => resolve());
     };
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);

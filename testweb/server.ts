@@ -13,6 +13,8 @@
 // schedule, with validators, 304s and sitemaps.
 // With `directives` it also serves www.directives.test (directive-hosts.ts): pages that say
 // noindex and nofollow by X-Robots-Tag and by meta tags named for a crawler.
+// With `network` it also serves *.net.test (network-hosts.ts): a host on [::1] only (it
+// listens there too) and one whose first address (127.0.0.3) never answers a connection.
 
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createHash } from 'node:crypto';
@@ -28,6 +30,7 @@ import { TrapHosts } from './trap-hosts.js';
 import { RenderHosts, type RenderHostsOptions } from './render-hosts.js';
 import { FreshHosts, type FreshHostsOptions } from './fresh-hosts.js';
 import { DirectiveHosts } from './directive-hosts.js';
+import { NetworkHosts, SILENT_ADDRESS, startBlackHole } from './network-hosts.js';
 
 export interface StartTestWebOptions {
   /** Site hosts h00.site.test ... (default 20). */
@@ -62,6 +65,11 @@ export interface StartTestWebOptions {
   /** Also serve www.directives.test, the host of robots directives (see directive-hosts.ts). Default off. */
   directives?: boolean;
   /**
+   * Also serve *.net.test (see network-hosts.ts): listen on [::1] as well, and keep 127.0.0.3
+   * (same port) silent. Default off.
+   */
+  network?: boolean;
+  /**
    * Render every page of the site and bench hosts at start and keep them all, instead of
    * rendering on request into a cache of PAGE_CACHE_LIMIT pages. For throughput benches: the
    * web shares the machine's cores with the crawl, and rendering a page costs it more than
@@ -83,8 +91,10 @@ export interface RequestRecord {
   /** Epoch milliseconds when the response finished (or the connection closed). */
   end: number;
   status: number;
-  /** Server address the request arrived on (req.socket.localAddress): '127.0.0.1' or '127.0.0.2'. */
+  /** Server address the request arrived on (req.socket.localAddress): '127.0.0.1', '127.0.0.2' or '::1'. */
   localAddress: string;
+  /** The client's port (req.socket.remotePort): says which connection, e.g. a proxy's, it came on. */
+  remotePort?: number;
   /** Retry-After of the response, in ms from its end, when it carried one. */
   retryAfterMs?: number;
   /** Body of a 2xx GET /robots.txt response (the log has no other bodies; robots files are small). */
@@ -114,6 +124,8 @@ export interface TestWeb {
   fresh: FreshHosts | null;
   /** The host of robots directives, when enabled; null otherwise. */
   directives: DirectiveHosts | null;
+  /** The network hosts (*.net.test), when enabled; null otherwise. */
+  network: NetworkHosts | null;
   /** Completed requests, in order of arrival. */
   requestLog(): RequestRecord[];
   /** Requests that have arrived and are not finished yet (host, path, start). */
@@ -167,6 +179,7 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
   const renderHosts = opts.render ? new RenderHosts(opts.render) : null;
   const fresh = opts.fresh ? new FreshHosts(opts.fresh, { seed: modelOpts.seed, serverClock: now }) : null;
   const directives = opts.directives ? new DirectiveHosts() : null;
+  const network = opts.network ? new NetworkHosts() : null;
   /** Status to log for a response written as raw bytes on the socket (res never sent headers). */
   const rawStatusOf = new WeakMap<ServerResponse, number>();
   /** The log record of each response in progress, so send() can note Retry-After and robots bodies. */
@@ -238,6 +251,11 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
       const r = renderHosts.respond(hostName, req.method ?? '', target);
       return send(req, res, r.status, r.type, r.body, r.headers);
     }
+    if (network?.has(hostName)) {
+      const r = network.respond(req, res, hostName, target);
+      if (r) send(req, res, r.status, r.type, r.body);
+      return;
+    }
     if (fresh?.has(hostName)) {
       const validators = { ifNoneMatch: req.headers['if-none-match'], ifModifiedSince: req.headers['if-modified-since'] };
       const r = fresh.respond(hostName, req.method ?? '', target, validators);
@@ -302,6 +320,7 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
       end: start,
       status: 0,
       localAddress: req.socket.localAddress ?? '',
+      remotePort: req.socket.remotePort ?? 0,
     };
     recordOf.set(res, record);
     inFlight.add(record);
@@ -345,9 +364,11 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
   };
 
   // 127.0.0.1 always; with politeness also 127.0.0.2 on the same port (the sharedip hosts'
-  // address), trying other free ports while that one is taken on 127.0.0.2.
-  const addresses = politeness ? ['127.0.0.1', SHARED_IP_ADDRESS] : ['127.0.0.1'];
+  // address), with network also ::1 (and the silent 127.0.0.3), trying other free ports while
+  // that one is taken on another address.
+  const addresses = ['127.0.0.1', ...(politeness ? [SHARED_IP_ADDRESS] : []), ...(network ? ['::1'] : [])];
   let servers: Server[] = [];
+  let blackHole: { close(): Promise<void> } | null = null;
   for (let attempt = 0; ; attempt++) {
     servers = [];
     try {
@@ -358,10 +379,12 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
         await listen(server, port, address);
         port = (server.address() as AddressInfo).port;
       }
+      if (network) blackHole = await startBlackHole(SILENT_ADDRESS, port);
       break;
     } catch (err) {
       await Promise.all(servers.map(closeServer));
-      const retry = (err as NodeJS.ErrnoException).code === 'EADDRINUSE' && !opts.port && servers.length > 1 && attempt < 20;
+      const inUse = (err as NodeJS.ErrnoException).code === 'EADDRINUSE' || /EADDRINUSE/.test(String(err));
+      const retry = inUse && !opts.port && (servers.length > 1 || network !== null) && attempt < 20;
       if (!retry) throw err;
     }
   }
@@ -370,7 +393,7 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
   return {
     port,
     url: (host, path = '/') => `http://${host}${path}`,
-    resolveRules: [`*.site.test=127.0.0.1:${port}`, `*.bench.test=127.0.0.1:${port}`, ...(politeness?.resolveRules(port) ?? []), ...(hostile?.resolveRules(port) ?? []), ...(traps?.resolveRules(port) ?? []), ...(renderHosts?.resolveRules(port) ?? []), ...(fresh?.resolveRules(port) ?? []), ...(directives?.resolveRules(port) ?? [])],
+    resolveRules: [`*.site.test=127.0.0.1:${port}`, `*.bench.test=127.0.0.1:${port}`, ...(politeness?.resolveRules(port) ?? []), ...(hostile?.resolveRules(port) ?? []), ...(traps?.resolveRules(port) ?? []), ...(renderHosts?.resolveRules(port) ?? []), ...(fresh?.resolveRules(port) ?? []), ...(directives?.resolveRules(port) ?? []), ...(network?.resolveRules(port) ?? [])],
     model,
     politeness,
     hostile,
@@ -378,6 +401,7 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
     render: renderHosts,
     fresh,
     directives,
+    network,
     requestLog: () => log.slice().sort((a, b) => a.start - b.start),
     inFlight: () => [...inFlight].map((r) => ({ host: r.host, path: r.path, start: r.start })),
     touch: (urls) => {
@@ -394,6 +418,7 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
       const closed = Promise.all(servers.map(closeServer));
       for (const s of sockets) s.destroy();
       await closed;
+      await blackHole?.close();
     },
   };
 }

@@ -1,7 +1,7 @@
 import { getDomain, getPublicSuffix } from 'tldts';
 import type { ArchivedExchange } from '../../schemas/index.js';
 import type { CaptureRow } from '../../schemas/output-tables.js';
-import type { BuiltRecords } from './exchange-records.js';
+import { truncation, type BuiltRecords } from './exchange-records.js';
 import { surtKey } from './surt.js';
 
 /** cc-index subsets: what a user filters on to get pages only, or the crawl's diagnostics; `rendered` for the DOM of a rendered page. */
@@ -51,7 +51,7 @@ export function captureRow(e: ArchivedExchange, built: BuiltRecords, where: { fi
     content_mime_detected: failed ? null : detectMime(e.body),
     content_charset: e.charset,
     content_languages: null,
-    content_truncated: e.truncated ? 'length' : null,
+    content_truncated: truncation(e),
     warc_filename: where.filename,
     warc_record_offset: where.offset,
     warc_record_length: where.length,

@@ -45,6 +45,16 @@ export function storedResponseHeaders(headers: Record<string, string>, bodyLengt
   return out;
 }
 
+/**
+ * WARC-Truncated (WARC 1.1 §5.13) of a response record: `length` for a body cut at the size
+ * cap; `unspecified` (the spec's token for any other reason) for a body not downloaded at all
+ * because its type is not stored, the metadata record's `bodyNotRead` saying why. Null: whole.
+ */
+export function truncation(e: ArchivedExchange): 'length' | 'unspecified' | null {
+  if (e.exchange?.body_not_read) return 'unspecified';
+  return e.truncated ? 'length' : null;
+}
+
 function requestBlock(e: ArchivedExchange): Buffer {
   const u = new URL(e.url);
   const line = `${e.exchange!.method} ${u.pathname}${u.search} HTTP/1.1\r\n`;
@@ -66,6 +76,7 @@ function metadataFields(e: ArchivedExchange): WarcHeaders {
   if (x?.robots) f.push(['robots', x.robots]);
   if (x?.redirect) f.push(['redirect', x.redirect]);
   if (x?.failure) f.push(['fetchFailure', x.failure]);
+  if (x?.body_not_read) f.push(['bodyNotRead', x.body_not_read]);
   if (e.redirect_chain?.length) f.push(['redirectedFrom', e.redirect_chain.join(' ')]);
   if (x?.capture_id) f.push(['captureId', x.capture_id]);
   f.push(['fetchId', e.fetch_id]);
@@ -108,7 +119,8 @@ export function exchangeRecords(
   let payloadDigest: string | null = null;
   if (!failed) {
     const ip: WarcHeaders = x?.remote_ip ? [['WARC-IP-Address', x.remote_ip]] : [];
-    const truncated: WarcHeaders = e.truncated ? [['WARC-Truncated', 'length']] : [];
+    const cut = truncation(e);
+    const truncated: WarcHeaders = cut ? [['WARC-Truncated', cut]] : [];
     const httpType: [string, string] = ['Content-Type', 'application/http;msgtype=response'];
     if (e.fetch_status === 304) {
       // server-not-modified: the headers only; the copy it confirms is the URL's earlier capture

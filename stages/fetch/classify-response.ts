@@ -35,5 +35,33 @@ export function classifyResponse(res: HttpResponse, url: string, pageTypes: read
   const looksHtml = mimeType === '' && /^\s*(<!doctype html|<html|<head|<body)/i.test(new TextDecoder().decode(res.body.subarray(0, 512)));
   if (pageTypes.includes(mimeType) || looksHtml) return { kind: 'html', mimeType: mimeType || 'text/html', charset };
   if (PDF_TYPES.has(mimeType)) return { kind: 'pdf', mimeType };
-  return { kind: 'unsupported_content', mimeType, reason: `content type ${mimeType || '(none)'} is not HTML (not stored; --page-type adds types)` };
+  const reason = `content type ${mimeType || '(none)'} is not HTML (not stored; --page-type adds types)`;
+  return { kind: 'unsupported_content', mimeType, reason: res.bodyNotRead ? `${reason}; ${notDownloaded(res)}` : reason };
+}
+
+/**
+ * Whether a response's body is worth downloading, decided from its status and headers by the
+ * rules `classifyResponse` applies after it: a 2xx whose type is neither a page type nor a PDF
+ * (whose links are harvested) ends as `unsupported_content` whatever its body, so it is not
+ * read. A sitemap is read whatever its type; a body without a Content-Type is read (it is
+ * sniffed); redirects and errors are read (small, and archived as they came).
+ */
+export function bodyWanted(pageTypes: readonly string[] = DEFAULT_PAGE_TYPES, fetchAs?: 'sitemap'): (status: number, headers: Record<string, string>) => boolean {
+  return (status, headers) => {
+    if (fetchAs === 'sitemap' || status < 200 || status >= 300) return true;
+    const { mimeType } = parseContentType(headers['content-type']);
+    return mimeType === '' || pageTypes.includes(mimeType) || PDF_TYPES.has(mimeType);
+  };
+}
+
+/** The bytes a response declared (Content-Length, as sent: compressed if it was), or null. */
+export function declaredLength(res: HttpResponse): number | null {
+  const raw = res.headers['content-length'];
+  return raw !== undefined && /^\d{1,15}$/.test(raw.trim()) ? Number(raw.trim()) : null;
+}
+
+/** `body not downloaded (Content-Length 123456789 bytes)`, or `(no Content-Length)` */
+export function notDownloaded(res: HttpResponse): string {
+  const n = declaredLength(res);
+  return `body not downloaded (${n === null ? 'no Content-Length' : `Content-Length ${n} bytes`})`;
 }

@@ -14,6 +14,7 @@ import type { FetchResult } from '../shared/revisits/revisit-policy.js';
 import { MESSAGE_OVERHEAD_BYTES } from './spec.js';
 import { PACING_GUARD_MS } from '../shared/host-state/host-pacing.js';
 import { retryFor } from '../../pipeline/retry.js';
+import { bodyWanted, declaredLength, notDownloaded } from './classify-response.js';
 
 export { PACING_GUARD_MS };
 
@@ -66,6 +67,10 @@ export async function handleFetch(input: StageInput<FetchGrant>, ctx: StageConte
       maxBodyBytes: Math.max(1024, Math.min(s.maxBodyBytes, ctx.maxPayloadBytes - MESSAGE_OVERHEAD_BYTES)),
       maxDecompressionRatio: s.maxDecompressionRatio,
       minBytesPerSecond: s.minTransferRate,
+      // a body classify-response would not keep (a video, an archive) is not downloaded
+      wantBody: bodyWanted(s.pageTypes, g.fetch_as),
+      // the address the gate charged the request to, first (the others if it does not connect)
+      address: g.ip ?? null,
     });
   } catch (err) {
     if (!(err instanceof HttpFetchError)) {
@@ -105,6 +110,7 @@ export async function handleFetch(input: StageInput<FetchGrant>, ctx: StageConte
     attempt: g.attempt ?? 0,
     ...(g.redirect_chain ? { redirectChain: g.redirect_chain } : {}),
     job: g.job,
+    ...(res?.bodyNotRead ? { bodyNotRead: notDownloaded(res) } : {}),
   };
   const a: Attempt = { ctx, g, start, durationMs, status: res?.status ?? null, pacingNote };
   let out: Emit[];
@@ -135,6 +141,13 @@ export async function handleFetch(input: StageInput<FetchGrant>, ctx: StageConte
   ctx.metrics.count('fetch', 'responses', res ? `${Math.floor(res.status / 100)}xx` : 'error');
   if (res) ctx.metrics.count('fetch', 'bytes', `${Math.floor(res.status / 100)}xx`, res.body.length);
   else ctx.metrics.count('fetch', 'errors', failure!.code);
+  if (res?.bodyNotRead) {
+    // what stopping at the headers saved: the declared lengths (a body without one counts 0)
+    ctx.metrics.count('fetch', 'bodies_not_downloaded', 'unsupported_content');
+    ctx.metrics.count('fetch', 'bytes_not_downloaded', 'unsupported_content', declaredLength(res) ?? 0);
+  }
+  // the request was charged to one address and connected to another (the first did not answer)
+  if (res && g.ip && res.remoteAddress && res.remoteAddress !== g.ip) ctx.metrics.count('fetch', 'address_fallbacks');
   // the host is released only once the outputs are published: a grant redelivered after that
   // is recognised as done, and one redelivered before it still holds the lease and fetches again
   return {

@@ -59,10 +59,11 @@ const NO_SUCH_NAME = new Set(['ENOTFOUND', 'ENODATA', 'EAI_NONAME', 'EAI_NODATA'
  * |------------------------------------------------|-----------|------------------------|
  * | the name does not exist, or has no address     | yes       | `network_error`, `dns_error: ENOTFOUND name` |
  * | the SSRF guard refuses the address             | yes       | `refused`, the guard's reason |
+ * | the forward proxy refuses the tunnel (407, 403) | yes      | `network_error`, `proxy_error: ...` (the proxy's answer) |
  * | SERVFAIL, DNS timeout, DNS server refusing     | no        | (robots.txt: disallow all, retried with backoff) |
  * | connection refused, reset, timeout, TLS, 5xx, 429 | no     | (the same)             |
  *
- * A crawl's settings (`--resolve`, `--allow-network`, `--dns-server`) do not change while it
+ * A crawl's settings (`--resolve`, `--allow-network`, `--dns-server`, `--proxy`) do not change while it
  * runs, so a refused address stays refused; a name that does not exist does not start to
  * within the minutes a crawl waits, and if it did the cached verdict expires (the robots
  * record's retry interval) and the next URL asks again.
@@ -70,6 +71,7 @@ const NO_SUCH_NAME = new Set(['ENOTFOUND', 'ENODATA', 'EAI_NONAME', 'EAI_NODATA'
 export function hostDead(err: HttpFetchError, host: string): HostDead | null {
   const root = err.rootCause;
   if (err.code === 'refused') return { outcome: 'refused', reason: `refused: ${root.message}` };
+  if (err.code === 'proxy') return { outcome: 'network_error', reason: `proxy_error: ${root.message}` };
   if (err.code === 'dns' && root.code !== null && NO_SUCH_NAME.has(root.code)) {
     const what = root.code === 'ENODATA' || root.code === 'EAI_NODATA' ? 'the name has no address' : 'the name does not exist';
     return { outcome: 'network_error', reason: `dns_error: ${root.code} ${host} (${what})` };

@@ -1,6 +1,7 @@
 /**
  * A crawl run with secrets everywhere a user puts them (a NATS password, an API token, a
- * session id in a seed URL's query, a password in a seed URL), then a scan of everything the
+ * session id in a seed URL's query, a password in a seed URL, a proxy password in
+ * HTTP_PROXY, the crawl going through that proxy), then a scan of everything the
  * crawl leaves readable besides its output: log files, stdout/stderr, the crawl-config bucket.
  * None of the secrets may appear, and the logs carry no URL beyond its scheme and host.
  */
@@ -10,7 +11,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Kvm } from '@nats-io/kv';
-import { startTestWeb, type TestWeb } from '../../testweb/index.js';
+import { startForwardProxy, startTestWeb, type ForwardProxy, type TestWeb } from '../../testweb/index.js';
 import { connectNats } from '../../pipeline/adapters/nats-connection.js';
 import { BUCKETS } from '../../ops/nats/edges.js';
 import { freePort } from '../../ops/nats/embedded-server.js';
@@ -23,21 +24,26 @@ const NATS_PASSWORD = 'natsPw-9f3b1c77e2';
 const API_TOKEN = 'apiTok-6a2d9e51c08b44f7';
 const SESSION = 'sessSecret-41d7c2b9';
 const URL_PASSWORD = 'urlPw-8e0a6b3f';
-const SECRETS = [NATS_PASSWORD, API_TOKEN, SESSION, URL_PASSWORD];
+const PROXY_PASSWORD = 'proxyPw-2c9d7e15';
+const SECRETS = [NATS_PASSWORD, API_TOKEN, SESSION, URL_PASSWORD, PROXY_PASSWORD, Buffer.from(`crawler:${PROXY_PASSWORD}`).toString('base64')];
 
 describe('no secret and no URL in logs or crawl-config after a crawl with secrets', () => {
   let web: TestWeb;
   let dir: string;
   let nats: ConfiguredNats;
+  let proxy: ForwardProxy;
   let env: NodeJS.ProcessEnv;
   before(async () => {
     web = await startTestWeb({ hosts: 2, pagesPerHost: 8, seed: E2E.seed });
+    proxy = await startForwardProxy({ credentials: { user: 'crawler', password: PROXY_PASSWORD } });
     dir = mkdtempSync(path.join(os.tmpdir(), 'crawl-secrets-'));
     nats = await startConfiguredNats(path.join(dir, 'nats'), [`authorization { users = [ { user: crawler, password: ${JSON.stringify(NATS_PASSWORD)} } ] }`, 'max_payload: 8388608']);
-    env = { NATS_URL: nats.url, NATS_USER: 'crawler', NATS_PASSWORD, NATS_TOKEN: '', NATS_CREDS: '', NATS_NKEY: '', LOG_LEVEL: 'debug', CRAWL_API_TOKEN: API_TOKEN };
+    const proxyUrl = `http://crawler:${PROXY_PASSWORD}@127.0.0.1:${proxy.port}`;
+    env = { NATS_URL: nats.url, NATS_USER: 'crawler', NATS_PASSWORD, NATS_TOKEN: '', NATS_CREDS: '', NATS_NKEY: '', LOG_LEVEL: 'debug', CRAWL_API_TOKEN: API_TOKEN, HTTP_PROXY: proxyUrl, HTTPS_PROXY: proxyUrl, NO_PROXY: '' };
   });
   after(async () => {
     await web?.close();
+    await proxy?.close();
     await nats?.stop();
     rmSync(dir, { recursive: true, force: true });
   });
@@ -59,6 +65,8 @@ describe('no secret and no URL in logs or crawl-config after a crawl with secret
     } finally {
       await db.close();
     }
+    // ... through the proxy, with the password
+    assert.ok(proxy.log().length > 0 && proxy.log().every((r) => r.authorized && r.status === 200), JSON.stringify(proxy.log().slice(0, 3)));
 
     // the service: a job whose seed carries a secret, created with the token
     const serveLog = path.join(dir, 'serve.log');

@@ -17,11 +17,17 @@ export interface CliRun {
 /** A word for bash: `it's` -> `'it'\''s'` (for tests that pipe the CLI into other tools). */
 export const shellQuote = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
 
+/**
+ * A proxy the machine's environment names would carry the crawls of the tests off loopback:
+ * they get none unless a test gives one (an empty variable is no proxy).
+ */
+const NO_PROXY_ENV = { http_proxy: '', HTTP_PROXY: '', https_proxy: '', HTTPS_PROXY: '', no_proxy: '', NO_PROXY: '' };
+
 /** Starts `crawl ARGS...` as its own process, like a user would. */
 export function startCli(args: string[], env: NodeJS.ProcessEnv = {}): CliRun {
   const child = spawn(process.execPath, [CLI, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn', ...env },
+    env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn', ...NO_PROXY_ENV, ...env },
   });
   let stdout = '';
   let stderr = '';

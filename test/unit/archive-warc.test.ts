@@ -136,6 +136,30 @@ describe('archive: the records of one exchange, read back with warcio', () => {
   });
 });
 
+describe('archive: a body not downloaded (stopped at the headers)', () => {
+  it('a response record with the headers only, WARC-Truncated: unspecified; the metadata says why; the capture row too', async () => {
+    const why = 'body not downloaded (Content-Length 67108864 bytes)';
+    const e = exchange(
+      { content_type: 'video/mp4', charset: null, headers: { 'content-type': 'video/mp4', 'content-length': '67108864' }, body: Buffer.alloc(0) },
+      { kind: 'response', body_not_read: why },
+    );
+    const built = await exchangeRecords(e, '<urn:uuid:info>', null);
+    const records = await readWarcBytes(Buffer.concat(built.members));
+    assert.deepEqual(records.map((r) => r.type), ['request', 'response', 'metadata']);
+    const res = records[built.main]!;
+    assert.equal(res.headers.get('warc-truncated'), 'unspecified');
+    assert.equal(res.payload.length, 0);
+    const raw = await readWarcRecord(writeTmp(built.members), 'f.warc.gz', built.members[0]!.length, built.members[1]!.length);
+    const httpHead = raw.block.toString();
+    assert.match(httpHead, /\r\nx-crawler-content-length: 67108864\r\n/, 'the length the server declared is kept');
+    assert.match(httpHead, /\r\ncontent-length: 0\r\n/);
+    assert.ok(Buffer.from(records[2]!.payload).toString().includes(`bodyNotRead: ${why}\r\n`), 'the metadata record says why');
+    const row = captureRow(e, built, { filename: 'f.warc.gz', offset: 0, length: 1 }, 'c1');
+    assert.equal(row.content_truncated, 'unspecified');
+    assert.equal(captureRow(exchange({ truncated: true }), built, { filename: 'f.warc.gz', offset: 0, length: 1 }, 'c1').content_truncated, 'length');
+  });
+});
+
 describe('archive: identical-payload digests bucket', () => {
   it('the first capture claims a digest; another capture refers to it; its own redelivery gets its record id back', async () => {
     const kv = new MemoryKvStore();

@@ -14,6 +14,12 @@ const CASES: Array<[string, HttpFetchError, ReturnType<typeof hostDead>]> = [
   ['getaddrinfo: no such name', failure('dns', 'EAI_NONAME', 'getaddrinfo EAI_NONAME'), { outcome: 'network_error', reason: 'dns_error: EAI_NONAME h.example (the name does not exist)' }],
   ['NODATA', failure('dns', 'ENODATA', 'resolving h.example: no such host'), { outcome: 'network_error', reason: 'dns_error: ENODATA h.example (the name has no address)' }],
   ['SSRF refusal', failure('refused', 'ERR_CRAWL_REFUSED_ADDRESS', 'refused to connect to 10.0.0.1: private address'), { outcome: 'refused', reason: 'refused: refused to connect to 10.0.0.1: private address' }],
+  [
+    'the proxy refuses the tunnel',
+    failure('proxy', 'ERR_CRAWL_PROXY', 'proxy http://127.0.0.1:3128 answered 407 Proxy Authentication Required to CONNECT 192.0.2.1:80: the proxy requires credentials'),
+    { outcome: 'network_error', reason: 'proxy_error: proxy http://127.0.0.1:3128 answered 407 Proxy Authentication Required to CONNECT 192.0.2.1:80: the proxy requires credentials' },
+  ],
+  ['the proxy could not reach the address (502)', failure('connect', 'ERR_CRAWL_PROXY_BAD_GATEWAY', 'proxy http://127.0.0.1:3128 answered 502 Bad Gateway to CONNECT 192.0.2.1:80'), null],
   ['SERVFAIL', failure('dns', 'ESERVFAIL', 'resolving h.example: ESERVFAIL'), null],
   ['DNS timeout', failure('dns', 'ETIMEOUT', 'resolving h.example: ETIMEOUT'), null],
   ['DNS server refusing', failure('dns', 'EREFUSED', 'resolving h.example: EREFUSED'), null],

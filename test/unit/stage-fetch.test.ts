@@ -11,6 +11,7 @@ import { HttpFetchError } from '../../ports/http.js';
 import {
   decodeAdmitted,
   decodeDiscoveredLinks,
+  decodeExchange,
   decodeFetched,
   decodeOutcome,
   type FetchGrant,
@@ -507,5 +508,59 @@ describe('fetch: content types', () => {
     assert.match(onlyOn(await fetch(skipped, grantFor('/a.txt')), 'crawl.outcomes', decodeOutcome).reason, /^content type text\/plain is not HTML/);
     const kept = await granted(plain, { settings: { pageTypes: ['text/html', 'application/xhtml+xml', 'text/plain'] } });
     assert.equal(onlyOn(await fetch(kept, grantFor('/a.txt')), 'crawl.fetched', decodeFetched).content_type, 'text/plain');
+  });
+});
+
+describe('fetch: stopping at the headers', () => {
+  const video = () => httpResponse(200, { headers: { 'content-type': 'video/mp4', 'content-length': '104857600' }, body: 'x'.repeat(1000) });
+
+  test('the client is asked to read only the bodies fetch keeps or reads', async () => {
+    const ctx = await granted(() => htmlResponse('<p>x</p>'), { settings: { pageTypes: ['text/html', 'application/xhtml+xml', 'text/plain'] } });
+    await fetch(ctx, grantFor('/a'));
+    const wants = ctx.http.requests[0]!.wantBody!;
+    const typed = (type: string, status = 200) => wants(status, { 'content-type': type });
+    assert.equal(typed('text/html; charset=utf-8'), true);
+    assert.equal(typed('text/plain'), true, 'a --page-type is stored');
+    assert.equal(typed('application/pdf'), true, "a PDF's links are harvested");
+    assert.equal(wants(200, {}), true, 'no Content-Type: sniffed, so read');
+    assert.equal(typed('video/mp4'), false);
+    assert.equal(typed('application/zip'), false);
+    assert.equal(typed('video/mp4', 404), true, 'an error page is read (small, archived as it came)');
+    assert.equal(typed('video/mp4', 301), true);
+    const sitemap = await granted(() => htmlResponse('<p>x</p>'));
+    await fetch(sitemap, grantFor('/sitemap.xml.gz', { fetch_as: 'sitemap' }));
+    assert.equal(sitemap.http.requests[0]!.wantBody!(200, { 'content-type': 'application/octet-stream' }), true, 'a sitemap is read whatever its type');
+  });
+
+  test('a video: unsupported_content saying the body was not downloaded and its length; counted; archived without a body', async () => {
+    const ctx = await granted(video);
+    const out = await fetch(ctx, grantFor('/clip.mp4'));
+    const o = onlyOn(out, 'crawl.outcomes', decodeOutcome);
+    assert.equal(o.outcome, 'unsupported_content');
+    assert.equal(o.reason, 'content type video/mp4 is not HTML (not stored; --page-type adds types); body not downloaded (Content-Length 104857600 bytes)');
+    assert.equal(ctx.metrics.total('fetch', 'bodies_not_downloaded', 'unsupported_content'), 1);
+    assert.equal(ctx.metrics.total('fetch', 'bytes_not_downloaded', 'unsupported_content'), 104_857_600);
+    const x = onlyOn(out, 'crawl.exchanges', decodeExchange);
+    assert.equal(x.body.length, 0);
+    assert.equal(x.exchange?.body_not_read, 'body not downloaded (Content-Length 104857600 bytes)');
+  });
+
+  test('a body without a Content-Length is not downloaded either, and says so', async () => {
+    const ctx = await granted(() => httpResponse(200, { headers: { 'content-type': 'application/zip' }, body: 'PK' }));
+    const o = onlyOn(await fetch(ctx, grantFor('/a.zip')), 'crawl.outcomes', decodeOutcome);
+    assert.match(o.reason, /; body not downloaded \(no Content-Length\)$/);
+    assert.equal(ctx.metrics.total('fetch', 'bytes_not_downloaded', 'unsupported_content'), 0);
+  });
+});
+
+describe('fetch: the address the request was charged to', () => {
+  test('is the one the client tries first; a response from another address is counted', async () => {
+    const ctx = await granted(() => htmlResponse('<p>x</p>'));
+    await fetch(ctx, grantFor('/a', { ip: '192.0.2.1' }));
+    assert.equal(ctx.http.requests[0]!.address, '192.0.2.1');
+    assert.equal(ctx.metrics.total('fetch', 'address_fallbacks'), 0, 'the fake answers from 192.0.2.1');
+    const other = await granted(() => htmlResponse('<p>x</p>'));
+    await fetch(other, grantFor('/b', { ip: '192.0.2.7' }));
+    assert.equal(other.metrics.total('fetch', 'address_fallbacks'), 1);
   });
 });

@@ -3,20 +3,24 @@
  * keep-alive Agent, no redirect following, streaming decompression with a hard cap on
  * decoded bytes (body-decoding.ts), three timeouts (connect, first response headers, whole
  * request including body) and a slow-transfer cut-off, connections placed by `--resolve`
- * and checked by the SSRF guard (ssrf-connector.ts), errors mapped to the port's codes
- * (error-mapping.ts).
+ * and checked by the SSRF guard, several addresses raced, proxies tunnelled through
+ * (ssrf-connector.ts), errors mapped to the port's codes (error-mapping.ts). A caller's
+ * `wantBody` may decline a body from its status and headers: it is then never read.
  */
 import { performance } from 'node:perf_hooks';
 import type { Readable } from 'node:stream';
 import { Agent } from 'undici';
 import { HttpFetchError, requestHeadersSent, type HttpClient, type HttpRequest, type HttpResponse } from '../../../ports/http.js';
-import { allowList } from '../address-policy.js';
+import { allowList, refusal } from '../address-policy.js';
+import { AddressHealth } from '../address-health.js';
+import { ConnectTargets } from '../connect-targets.js';
 import type { DnsCache } from '../dns-cache.js';
 import type { ResolveRule } from '../resolve-map.js';
 import { parseContentEncoding, readCappedBody, type ByteSource } from './body-decoding.js';
 import { fetchError } from './error-mapping.js';
 import { ensureSendHeadersSubscription, ExchangeTap, forgetPending, type ExchangeState } from './exchange-tap.js';
-import { defaultDnsCache, guardedConnector, makeLookup, type Guard } from './ssrf-connector.js';
+import { proxyRouter, type ProxyCredentials, type ProxySettings } from './proxy-config.js';
+import { defaultDnsCache, guardedConnector, type Guard } from './ssrf-connector.js';
 
 /** Response headers: at most this many bytes (undici's parser) and this many fields. */
 export const MAX_HEADER_BYTES = 32 * 1024;
@@ -39,6 +43,12 @@ export interface HttpClientOptions {
   maxConnectionsPerOrigin?: number;
   /** Idle keep-alive time for pooled sockets; server hints may only shorten it. Default 4000. */
   keepAliveMs?: number;
+  /** the forward proxies and the hosts that bypass them (no proxy by default) */
+  proxy?: ProxySettings;
+  /** Proxy-Authorization credentials by proxy origin (`http://host:port`); kept out of settings and logs */
+  proxyCredentials?: ReadonlyMap<string, ProxyCredentials>;
+  /** addresses that failed to connect lately, shared with the gate's per-IP accounting (hostAddressResolver) */
+  addressHealth?: AddressHealth;
 }
 
 const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
@@ -47,17 +57,25 @@ export function createHttpClient(opts: HttpClientOptions): HttpClient {
   ensureSendHeadersSubscription();
   const rules = [...opts.resolve];
   const guard: Guard | null = opts.guard === false ? null : { allowed: allowList(opts.allowNetworks ?? []) };
-  const lookup = makeLookup(rules, opts.dns ?? defaultDnsCache(), guard);
+  const health = opts.addressHealth ?? new AddressHealth();
+  const targets = new ConnectTargets(rules, opts.dns ?? defaultDnsCache(), guard, health);
   const keepAliveMs = opts.keepAliveMs ?? 4000;
-  // the connect timeout of the latest request in flight per origin (see guardedConnector)
-  const connectTimeouts = new Map<string, { ms: number; refs: number }>();
+  // the connect timeout and charged address of the latest request in flight per origin (see guardedConnector)
+  const connectTimeouts = new Map<string, { ms: number; refs: number; address: string | null }>();
   const agent = new Agent({
     connections: opts.maxConnectionsPerOrigin ?? 2,
     pipelining: 1,
     keepAliveTimeout: keepAliveMs,
     keepAliveMaxTimeout: keepAliveMs,
     maxHeaderSize: MAX_HEADER_BYTES,
-    connect: guardedConnector(rules, guard, lookup, (origin) => connectTimeouts.get(origin)?.ms ?? DEFAULT_CONNECT_TIMEOUT_MS),
+    connect: guardedConnector({
+      targets,
+      health,
+      recheck: (address) => (guard ? refusal(address, guard.allowed, false) : null),
+      proxyFor: opts.proxy ? proxyRouter(opts.proxy, opts.proxyCredentials) : null,
+      timeoutFor: (origin) => connectTimeouts.get(origin)?.ms ?? DEFAULT_CONNECT_TIMEOUT_MS,
+      preferFor: (origin) => connectTimeouts.get(origin)?.address ?? null,
+    }),
   });
   let closed: Promise<void> | null = null;
 
@@ -102,9 +120,10 @@ export function createHttpClient(opts: HttpClientOptions): HttpClient {
     const ct = connectTimeouts.get(timeoutKey);
     if (ct) {
       ct.ms = req.connectTimeoutMs;
+      ct.address = req.address ?? null;
       ct.refs++;
     } else {
-      connectTimeouts.set(timeoutKey, { ms: req.connectTimeoutMs, refs: 1 });
+      connectTimeouts.set(timeoutKey, { ms: req.connectTimeoutMs, refs: 1, address: req.address ?? null });
     }
 
     const live = new Set<{ destroy(): unknown }>();
@@ -126,6 +145,11 @@ export function createHttpClient(opts: HttpClientOptions): HttpClient {
       rawBody = res.body;
       live.add(res.body);
       const outHeaders = responseHeaders(res.headers, req.url);
+      if (method !== 'HEAD' && req.wantBody && !req.wantBody(res.statusCode, outHeaders)) {
+        // not one byte of it is wanted: the stream is destroyed below (on HTTP/1.1 that
+        // closes the connection, the only way to stop a body that is on its way)
+        return { status: res.statusCode, headers: outHeaders, body: new Uint8Array(0), truncated: false, bodyNotRead: true, durationMs: performance.now() - started, remoteAddress: state.remoteAddress, url: req.url };
+      }
 
       const bodyStart = performance.now();
       const minRate = req.minBytesPerSecond ?? 0;

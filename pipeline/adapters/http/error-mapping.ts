@@ -5,9 +5,10 @@
 import { HttpFetchError, type HttpFetchErrorCode } from '../../../ports/http.js';
 
 const DNS_CODES = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_NONAME', 'EAI_FAIL', 'EAI_NODATA', 'EAI_ADDRFAMILY', 'ENODATA', 'ESERVFAIL', 'EREFUSED', 'ECONNREFUSED_DNS', 'ETIMEOUT', 'ENOTIMP', 'EBADRESP']);
-const CONNECT_CODES = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'EHOSTDOWN', 'ENETDOWN', 'EADDRNOTAVAIL', 'EACCES', 'EPERM']);
+// a proxy's 502/503 to CONNECT: it could not connect to the address; its 504: it timed out doing so
+const CONNECT_CODES = new Set(['ERR_CRAWL_PROXY_BAD_GATEWAY', 'ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'EHOSTDOWN', 'ENETDOWN', 'EADDRNOTAVAIL', 'EACCES', 'EPERM']);
 const RESET_CODES = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'UND_ERR_SOCKET', 'ERR_STREAM_PREMATURE_CLOSE']);
-const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT']);
+const TIMEOUT_CODES = new Set(['ERR_CRAWL_PROXY_GATEWAY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT']);
 const PROTOCOL_CODES = new Set(['UND_ERR_RES_CONTENT_LENGTH_MISMATCH', 'UND_ERR_HEADERS_OVERFLOW', 'UND_ERR_INFO', 'UND_ERR_RES_EXCEEDED_MAX_SIZE', 'UND_ERR_NOT_SUPPORTED']);
 
 function errorCodes(err: unknown): string[] {
@@ -29,6 +30,7 @@ function errorCodes(err: unknown): string[] {
 function classify(codes: string[]): HttpFetchErrorCode {
   for (const c of codes) {
     if (c === 'ERR_CRAWL_REFUSED_ADDRESS') return 'refused';
+    if (c === 'ERR_CRAWL_PROXY') return 'proxy';
     if (TIMEOUT_CODES.has(c)) return 'timeout';
     if (DNS_CODES.has(c)) return 'dns';
     if (CONNECT_CODES.has(c)) return 'connect';

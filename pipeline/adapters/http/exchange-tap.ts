@@ -8,6 +8,8 @@
  * the handler's onRequestStart and publishes sendHeaders synchronously one after the other
  * for the same request, so a handler marks itself "pending" in onRequestStart and the
  * subscriber hands it the socket's address (checked against origin + path for safety).
+ * The address is the one the connector chose (markConnectedAddress): through a proxy the
+ * socket's own peer is the proxy, and the server's address is the one it was asked to reach.
  */
 import diagnosticsChannel from 'node:diagnostics_channel';
 import type { Socket } from 'node:net';
@@ -25,6 +27,18 @@ export interface ExchangeState {
 }
 
 let pendingRemote: ExchangeState | null = null;
+
+const CONNECTED_ADDRESS = Symbol('crawler.connectedAddress');
+
+/** The server address a socket leads to (a tunnel's target, not the proxy), set by the connector. */
+export function markConnectedAddress(socket: Socket, address: string): void {
+  (socket as Socket & { [CONNECTED_ADDRESS]?: string })[CONNECTED_ADDRESS] = address;
+}
+
+function connectedAddress(socket: Socket | undefined): string | null {
+  if (!socket) return null;
+  return (socket as Socket & { [CONNECTED_ADDRESS]?: string })[CONNECTED_ADDRESS] ?? socket.remoteAddress ?? null;
+}
 let sendHeadersSubscribed = false;
 
 function onSendHeaders(message: unknown): void {
@@ -33,7 +47,7 @@ function onSendHeaders(message: unknown): void {
   pendingRemote = null;
   const m = message as { request?: { origin?: unknown; path?: unknown }; socket?: Socket };
   if (m.request && String(m.request.origin) === p.origin && m.request.path === p.path) {
-    p.remoteAddress = m.socket?.remoteAddress ?? null;
+    p.remoteAddress = connectedAddress(m.socket);
   }
 }
 

@@ -1,53 +1,32 @@
 /**
- * Where a connection goes, and whether it may: `--resolve` rules first (the user's choice,
- * never refused), else the DNS cache; the SSRF guard checks the resolved address, an IP
- * literal before connecting, and the socket's actual remote address after (so DNS
- * rebinding cannot slip through).
+ * Where a connection goes, and whether it may: the addresses of `--resolve` rules first (the
+ * user's choice, never refused), else the host's IP literal or DNS answers, each checked by
+ * the SSRF guard before any connection is attempted (connect-targets.ts); the socket a direct
+ * connection ends up on is checked once more. Several addresses (A and AAAA, or a rule naming
+ * several) are raced as happy eyeballs (connect-race.ts): the next is tried when one does not
+ * connect. Through a proxy, each attempt is a CONNECT to a checked address (proxy-tunnel.ts);
+ * the proxy's own address is not the guard's business.
  *
- * `--resolve` rules (see resolve-map.ts) are applied at connection time only:
- *  - the address: a custom `lookup` handed to net/tls.connect through the connector options
- *    returns the rule's address for matching host names;
- *  - the port: the connector wraps undici's `buildConnector` and swaps the port it is
- *    asked to connect to. The undici origin (and therefore the Host header, TLS servername,
- *    pool key and URL) stays `http://h01.site.test`, so virtual hosting keeps working.
+ * `--resolve` rules are applied at connection time only: only the TCP target changes. The
+ * undici origin (and therefore the Host header, TLS servername, pool key and URL) stays
+ * `http://h01.site.test`, so virtual hosting keeps working.
  */
-import { isIP, type BlockList, type LookupFunction } from 'node:net';
-import { buildConnector } from 'undici';
-import { matchResolve, type ResolveRule } from '../resolve-map.js';
-import { RefusedAddressError, refusal } from '../address-policy.js';
+import net, { type Socket } from 'node:net';
+import type { TLSSocket } from 'node:tls';
+import { buildConnector, errors } from 'undici';
+import { RefusedAddressError } from '../address-policy.js';
+import type { AddressHealth } from '../address-health.js';
+import { preferAddress, type ConnectTarget, type ConnectTargets } from '../connect-targets.js';
 import { DnsCache } from '../dns-cache.js';
+import { raceConnect } from './connect-race.js';
+import { markConnectedAddress } from './exchange-tap.js';
+import type { ProxyEndpoint } from './proxy-config.js';
+import { authorityOf, openTunnel, ProxyRefusedError, ProxyUnreachableError } from './proxy-tunnel.js';
 
-/**
- * Name → address for every connection: a `--resolve` rule (the user's choice, never
- * refused), else the DNS cache, whose first address must pass the SSRF guard.
- */
-export function makeLookup(rules: readonly ResolveRule[], cache: DnsCache, guard: Guard | null): LookupFunction {
-  return (hostname, options, callback) => {
-    const answer = (address: string) => {
-      const family = isIP(address);
-      if (options.all) callback(null, [{ address, family }]);
-      else callback(null, address, family);
-    };
-    const rule = matchResolve(rules, hostname);
-    if (rule !== undefined) {
-      process.nextTick(() => answer(rule.address));
-      return;
-    }
-    cache.lookup(hostname).then(
-      (addresses) => {
-        const address = addresses[0]!;
-        const why = guard ? refusal(address, guard.allowed, false) : null;
-        if (why) callback(new RefusedAddressError(`${hostname} resolves to ${address}: ${why}`), '', 0);
-        else answer(address);
-      },
-      (err: Error) => callback(err as NodeJS.ErrnoException, '', 0),
-    );
-  };
-}
+export type { Guard } from '../connect-targets.js';
 
-export interface Guard {
-  allowed: BlockList;
-}
+/** RFC 8305's recommended Connection Attempt Delay. */
+export const ATTEMPT_DELAY_MS = 250;
 
 /** One DNS cache per process unless the caller brings its own. */
 let sharedDnsCache: DnsCache | null = null;
@@ -56,56 +35,142 @@ export function defaultDnsCache(): DnsCache {
   return sharedDnsCache;
 }
 
-/**
- * undici's connector for the agent. undici's connect timeout is a connector setting, not a
- * request option; requests carry their own, so connectors are built per timeout value and
- * a new connection uses `timeoutFor(origin)`: the timeout of the latest request in flight
- * for that origin (connections are only opened while a request for the origin is queued).
- */
-export function guardedConnector(
-  rules: readonly ResolveRule[],
-  guard: Guard | null,
-  lookup: LookupFunction,
-  timeoutFor: (origin: string) => number,
-): buildConnector.connector {
-  const connectors = new Map<number, buildConnector.connector>();
-  const connectorFor = (ms: number): buildConnector.connector => {
-    let c = connectors.get(ms);
-    if (!c) {
-      c = buildConnector({ timeout: ms, lookup });
-      connectors.set(ms, c);
-    }
-    return c;
+export interface ConnectorOptions {
+  targets: ConnectTargets;
+  health: AddressHealth;
+  /** why the guard refuses the address a direct connection's socket ended up on, or null (always null with the guard off) */
+  recheck: (address: string) => string | null;
+  /** the proxy a connection to this URL origin goes through; null: direct */
+  proxyFor: ((protocol: string, hostname: string, port: number) => ProxyEndpoint | null) | null;
+  /**
+   * undici's connect timeout is a connector setting, not a request option; requests carry
+   * their own, so a new connection uses `timeoutFor(origin)`: the timeout of the latest
+   * request in flight for that origin (connections are only opened while one is queued).
+   * It bounds everything a connection takes: DNS, every address tried, the proxy, TLS.
+   */
+  timeoutFor: (origin: string) => number;
+  /** the address to try first for the origin: the one its request was charged to (per-IP cap) */
+  preferFor?: (origin: string) => string | null;
+  attemptDelayMs?: number;
+  /** TLS options for https:// origins (trust, ALPN), as undici's buildConnector takes them */
+  tls?: buildConnector.BuildOptions;
+}
+
+/** undici's connector for the agent. */
+export function guardedConnector(o: ConnectorOptions): buildConnector.connector {
+  // TLS over a socket this connector opened; the deadline is ours (timeout 0: undici sets none)
+  const tls = buildConnector({ ...o.tls, timeout: 0 });
+  return (opts, callback) => {
+    connect(o, tls, opts).then(
+      (socket) => callback(null, socket),
+      (err: Error) => callback(err, null),
+    );
   };
-  return (o, callback) => {
-    const timeoutMs = timeoutFor(`${o.protocol}//${o.host ?? o.hostname}`);
-    const rule = matchResolve(rules, o.hostname);
-    let port = o.port;
-    if (rule?.port !== undefined) {
-      const effective = port === '' || port == null ? (o.protocol === 'https:' ? '443' : '80') : String(port);
-      if (effective === '80' || effective === '443') port = String(rule.port);
-    }
-    if (guard && !rule) {
-      // an IP literal never goes through the lookup: check it before connecting
-      const literal = o.hostname.startsWith('[') ? o.hostname.slice(1, -1) : o.hostname;
-      const why = isIP(literal) ? refusal(literal, guard.allowed, false) : null;
+}
+
+async function connect(o: ConnectorOptions, tls: buildConnector.connector, opts: buildConnector.Options): Promise<Socket | TLSSocket> {
+  const origin = `${opts.protocol}//${opts.host ?? opts.hostname}`;
+  const port = Number(opts.port) || (opts.protocol === 'https:' ? 443 : 80);
+  const timeoutMs = o.timeoutFor(origin);
+  const deadline = new AbortController();
+  const timer = setTimeout(() => deadline.abort(new errors.ConnectTimeoutError(`connect timeout after ${timeoutMs} ms`)), timeoutMs);
+  try {
+    // the charged address first, unless it failed lately here (it is still charged: see docs/politeness-and-robots.md#addresses)
+    const charged = o.preferFor?.(origin) ?? null;
+    const targets = preferAddress(await abortable(o.targets.of(opts.hostname, port), deadline.signal), charged && !o.health.failedLately(charged) ? charged : null);
+    const proxy = o.proxyFor?.(opts.protocol, opts.hostname, port) ?? null;
+    const { socket, index } = await raceConnect<Socket>(
+      targets.length,
+      (i, signal) => (proxy ? openTunnel(proxy, targets[i]!.address, targets[i]!.port, signal) : openTcp(targets[i]!, signal)),
+      (i) => authorityOf(targets[i]!.address, targets[i]!.port),
+      {
+        attemptDelayMs: o.attemptDelayMs ?? ATTEMPT_DELAY_MS,
+        signal: deadline.signal,
+        // a proxy that is down or refuses would fail every address the same way
+        isFatal: (err) => err instanceof ProxyUnreachableError || err instanceof ProxyRefusedError,
+        onFailed: (i) => o.health.connectFailed(targets[i]!.address),
+      },
+    );
+    const target = targets[index]!;
+    // the addresses before it failed, or had not connected a whole attempt delay later: the
+    // winner goes first from now on (and the gate charges it), as browsers remember theirs
+    for (let i = 0; i < index; i++) o.health.connectFailed(targets[i]!.address);
+    o.health.connected(target.address);
+    if (!proxy && !target.viaRule) {
+      // the address actually connected to, checked once more (whatever chose it)
+      const why = socket.remoteAddress ? o.recheck(socket.remoteAddress) : null;
       if (why) {
-        process.nextTick(() => callback(new RefusedAddressError(why), null));
-        return;
+        socket.destroy();
+        throw new RefusedAddressError(why);
       }
     }
-    // Only the TCP target changes; host/servername (→ Host header, SNI) are untouched.
-    connectorFor(timeoutMs)(port === o.port ? o : { ...o, port }, (err, socket) => {
-      // and the address actually connected to is checked once more (whatever resolved it)
-      const remote = socket?.remoteAddress;
-      const why = !err && guard && !rule && remote ? refusal(remote, guard.allowed, false) : null;
-      if (why) {
-        socket!.destroy();
-        callback(new RefusedAddressError(why), null);
-        return;
-      }
-      if (err) callback(err, null);
-      else callback(null, socket!);
+    markConnectedAddress(socket, target.address);
+    if (opts.protocol !== 'https:') {
+      // as undici's own connector sets a plain socket up
+      socket.setNoDelay(true);
+      socket.setKeepAlive(true, 60_000);
+      return socket;
+    }
+    const secure = await abortable(
+      new Promise<TLSSocket>((resolve, reject) => {
+        tls({ ...opts, httpSocket: socket }, (err, s) => (err ? reject(err) : resolve(s as TLSSocket)));
+      }),
+      deadline.signal,
+      () => socket.destroy(),
+    );
+    markConnectedAddress(secure, target.address);
+    return secure;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** A TCP connection to one checked address. */
+function openTcp(target: ConnectTarget, signal: AbortSignal): Promise<Socket> {
+  return new Promise<Socket>((resolve, reject) => {
+    if (signal.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    // the read buffer undici's own connector gives a plain socket (a Socket option @types/node omits)
+    const socket = net.connect({ host: target.address, port: target.port, highWaterMark: 64 * 1024 } as net.NetConnectOpts);
+    const onAbort = () => {
+      socket.destroy();
+      reject(signal.reason);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    socket.once('connect', () => {
+      signal.removeEventListener('abort', onAbort);
+      resolve(socket);
     });
-  };
+    socket.once('error', (err) => {
+      signal.removeEventListener('abort', onAbort);
+      reject(err);
+    });
+  });
+}
+
+/** `p`, unless `signal` aborts first (then `onAbort` cleans up what `p` may still produce). */
+function abortable<T>(p: Promise<T>, signal: AbortSignal, onAbort?: () => void): Promise<T> {
+  if (signal.aborted) {
+    onAbort?.();
+    return Promise.reject(signal.reason);
+  }
+  return new Promise<T>((resolve, reject) => {
+    const abort = () => {
+      onAbort?.();
+      reject(signal.reason);
+    };
+    signal.addEventListener('abort', abort, { once: true });
+    p.then(
+      (v) => {
+        signal.removeEventListener('abort', abort);
+        resolve(v);
+      },
+      (e: unknown) => {
+        signal.removeEventListener('abort', abort);
+        reject(e);
+      },
+    );
+  });
 }

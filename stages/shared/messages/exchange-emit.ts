@@ -29,6 +29,8 @@ export interface ExchangeFacts {
   redirectChain?: string[];
   /** the crawl job the exchange was made for (its captures' crawl id) */
   job?: string | undefined;
+  /** the body was not downloaded (its type is not stored): why, and the length it declared */
+  bodyNotRead?: string;
 }
 
 /** The `exchange` field: the request line and headers as sent, and what the crawler made of the answer. */
@@ -46,6 +48,7 @@ export function exchangeInfo(f: ExchangeFacts): ExchangeInfo {
     robots: f.robots ?? null,
     refers_to_date: f.refersToDate ?? null,
     attempt: f.attempt ?? 0,
+    ...(f.bodyNotRead ? { body_not_read: f.bodyNotRead } : {}),
   };
 }
 
