@@ -174,7 +174,7 @@ export async function serveHostRanked(ctx: BackgroundContext, host: string): Pro
       // the lease id is the msgId: a grant served again after a lapsed lease is not published twice
       const [published] = await ctx.publisher.publish([
         { subject: subjectFor('ready', host, s.partitions), data: grant, msgId: leaseId },
-        ...sitemapsOfSeed(m, pick.job, robots.compiled.sitemaps, s.partitions),
+        ...sitemapsOfSeed(m, pick.job, s.sitemaps, robots.compiled.sitemaps, s.partitions),
       ]);
       // a grant served again after its lease lapsed: the one sent before is still the only one
       if (published?.duplicate) ctx.log.info({ host, url: m.url, lease: leaseId, ready_seq: published.seq }, 'grant sent again after its lease lapsed: the stream keeps the first');
