@@ -109,6 +109,21 @@ export {
   resolveFreshOptions,
 } from './fresh-hosts.js';
 export type { FreshHostsOptions, ResolvedFreshOptions, FreshResponse } from './fresh-hosts.js';
+export {
+  SitemapHosts,
+  SITEMAP_ONLY_DOMAIN,
+  SITEMAP_ONLY_HOST,
+  SITEMAP_FALLBACK_HOST,
+  SITEMAP_NEIGHBOUR_HOST,
+  SITEMAP_FOREIGN_DOMAIN,
+  SITEMAP_FOREIGN_HOST,
+  SITEMAP_ONLY_PAGES,
+  SITEMAP_FALLBACK_PAGES,
+  SITEMAP_INDEX,
+  SITEMAP_GZIP,
+  SITEMAP_PLAIN,
+} from './sitemap-hosts.js';
+export type { SitemapHostResponse, RefusedListing } from './sitemap-hosts.js';
 export { startTestDns, dnsResponse, dnsTypeName, ipv6Bytes, DNS_TYPE_A, DNS_TYPE_AAAA } from './dns-server.js';
 export type { TestDns, DnsAnswers, DnsEntry, DnsQueryRecord } from './dns-server.js';
 export { getFromTestWeb } from './http-get.js';
