@@ -3,7 +3,7 @@ import { subjectFor } from '../../pipeline/partition.js';
 import type { Emit } from '../../pipeline/stage.js';
 
 /**
- * A seed, granted: the sitemaps its host's robots.txt names (`/sitemap.xml` when it names
+ * A seed's turn (granted, or kept out by robots.txt): the sitemaps its host's robots.txt names (`/sitemap.xml` when it names
  * none) go to normalize to be fetched as sitemaps, if the crawl reads sitemaps (a job's own
  * `sitemaps`, else the crawl's setting, `--no-sitemaps`). The gate has the robots.txt in hand
  * here, and a seed's grant comes once per crawl id (a seed seen before is dropped by the seen

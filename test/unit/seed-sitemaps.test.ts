@@ -6,7 +6,7 @@ import type { CrawlSettings } from '../../pipeline/settings.js';
 import { handleGateIntake } from '../../stages/politeness-gate/handle.js';
 import { serveHost } from '../../stages/politeness-gate/serve-host.js';
 import { sitemapsOfSeed } from '../../stages/politeness-gate/seed-sitemaps.js';
-import { decodeDiscoveredLinks, decodeGrant, JobSpec, type AdmittedUrl, type JobRecord } from '../../schemas/index.js';
+import { decodeDiscoveredLinks, decodeGrant, decodeOutcome, JobSpec, type AdmittedUrl, type JobRecord } from '../../schemas/index.js';
 import type { HttpRequest } from '../../ports/http.js';
 import { PACING_GUARD_MS } from '../../stages/shared/host-state/host-pacing.js';
 import { createFakeContext, httpResponse, queuedOnly, settleLikeRunner, stageInput, type FakeContext, type Responder } from '../support/fake-context.js';
@@ -84,6 +84,17 @@ describe('crawl run reads its seed hosts\' sitemaps', () => {
       await grantOne(ctx, seed('/start.html'));
       assert.deepEqual(sitemapMessages(ctx)[0]!.links, [{ url: `https://${HOST}/sitemap.xml`, fetch_as: 'sitemap' }]);
     }
+  });
+
+  test('a seed robots.txt keeps out ends robots_disallowed, and its host\'s sitemaps are still read', async () => {
+    const ctx = gateContext(robots(200, `User-agent: *\nDisallow: /\nAllow: /docs/\nSitemap: https://${HOST}/docs/sitemap.xml\n`));
+    await queue(ctx, seed());
+    // robots.txt, then the seed is settled without a request in the same turn
+    assert.deepEqual(await serveHost(ctx, HOST), { kind: 'idle' });
+    assert.deepEqual(ctx.streams.on('crawl.ready'), [], 'no request for the seed');
+    const ended = ctx.streams.on('crawl.outcomes').map((m) => decodeOutcome(m.data));
+    assert.deepEqual(ended.map((o) => [o.url, o.outcome]), [[seed().url, 'robots_disallowed']]);
+    assert.deepEqual(sitemapMessages(ctx).map((m) => m.links), [[{ url: `https://${HOST}/docs/sitemap.xml`, fetch_as: 'sitemap' }]]);
   });
 
   test('--no-sitemaps: the seed is granted and nothing else is sent', async () => {
