@@ -141,9 +141,10 @@ function program(): Command {
     .option('--directives', 'also serve www.directives.test: pages that say noindex and nofollow by X-Robots-Tag and meta tags named for a crawler', false)
     .option('--network', 'also serve *.net.test: a host on [::1] only, one whose first address never answers, a video', false)
     .option('--proxy', 'also run a forward proxy (CONNECT tunnels and forwarding) on another loopback port', false)
+    .option('--sitemap-hosts', 'also serve a site whose pages are linked only from its sitemaps (*.sitemaponly.test)', false)
     .action(async (o) => {
       const { runTestWebCli } = await import('../testweb/main.js');
-      await runTestWebCli({ hosts: o.hosts, port: o.port, seed: o.seed, benchHosts: o.benchHosts, politeness: o.politeness, hostile: o.hostile, traps: o.traps, render: o.renderHosts, fresh: o.fresh, directives: o.directives, network: o.network, proxy: o.proxy });
+      await runTestWebCli({ hosts: o.hosts, port: o.port, seed: o.seed, benchHosts: o.benchHosts, politeness: o.politeness, hostile: o.hostile, traps: o.traps, render: o.renderHosts, fresh: o.fresh, directives: o.directives, network: o.network, proxy: o.proxy, sitemapHosts: o.sitemapHosts });
     });
 
   addProxyProcessOptions(addRenderProcessOptions(addMetricsOptions(addLogOptions(addRetentionOptions(addSettingsOptions(cli.command('serve')))))))

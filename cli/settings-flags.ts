@@ -51,6 +51,8 @@ export function addSettingsOptions(cmd: Command): Command {
     .option('--render-timeout-ms <n>', 'a render ends this long after it started, settled or not (default 15000)', parseIntOption('--render-timeout-ms', 1000, 600_000))
     .option('--warc-max-bytes <n>', 'start a new WARC file before one would pass this size (default 1073741824 = 1 GiB)', parseIntOption('--warc-max-bytes', 65_536))
     .option('--warc-gzip-level <n>', 'zlib level of the WARC records, 1 (fastest) to 9 (smallest) (default 3)', parseIntOption('--warc-gzip-level', 1, 9))
+    .option('--sitemaps', "read the sitemaps each seed host's robots.txt names, else /sitemap.xml (the default)")
+    .option('--no-sitemaps', "do not read seed hosts' sitemaps: crawl only what links reach")
     .option('--revisit-slot-ms <n>', "crawl jobs' revisits are handed out one time slot of this length at a time: their granularity (default 60000)", parseIntOption('--revisit-slot-ms', 100, 3_600_000));
 }
 
@@ -88,6 +90,7 @@ const DIRECT_SETTINGS = [
   'renderAuto',
   'renderTimeoutMs',
   'revisitSlotMs',
+  'sitemaps',
 ] as const;
 
 /** Flags whose setting has another name. */

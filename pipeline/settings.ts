@@ -82,6 +82,8 @@ export const CrawlSettingsSchema = z
     /** after 5 s of body, a transfer slower than this (bytes/s) is cut off; 0 = off */
     minTransferRate: z.number().int().min(0).default(1024),
     nearDuplicateDistance: z.number().int().min(0).max(16).default(3),
+    /** at each seed host's first grant, read the sitemaps its robots.txt names (else /sitemap.xml); a job's own `sitemaps` decides for its seeds */
+    sitemaps: z.boolean().default(true),
     /** crawl traps: new URLs queued per host, past which the host's further URLs are dropped; 0 = no limit */
     maxPagesPerHost: z.number().int().min(0).default(10_000),
     /** crawl traps: new URLs per URL pattern (numbers, dates, ids collapsed), past which the pattern is not expanded; 0 = no limit */

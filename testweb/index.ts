@@ -113,6 +113,21 @@ export { NetworkHosts, NET_DOMAIN, NETWORK_HOSTS, NETWORK_PAGES, V6_HOST, FALLBA
 export type { NetworkResponse } from './network-hosts.js';
 export { startForwardProxy } from './forward-proxy.js';
 export type { ForwardProxy, ForwardProxyOptions, ProxyRequestRecord } from './forward-proxy.js';
+export {
+  SitemapHosts,
+  SITEMAP_ONLY_DOMAIN,
+  SITEMAP_ONLY_HOST,
+  SITEMAP_FALLBACK_HOST,
+  SITEMAP_NEIGHBOUR_HOST,
+  SITEMAP_FOREIGN_DOMAIN,
+  SITEMAP_FOREIGN_HOST,
+  SITEMAP_ONLY_PAGES,
+  SITEMAP_FALLBACK_PAGES,
+  SITEMAP_INDEX,
+  SITEMAP_GZIP,
+  SITEMAP_PLAIN,
+} from './sitemap-hosts.js';
+export type { SitemapHostResponse, RefusedListing } from './sitemap-hosts.js';
 export { startTestDns, dnsResponse, dnsTypeName, ipv6Bytes, DNS_TYPE_A, DNS_TYPE_AAAA } from './dns-server.js';
 export type { TestDns, DnsAnswers, DnsEntry, DnsQueryRecord } from './dns-server.js';
 export { getFromTestWeb } from './http-get.js';

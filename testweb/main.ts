@@ -26,6 +26,8 @@ export interface TestWebCliArgs {
   network?: boolean;
   /** also run a forward proxy (CONNECT and forwarding) on another port, and print it */
   proxy?: boolean;
+  /** also serve the sitemap-only site (*.sitemaponly.test) */
+  sitemapHosts?: boolean;
   /** Where the status line goes; default stdout. */
   out?: (line: string) => void;
   /** Stops the server when aborted, like a signal (for tests). */
@@ -50,6 +52,7 @@ export async function runTestWebCli(args: TestWebCliArgs): Promise<void> {
     ...(args.fresh ? { fresh: true } : {}),
     ...(args.directives ? { directives: true } : {}),
     ...(args.network ? { network: true } : {}),
+    ...(args.sitemapHosts ? { sitemapHosts: true } : {}),
   });
   const proxy = args.proxy ? await startForwardProxy() : null;
   const { siteHostNames, benchHostNames } = web.model;
@@ -61,11 +64,12 @@ export async function runTestWebCli(args: TestWebCliArgs): Promise<void> {
   if (web.render) summary += `, ${web.render.hostNames.length} render hosts (*.render.test)`;
   if (web.network) summary += `, ${web.network.hostNames.length} network hosts (*.net.test: [::1], a silent first address)`;
   if (web.fresh) summary += `, ${web.fresh.hostNames.length} fresh hosts (*.fresh.test, changing since ${new Date(web.fresh.options.startAt).toISOString()})`;
+  if (web.sitemapHosts) summary += `, ${web.sitemapHosts.hostNames.length} sitemap-only hosts (*.sitemaponly.test)`;
   if (web.directives) summary += `, ${web.directives.hostNames.join(', ')}`;
   const out = args.out ?? ((l: string) => process.stdout.write(`${l}\n`));
   out(`testweb listening on 127.0.0.1:${web.port} (${summary})`);
   if (proxy) out(`forward proxy on ${proxy.url} (crawl with --proxy ${proxy.url})`);
-  if (args.politeness || args.hostile || args.traps || args.render || args.fresh || args.directives || args.network) out(`crawl with: ${web.resolveRules.map((r) => `--resolve ${r}`).join(' ')}`);
+  if (args.politeness || args.hostile || args.traps || args.render || args.fresh || args.directives || args.network || args.sitemapHosts) out(`crawl with: ${web.resolveRules.map((r) => `--resolve ${r}`).join(' ')}`);
 
   await new Promise<void>((resolve) => {
     const stop = () => {

@@ -15,6 +15,8 @@
 // noindex and nofollow by X-Robots-Tag and by meta tags named for a crawler.
 // With `network` it also serves *.net.test (network-hosts.ts): a host on [::1] only (it
 // listens there too) and one whose first address (127.0.0.3) never answers a connection.
+// With `sitemapHosts` it also serves *.sitemaponly.test (sitemap-hosts.ts): a site whose pages
+// are linked only from its sitemaps, which also list URLs a crawler must not take from them.
 
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createHash } from 'node:crypto';
@@ -31,6 +33,7 @@ import { RenderHosts, type RenderHostsOptions } from './render-hosts.js';
 import { FreshHosts, type FreshHostsOptions } from './fresh-hosts.js';
 import { DirectiveHosts } from './directive-hosts.js';
 import { NetworkHosts, SILENT_ADDRESS, startBlackHole } from './network-hosts.js';
+import { SitemapHosts } from './sitemap-hosts.js';
 
 export interface StartTestWebOptions {
   /** Site hosts h00.site.test ... (default 20). */
@@ -69,6 +72,8 @@ export interface StartTestWebOptions {
    * (same port) silent. Default off.
    */
   network?: boolean;
+  /** Also serve the sitemap-only site *.sitemaponly.test (see sitemap-hosts.ts). Default off. */
+  sitemapHosts?: boolean;
   /**
    * Render every page of the site and bench hosts at start and keep them all, instead of
    * rendering on request into a cache of PAGE_CACHE_LIMIT pages. For throughput benches: the
@@ -126,6 +131,8 @@ export interface TestWeb {
   directives: DirectiveHosts | null;
   /** The network hosts (*.net.test), when enabled; null otherwise. */
   network: NetworkHosts | null;
+  /** The sitemap-only site, when enabled (its pages, sitemaps and the listings a crawler must refuse); null otherwise. */
+  sitemapHosts: SitemapHosts | null;
   /** Completed requests, in order of arrival. */
   requestLog(): RequestRecord[];
   /** Requests that have arrived and are not finished yet (host, path, start). */
@@ -180,6 +187,7 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
   const fresh = opts.fresh ? new FreshHosts(opts.fresh, { seed: modelOpts.seed, serverClock: now }) : null;
   const directives = opts.directives ? new DirectiveHosts() : null;
   const network = opts.network ? new NetworkHosts() : null;
+  const sitemapHosts = opts.sitemapHosts ? new SitemapHosts(modelOpts.seed) : null;
   /** Status to log for a response written as raw bytes on the socket (res never sent headers). */
   const rawStatusOf = new WeakMap<ServerResponse, number>();
   /** The log record of each response in progress, so send() can note Retry-After and robots bodies. */
@@ -268,6 +276,10 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
       const r = directives.respond(req.method ?? '', target);
       // set here: an array value is sent as one header line each (X-Robots-Tag twice)
       for (const [name, value] of Object.entries(r.headers)) res.setHeader(name, value);
+      return send(req, res, r.status, r.type, r.body);
+    }
+    if (sitemapHosts?.has(hostName)) {
+      const r = sitemapHosts.respond(hostName, req.method ?? '', target);
       return send(req, res, r.status, r.type, r.body);
     }
     const notFound = () => send(req, res, 404, 'text/html; charset=utf-8', '<!DOCTYPE html><html lang="en"><head><title>Not found</title></head><body><h1>Not found</h1></body></html>\n');
@@ -393,7 +405,7 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
   return {
     port,
     url: (host, path = '/') => `http://${host}${path}`,
-    resolveRules: [`*.site.test=127.0.0.1:${port}`, `*.bench.test=127.0.0.1:${port}`, ...(politeness?.resolveRules(port) ?? []), ...(hostile?.resolveRules(port) ?? []), ...(traps?.resolveRules(port) ?? []), ...(renderHosts?.resolveRules(port) ?? []), ...(fresh?.resolveRules(port) ?? []), ...(directives?.resolveRules(port) ?? []), ...(network?.resolveRules(port) ?? [])],
+    resolveRules: [`*.site.test=127.0.0.1:${port}`, `*.bench.test=127.0.0.1:${port}`, ...(politeness?.resolveRules(port) ?? []), ...(hostile?.resolveRules(port) ?? []), ...(traps?.resolveRules(port) ?? []), ...(renderHosts?.resolveRules(port) ?? []), ...(fresh?.resolveRules(port) ?? []), ...(directives?.resolveRules(port) ?? []), ...(network?.resolveRules(port) ?? []), ...(sitemapHosts?.resolveRules(port) ?? [])],
     model,
     politeness,
     hostile,
@@ -402,6 +414,7 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
     fresh,
     directives,
     network,
+    sitemapHosts,
     requestLog: () => log.slice().sort((a, b) => a.start - b.start),
     inFlight: () => [...inFlight].map((r) => ({ host: r.host, path: r.path, start: r.start })),
     touch: (urls) => {

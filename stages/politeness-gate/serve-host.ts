@@ -46,8 +46,8 @@ type SettledOutcome = 'robots_disallowed' | 'network_error' | 'refused' | 'filte
  * A queued URL that needs no request (robots.txt keeps it out, or its host cannot be
  * reached in this crawl): its outcome is recorded and the queue moves past it.
  */
-async function settleQueued(ctx: BackgroundContext, m: AdmittedUrl, seq: number, reason: string, outcome: SettledOutcome, lane: string): Promise<void> {
-  await ctx.publisher.publish([settledOutcome(ctx, m, reason, outcome)]);
+async function settleQueued(ctx: BackgroundContext, m: AdmittedUrl, seq: number, reason: string, outcome: SettledOutcome, lane: string, also: Emit[] = []): Promise<void> {
+  await ctx.publisher.publish([settledOutcome(ctx, m, reason, outcome), ...also]);
   await skipQueued(ctx.kv.hosts, m.host, seq, lane);
 }
 
@@ -145,7 +145,9 @@ export async function serveHostRanked(ctx: BackgroundContext, host: string): Pro
     }
     const verdict = robots?.compiled.verdict(m.url);
     if (verdict && !verdict.allowed) {
-      await settleQueued(ctx, m, stored.seq, verdict.matchedRule ? `robots.txt: ${verdict.matchedRule}` : 'robots.txt disallows this path', 'robots_disallowed', lane);
+      // a seed robots.txt keeps out still leads to the host's sitemaps (robots.txt judges each URL they list)
+      const sitemaps = robots ? sitemapsOfSeed(m, pick.job, s.sitemaps, robots.compiled.sitemaps, s.partitions) : [];
+      await settleQueued(ctx, m, stored.seq, verdict.matchedRule ? `robots.txt: ${verdict.matchedRule}` : 'robots.txt disallows this path', 'robots_disallowed', lane, sitemaps);
       continue;
     }
     const at = slot ? readyAt(slot, now) : 0;
@@ -174,7 +176,7 @@ export async function serveHostRanked(ctx: BackgroundContext, host: string): Pro
       // the lease id is the msgId: a grant served again after a lapsed lease is not published twice
       const [published] = await ctx.publisher.publish([
         { subject: subjectFor('ready', host, s.partitions), data: grant, msgId: leaseId },
-        ...sitemapsOfSeed(m, pick.job, robots.compiled.sitemaps, s.partitions),
+        ...sitemapsOfSeed(m, pick.job, s.sitemaps, robots.compiled.sitemaps, s.partitions),
       ]);
       // a grant served again after its lease lapsed: the one sent before is still the only one
       if (published?.duplicate) ctx.log.info({ host, url: m.url, lease: leaseId, ready_seq: published.seq }, 'grant sent again after its lease lapsed: the stream keeps the first');

@@ -15,7 +15,7 @@ export interface FingerprintIndexOptions {
   maxEntriesPerKey?: number;
 }
 
-/** Orders pages so that exactly one of two near-duplicates is the original: earlier fetch, then URL. */
+/** Fetch order (then URL): breaks the tie when two near-duplicates were added at the same moment and each saw the other. */
 export const before = (a: { t: number; url: string }, b: { t: number; url: string }) => a.t < b.t || (a.t === b.t && a.url < b.url);
 
 /**
@@ -58,25 +58,35 @@ function appended(list: FingerprintEntry[], page: FingerprintEntry, max: number)
 
 /**
  * Adds `page` to the index shared by every simhash process and returns the URL of its
- * original: the earliest page (see `before`) stored within Hamming distance k, or null.
+ * original: a page stored within Hamming distance k that the index holds as earlier than this
+ * one (the earliest fetch among them, when several are), or null.
+ *
+ * Earlier means first into the index, since a streaming stage cannot take back the verdict
+ * it already sent for a page: whichever of two near-duplicates is processed first is the
+ * original, and the other is marked, whatever their fetch times (ordering by fetch time let
+ * a copy fetched earlier but processed later see the other and still call itself the
+ * original, while the other had been told the same).
  *
  * Each of the k+1 keys gets a compare-and-set append that returns the list as it stands
- * after the append; the k+1 appends run concurrently (one round trip of latency, not k+1).
- * Why two near-duplicates A and B processed at the same moment, by any processes, still
- * meet: they share a key K (pigeonhole), and the server orders the two appends to K, so the
- * one that lands second gets a list holding the other. The verdict is therefore the one a
- * serial order would give (or better, when each lands second on a different key): as when
- * processed one after the other, a later fetch whose appends all land first is not marked,
- * since only the earlier page sees the other, and it is the original. The argument is per
- * key, so the order of the k+1 appends among themselves does not matter. Reading before
- * appending would break it: both could read before either appends.
+ * after the append, in append order; the k+1 appends run concurrently (one round trip of
+ * latency, not k+1). Two near-duplicates A and B share at least one key (pigeonhole), and
+ * the server orders their appends to each shared key, so both read the same order there:
+ * on a shared key, B listed before A means B landed first, and B absent means B lands after
+ * A (it is appended later, and sees A). When B landed first on every shared key, B is the
+ * original for both; when A and B were added at the same moment by different processes and
+ * each landed first on some shared key, the earlier fetch is (see `before`). So exactly one
+ * of the two is marked, in any order, with any number of processes, and a redelivered page
+ * (whose append changes nothing and returns the list with it in its old place) gets its old
+ * verdict. Reading before appending would break it: both could read before either appends.
+ * A full key (see MAX_ENTRIES_PER_KEY) may have evicted B, so B's absence there says nothing.
  */
 export async function addAndFindOriginal(store: KvStore, page: FingerprintEntry, k: number, options: FingerprintIndexOptions = {}): Promise<string | null> {
   const max = options.maxEntriesPerKey ?? MAX_ENTRIES_PER_KEY;
   const fingerprint = simhashFromHex(page.h); // throws on a malformed fingerprint, before any write
   const h = halves(page.h);
+  const keys = fingerprintKeys(fingerprint, k);
   const lists = await Promise.all(
-    fingerprintKeys(fingerprint, k).map((key) =>
+    keys.map((key) =>
       casUpdate<FingerprintEntry[], FingerprintEntry[]>(store, key, (current) => {
         const list = current ?? [];
         const next = appended(list, page, max);
@@ -84,15 +94,44 @@ export async function addAndFindOriginal(store: KvStore, page: FingerprintEntry,
       }),
     ),
   );
-  let original: FingerprintEntry | null = null;
+  const near = new Map<string, FingerprintEntry>();
   for (const list of lists) {
-    for (const c of list) {
-      if (c.url === page.url || !before(c, page)) continue;
-      if (original && !before(c, original)) continue;
-      if (distance(h, c.h) <= k) original = c;
-    }
+    for (const c of list) if (c.url !== page.url && !near.has(c.url) && distance(h, c.h) <= k) near.set(c.url, c);
+  }
+  let original: FingerprintEntry | null = null;
+  for (const c of near.values()) {
+    if (original && !before(c, original)) continue;
+    if (landedFirst(c, page, keys, lists, k, max)) original = c;
   }
   return original?.url ?? null;
+}
+
+/**
+ * Whether the index holds `c` as earlier than `page`: first on every shared key whose order
+ * is known, or, when each was first on some (added at the same moment), the earlier fetch.
+ */
+function landedFirst(c: FingerprintEntry, page: FingerprintEntry, keys: readonly string[], lists: readonly FingerprintEntry[][], k: number, max: number): boolean {
+  const theirs = fingerprintKeys(simhashFromHex(c.h), k);
+  let cFirst = 0;
+  let pageFirst = 0;
+  keys.forEach((key, i) => {
+    if (theirs[i] !== key) return; // not a key they share
+    const order = orderOn(lists[i]!, page.url, c.url, max);
+    if (order === 'candidate') cFirst++;
+    else if (order === 'page') pageFirst++;
+  });
+  return cFirst > 0 && (pageFirst === 0 || before(c, page));
+}
+
+/** Which of two pages landed first on one key they share, from the list as it stood after `pageUrl`'s append. */
+function orderOn(list: readonly FingerprintEntry[], pageUrl: string, candidateUrl: string, max: number): 'candidate' | 'page' | 'unknown' {
+  const mine = list.findIndex((e) => e.url === pageUrl);
+  const theirs = list.findIndex((e) => e.url === candidateUrl);
+  if (mine < 0) return 'unknown';
+  if (theirs >= 0) return theirs < mine ? 'candidate' : 'page';
+  // not there: it has not been appended yet (it lands after this page), unless the list is
+  // full, when it may have been evicted (a list below the bound has never lost an entry)
+  return list.length < max ? 'page' : 'unknown';
 }
 
 /** Every stored fingerprint within Hamming distance k of `h`, each page once; reads k+1 keys, writes nothing. */

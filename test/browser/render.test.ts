@@ -88,8 +88,8 @@ describe('end to end: rendering JavaScript pages', () => {
     }
     assert.deepEqual(
       web.requestLog().map((r) => r.path),
-      ['/robots.txt', '/'],
-      'nothing of the app but its shell was asked for',
+      ['/robots.txt', '/', '/sitemap.xml'],
+      'nothing of the app but its shell (and the sitemap every seed host is asked for) was asked for',
     );
   });
 

@@ -38,7 +38,7 @@ describe('near-duplicate index on a real nats-server KV, shared by two processes
     await server?.cleanup();
   });
 
-  it('originals and their near-duplicates added at the same time by two connections: none lost, every pair found', async () => {
+  it('originals and their near-duplicates added at the same time by two connections: none lost, every pair found, exactly one of each marked', async () => {
     const n = 100;
     const pairs = Array.from({ length: n }, (_, i) => pair(i, [i % 64, (i * 13 + 5) % 64, (i * 29 + 7) % 64]));
     // an original and its copy share keys, and both are in flight at once: the two connections race for those keys
@@ -54,7 +54,10 @@ describe('near-duplicate index on a real nats-server KV, shared by two processes
       ]),
     );
     for (let i = 0; i < n; i++) {
-      assert.equal(verdicts[2 * i], null, `orig${i} is an original`);
+      // whichever the index took first is the original (when each landed first on a key they
+      // share, the earlier fetch); the other is marked as its duplicate, never neither
+      const [o, c] = [verdicts[2 * i], verdicts[2 * i + 1]];
+      assert.ok((o === null && c === `https://orig${i}.test/`) || (o === `https://copy${i}.test/` && c === null), `pair ${i}: ${o}, ${c}`);
       for (const key of fingerprintKeys(pairs[i]![0], 3)) {
         const e = await storeOne.get(key);
         assert.ok(e && new TextDecoder().decode(e.value).includes(`https://orig${i}.test/`), `orig${i} stored under ${key}`);
@@ -64,11 +67,42 @@ describe('near-duplicate index on a real nats-server KV, shared by two processes
     }
   });
 
+  it('exact copies processed at the same moment by two connections: one original each, the other marked', async () => {
+    const n = 100;
+    // a fingerprint of its own per body, so that the originals are not near-duplicates of each other
+    const fp = (i: number) => simhashToHex(pair(1000 + i, [])[0]);
+    // which copy is sent first alternates, so that each wins some of the races
+    const verdicts = await Promise.all(
+      Array.from({ length: n }, async (_, i) => {
+        const later = () => findOriginal(storeOne, { h: fp(i), url: `https://later${i}.test/`, t: 20 }, contentDigest(`race ${i}`), 3);
+        const earlier = () => findOriginal(storeTwo, { h: fp(i), url: `https://earlier${i}.test/`, t: 10 }, contentDigest(`race ${i}`), 3);
+        if (i % 2 === 0) return Promise.all([later(), earlier()]);
+        const [e, l] = await Promise.all([earlier(), later()]);
+        return [l, e];
+      }),
+    );
+    let laterOriginals = 0;
+    for (let i = 0; i < n; i++) {
+      const [later, earlier] = verdicts[i]!;
+      assert.ok((later === null && earlier === `https://later${i}.test/`) || (later === `https://earlier${i}.test/` && earlier === null), `copy ${i}: ${later}, ${earlier}`);
+      if (later === null) laterOriginals++;
+      // a redelivery of either gets the verdict it got
+      assert.equal(await findOriginal(storeTwo, { h: fp(i), url: `https://later${i}.test/`, t: 20 }, contentDigest(`race ${i}`), 3), later);
+      assert.equal(await findOriginal(storeOne, { h: fp(i), url: `https://earlier${i}.test/`, t: 10 }, contentDigest(`race ${i}`), 3), earlier);
+    }
+    console.log(`exact-copy races: the later fetch was the original in ${laterOriginals} of ${n}`);
+  });
+
   it('an exact duplicate is found by its digest through the real KV (create-if-absent conflict)', async () => {
     const digest = contentDigest('<html>same bytes</html>');
     const h = simhashToHex(0x0123456789abcdefn);
     assert.equal(await findOriginal(storeOne, { h, url: 'https://first.test/', t: 10 }, digest, 3), null);
     assert.equal(await findOriginal(storeTwo, { h, url: 'https://second.test/', t: 20 }, digest, 3), 'https://first.test/');
     assert.equal(await findOriginal(storeOne, { h, url: 'https://first.test/', t: 10 }, digest, 3), null, 'a redelivery is no duplicate');
+    // the later fetch processed first, through another connection: it stays the original
+    const other = contentDigest('<html>other bytes</html>');
+    const h2 = simhashToHex(0x7edcba9876543210n);
+    assert.equal(await findOriginal(storeTwo, { h: h2, url: 'https://fetched-later.test/', t: 50 }, other, 3), null);
+    assert.equal(await findOriginal(storeOne, { h: h2, url: 'https://fetched-earlier.test/', t: 5 }, other, 3), 'https://fetched-later.test/');
   });
 });

@@ -177,8 +177,8 @@ class ProcessView implements KvStore {
 }
 
 describe('fingerprint index: two processes adding near-duplicates at the same time', () => {
-  const A = entry(BASE, 'https://a.test/', 1); // fetched first: the original
-  const B = entry(flip(BASE, [0, 20]), 'https://b.test/', 2); // distance 2: shares keys 0 and 3
+  const A = entry(BASE, 'https://a.test/', 1); // fetched first
+  const B = entry(flip(BASE, [0, 20]), 'https://b.test/', 2); // distance 2: shares the keys of blocks 0 and 1
 
   /** Both processes read every key before either writes; then `first` writes, then the other. */
   async function interleaved(first: 'A' | 'B'): Promise<{ a: string | null; b: string | null; shared: MemoryKvStore }> {
@@ -216,8 +216,9 @@ describe('fingerprint index: two processes adding near-duplicates at the same ti
     }
   });
 
-  test('the copy writes first: the original sees it but is the original; the verdict is that of processing B then A', { timeout: 5000 }, async () => {
+  test('the copy writes first: it is the original, and the earlier fetch is marked; the verdict is that of processing B then A', { timeout: 5000 }, async () => {
     const { a, b, shared } = await interleaved('B');
+    assert.deepEqual({ a, b }, { a: 'https://b.test/', b: null });
     const serial = new MemoryKvStore();
     const serialB = await addAndFindOriginal(serial, B, 3);
     const serialA = await addAndFindOriginal(serial, A, 3);
@@ -225,6 +226,31 @@ describe('fingerprint index: two processes adding near-duplicates at the same ti
     for (const key of fingerprintKeys(BASE, 3)) {
       assert.ok((await listAt(shared, key)).some((e) => e.url === 'https://a.test/'), `A stored under ${key}`);
     }
+  });
+
+  test('each lands first on one of the keys they share (added at the same moment): the earlier fetch is the original, for both', async () => {
+    // the lists as two processes leave them when A's append lands first on key 0 and B's on key 3;
+    // each page's own append then changes nothing and returns its list (as on a redelivery)
+    const shared = new MemoryKvStore();
+    const put = (key: string, list: FingerprintEntry[]) => shared.put(key, new TextEncoder().encode(JSON.stringify(list)));
+    const keysB = fingerprintKeys(simhashFromEntry(B), 3);
+    const both = fingerprintKeys(BASE, 3).filter((k) => keysB.includes(k));
+    assert.equal(both.length, 2);
+    await put(both[0]!, [A, B]);
+    await put(both[1]!, [B, A]);
+    for (const key of fingerprintKeys(BASE, 3).filter((k) => !both.includes(k))) await put(key, [A]);
+    for (const key of keysB.filter((k) => !both.includes(k))) await put(key, [B]);
+    assert.equal(await addAndFindOriginal(shared, A, 3), null);
+    assert.equal(await addAndFindOriginal(shared, B, 3), 'https://a.test/');
+    // with the fetch times the other way round, the other way round
+    const later = { ...A, t: 3 };
+    const shared2 = new MemoryKvStore();
+    for (const key of await keysOf(shared)) {
+      const list = await listAt(shared, key);
+      await shared2.put(key, new TextEncoder().encode(JSON.stringify(list.map((e) => (e.url === A.url ? later : e)))));
+    }
+    assert.equal(await addAndFindOriginal(shared2, later, 3), 'https://b.test/');
+    assert.equal(await addAndFindOriginal(shared2, B, 3), null);
   });
 
   test('many near-duplicate pairs added at once by two processes: no update is lost, and a later copy finds each original', async () => {
@@ -239,8 +265,11 @@ describe('fingerprint index: two processes adding near-duplicates at the same ti
       const h = BASE * BigInt(2 * i + 3) & 0xffffffffffffffffn;
       return [entry(h, `https://orig${i}.test/`, 1), entry(flip(h, [i % 64, (i * 7 + 1) % 64]), `https://copy${i}.test/`, 2)] as const;
     });
-    await Promise.all(pairs.flatMap(([o, c]) => [addAndFindOriginal(one, o, 3), addAndFindOriginal(two, c, 3)]));
-    for (const [o, c] of pairs) {
+    const verdicts = await Promise.all(pairs.flatMap(([o, c]) => [addAndFindOriginal(one, o, 3), addAndFindOriginal(two, c, 3)]));
+    for (const [i, [o, c]] of pairs.entries()) {
+      // exactly one of the two is marked, as a duplicate of the other
+      const [vo, vc] = [verdicts[2 * i], verdicts[2 * i + 1]];
+      assert.ok((vo === null && vc === o.url) || (vo === c.url && vc === null), `pair ${i}: ${o.url} → ${vo}, ${c.url} → ${vc}`);
       for (const key of fingerprintKeys(BigInt(`0x${o.h}`), 3)) assert.ok((await listAt(shared, key)).some((e) => e.url === o.url), `${o.url} under ${key}`);
       // once both are stored, a third copy finds the original
       assert.equal(await addAndFindOriginal(shared, { ...c, url: `${c.url}again`, t: 3 }, 3), o.url);
@@ -287,11 +316,26 @@ describe('exact duplicates by content digest, before SimHash', () => {
     assert.deepEqual((await keysOf(store)).sort(), keysBefore);
   });
 
-  test('processed out of order: the earlier fetch becomes the original of later copies', async () => {
+  test('processed out of order: the copy processed first stays the original; the earlier fetch processed later is marked', async () => {
     const store = new MemoryKvStore();
     assert.equal(await findExactOriginal(store, digest, { url: 'https://late.test/', t: 50 }), null);
-    assert.equal(await findExactOriginal(store, digest, { url: 'https://early.test/', t: 10 }), null);
-    assert.equal(await findExactOriginal(store, digest, { url: 'https://third.test/', t: 90 }), 'https://early.test/');
+    assert.equal(await findExactOriginal(store, digest, { url: 'https://early.test/', t: 10 }), 'https://late.test/');
+    assert.equal(await findExactOriginal(store, digest, { url: 'https://third.test/', t: 90 }), 'https://late.test/');
+    // and each keeps its verdict when redelivered
+    assert.equal(await findExactOriginal(store, digest, { url: 'https://late.test/', t: 50 }), null);
+    assert.equal(await findExactOriginal(store, digest, { url: 'https://early.test/', t: 10 }), 'https://late.test/');
+  });
+
+  test('two copies processed at the same moment: one original, the other marked as its duplicate', async () => {
+    for (let i = 0; i < 20; i++) {
+      const shared = new MemoryKvStore();
+      const d = contentDigest(`body ${i}`);
+      const [x, y] = await Promise.all([
+        findExactOriginal(new ProcessView(shared, async () => {}), d, { url: 'https://x.test/', t: 2 }),
+        findExactOriginal(new ProcessView(shared, async () => {}), d, { url: 'https://y.test/', t: 1 }),
+      ]);
+      assert.ok((x === null && y === 'https://x.test/') || (x === 'https://y.test/' && y === null), `${x}, ${y}`);
+    }
   });
 
   test('a redelivered page is not its own duplicate and writes nothing', async () => {

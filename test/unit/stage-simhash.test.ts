@@ -143,21 +143,34 @@ describe('simhash', () => {
     assert.throws(() => simhashStage.decode('crawl.extracted.0', bad.subarray(0, 40)), /not valid msgpack/);
   });
 
-  test('the original is the earlier fetch, whatever the processing order', async () => {
+  // /docs/latest-v18.x/api/ and /docs/latest-v18.x/api/index.html serve the same body; the
+  // copy fetched second reached simhash first. Both were once stored unmarked.
+  test('exact copies, the later-fetched one processed first: it is the original, the earlier fetch is marked', async () => {
     const ctx = createFakeContext();
-    // the later fetch is processed first: nothing earlier is known yet
-    assert.equal((await run(ctx, extracted('https://late.example.com/', NEAR, 5000))).near_duplicate_of, null);
-    // the earlier fetch, processed second, is the original: it is nobody's duplicate
-    assert.equal((await run(ctx, extracted('https://early.example.com/', LONG, 1000))).near_duplicate_of, null);
-    // a third copy points at the earliest one
-    assert.equal((await run(ctx, extracted('https://third.example.com/', LONG, 9000))).near_duplicate_of, 'https://early.example.com/');
+    const later = extracted('https://nodejs.example/docs/latest-v18.x/api/index.html', LONG, 5000);
+    const earlier = extracted('https://nodejs.example/docs/latest-v18.x/api/', LONG, 1000);
+    assert.equal((await run(ctx, later)).near_duplicate_of, null);
+    assert.equal((await run(ctx, earlier)).near_duplicate_of, later.url);
+    // a third copy points at the same original; redeliveries of either get their first verdict again
+    assert.equal((await run(ctx, extracted('https://mirror.example/api/', LONG, 9000))).near_duplicate_of, later.url);
+    assert.equal((await run(ctx, later)).near_duplicate_of, null);
+    assert.equal((await run(ctx, earlier)).near_duplicate_of, later.url);
   });
 
-  test('same fetch time: the smaller URL is the original', async () => {
+  test('exact copies in fetch order: the earlier fetch is the original', async () => {
     const ctx = createFakeContext();
-    await run(ctx, extracted('https://b.example.com/', LONG, 1000));
     assert.equal((await run(ctx, extracted('https://a.example.com/', LONG, 1000))).near_duplicate_of, null);
-    assert.equal((await run(ctx, extracted('https://c.example.com/', LONG, 1000))).near_duplicate_of, 'https://a.example.com/');
+    assert.equal((await run(ctx, extracted('https://b.example.com/', LONG, 5000))).near_duplicate_of, 'https://a.example.com/');
+  });
+
+  test('near-duplicates, the later-fetched one processed first: exactly one of the two is marked', async () => {
+    const ctx = createFakeContext();
+    assert.equal((await run(ctx, extracted('https://late.example.com/', NEAR, 5000))).near_duplicate_of, null);
+    assert.equal((await run(ctx, extracted('https://early.example.com/', LONG, 1000))).near_duplicate_of, 'https://late.example.com/');
+    // a third page near both (the same text as the second, in other bytes) points at one of
+    // them: the earliest fetch among those indexed before it
+    const third = { ...extracted('https://third.example.com/', LONG, 9000), content_digest: contentDigest('other markup, same text') };
+    assert.equal((await run(ctx, third)).near_duplicate_of, 'https://early.example.com/');
   });
 
   test('a redelivered page is not its own duplicate and is not indexed twice', async () => {

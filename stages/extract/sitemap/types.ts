@@ -76,7 +76,7 @@ export const DROP_REASONS = Object.freeze({
   notHttp: 'not an absolute http(s) URL',
   tooLong: 'longer than the URL length limit',
   outsidePrefix: "outside the sitemap's path prefix",
-  otherSite: "not on the sitemap index's site (scheme, host and port)",
+  otherSite: "not on the sitemap's site (scheme, host and port)",
 });
 
 /** The sitemaps.org values of `<changefreq>`. */

@@ -35,9 +35,8 @@ export function judgeLoc(loc: string, scope: SitemapScope, index: boolean, maxUr
   if (!u) return { reason: DROP_REASONS.notHttp };
   // percent-encoding by the parser can lengthen it
   if (u.href.length > maxUrlLength) return { reason: DROP_REASONS.tooLong };
-  const sameSite = u.protocol === scope.protocol && u.host === scope.host;
-  if (index) return sameSite ? { url: u.href } : { reason: DROP_REASONS.otherSite };
-  return sameSite && u.pathname.startsWith(scope.dir) ? { url: u.href } : { reason: DROP_REASONS.outsidePrefix };
+  if (u.protocol !== scope.protocol || u.host !== scope.host) return { reason: DROP_REASONS.otherSite };
+  return index || u.pathname.startsWith(scope.dir) ? { url: u.href } : { reason: DROP_REASONS.outsidePrefix };
 }
 
 function parseHttpUrl(text: string): URL | null {
