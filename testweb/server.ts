@@ -11,6 +11,8 @@
 // (render-hosts.ts).
 // With `fresh` it also serves *.fresh.test (fresh-hosts.ts): pages that change on a known
 // schedule, with validators, 304s and sitemaps.
+// With `idRouted` it also serves *.ids.test (id-routed-hosts.ts): a shop and a forum with
+// thousands of distinct pages under one URL pattern each.
 
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createHash } from 'node:crypto';
@@ -25,6 +27,7 @@ import { HostileHosts, type HostileHostsOptions } from './hostile-hosts.js';
 import { TrapHosts } from './trap-hosts.js';
 import { RenderHosts, type RenderHostsOptions } from './render-hosts.js';
 import { FreshHosts, type FreshHostsOptions } from './fresh-hosts.js';
+import { IdRoutedHosts, type IdRoutedHostsOptions } from './id-routed-hosts.js';
 
 export interface StartTestWebOptions {
   /** Site hosts h00.site.test ... (default 20). */
@@ -56,6 +59,8 @@ export interface StartTestWebOptions {
    * the schedule starts now unless `startAt` says otherwise. true: default options. Default off.
    */
   fresh?: FreshHostsOptions | boolean;
+  /** Also serve the ID-routed shop and forum, *.ids.test (see id-routed-hosts.ts). true: default sizes. Default off. */
+  idRouted?: IdRoutedHostsOptions | boolean;
   /**
    * Render every page of the site and bench hosts at start and keep them all, instead of
    * rendering on request into a cache of PAGE_CACHE_LIMIT pages. For throughput benches: the
@@ -107,6 +112,8 @@ export interface TestWeb {
   render: RenderHosts | null;
   /** The fresh hosts, when enabled: their change schedule (versions, change times) and sitemaps; null otherwise. */
   fresh: FreshHosts | null;
+  /** The ID-routed shop and forum, when enabled (their sizes and page URLs); null otherwise. */
+  idRouted: IdRoutedHosts | null;
   /** Completed requests, in order of arrival. */
   requestLog(): RequestRecord[];
   /** Requests that have arrived and are not finished yet (host, path, start). */
@@ -159,6 +166,7 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
   const traps = opts.traps ? new TrapHosts() : null;
   const renderHosts = opts.render ? new RenderHosts(opts.render) : null;
   const fresh = opts.fresh ? new FreshHosts(opts.fresh, { seed: modelOpts.seed, serverClock: now }) : null;
+  const idRouted = opts.idRouted ? new IdRoutedHosts(opts.idRouted) : null;
   /** Status to log for a response written as raw bytes on the socket (res never sent headers). */
   const rawStatusOf = new WeakMap<ServerResponse, number>();
   /** The log record of each response in progress, so send() can note Retry-After and robots bodies. */
@@ -237,6 +245,10 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
       res.writeHead(304, r.headers);
       res.end();
       return;
+    }
+    if (idRouted?.has(hostName)) {
+      const r = idRouted.respond(hostName, req.method ?? '', target);
+      return send(req, res, r.status, r.type, r.body);
     }
     const notFound = () => send(req, res, 404, 'text/html; charset=utf-8', '<!DOCTYPE html><html lang="en"><head><title>Not found</title></head><body><h1>Not found</h1></body></html>\n');
     const host = model.byName.get(hostName);
@@ -356,13 +368,14 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
   return {
     port,
     url: (host, path = '/') => `http://${host}${path}`,
-    resolveRules: [`*.site.test=127.0.0.1:${port}`, `*.bench.test=127.0.0.1:${port}`, ...(politeness?.resolveRules(port) ?? []), ...(hostile?.resolveRules(port) ?? []), ...(traps?.resolveRules(port) ?? []), ...(renderHosts?.resolveRules(port) ?? []), ...(fresh?.resolveRules(port) ?? [])],
+    resolveRules: [`*.site.test=127.0.0.1:${port}`, `*.bench.test=127.0.0.1:${port}`, ...(politeness?.resolveRules(port) ?? []), ...(hostile?.resolveRules(port) ?? []), ...(traps?.resolveRules(port) ?? []), ...(renderHosts?.resolveRules(port) ?? []), ...(fresh?.resolveRules(port) ?? []), ...(idRouted?.resolveRules(port) ?? [])],
     model,
     politeness,
     hostile,
     traps,
     render: renderHosts,
     fresh,
+    idRouted,
     requestLog: () => log.slice().sort((a, b) => a.start - b.start),
     inFlight: () => [...inFlight].map((r) => ({ host: r.host, path: r.path, start: r.start })),
     touch: (urls) => {
