@@ -14,6 +14,7 @@ import { jobFieldsOf } from '../shared/job-fields.js';
 import { GRANT_LEASE_MS } from './spec.js';
 import { readingFromLeader } from '../../pipeline/kv-store.js';
 import { hostDelayMs, refreshRobots, robotsOf } from '../shared/robots/robots-refresh.js';
+import { checkBeforeFetch } from './trap-check.js';
 import { robotsGiveUpAt } from '../shared/robots/robots-fetch-policy.js';
 
 /** What the scheduler does with a host after a turn. */
@@ -35,7 +36,7 @@ export async function serveHost(ctx: BackgroundContext, host: string): Promise<H
   return (await serveHostRanked(ctx, host)).turn;
 }
 
-/** URLs a host may skip (robots-disallowed) in one turn before other hosts get theirs. */
+/** URLs a host may skip (robots-disallowed, dropped as a trap's) in one turn before other hosts get theirs. */
 const SKIPS_PER_TURN = 50;
 
 const originOf = (url: string) => new URL(url).origin;
@@ -43,16 +44,17 @@ const originOf = (url: string) => new URL(url).origin;
 type SettledOutcome = 'robots_disallowed' | 'network_error' | 'refused' | 'filtered';
 
 /**
- * A queued URL that needs no request (robots.txt keeps it out, or its host cannot be
- * reached in this crawl): its outcome is recorded and the queue moves past it.
+ * A queued URL that needs no request (robots.txt keeps it out, its host cannot be reached in
+ * this crawl, or its URL pattern turned out a trap's): its outcome is recorded and the queue
+ * moves past it.
  */
-async function settleQueued(ctx: BackgroundContext, m: AdmittedUrl, seq: number, reason: string, outcome: SettledOutcome, lane: string): Promise<void> {
-  await ctx.publisher.publish([settledOutcome(ctx, m, reason, outcome)]);
+async function settleQueued(ctx: BackgroundContext, m: AdmittedUrl, seq: number, reason: string, outcome: SettledOutcome, lane: string, metric: string = outcome): Promise<void> {
+  await ctx.publisher.publish([settledOutcome(ctx, m, reason, outcome, metric)]);
   await skipQueued(ctx.kv.hosts, m.host, seq, lane);
 }
 
-function settledOutcome(ctx: StageContext, m: AdmittedUrl, reason: string, outcome: SettledOutcome): Emit {
-  ctx.metrics.count('politeness-gate', 'urls', outcome);
+function settledOutcome(ctx: StageContext, m: AdmittedUrl, reason: string, outcome: SettledOutcome, metric: string): Emit {
+  ctx.metrics.count('politeness-gate', 'urls', metric);
   // one terminal outcome per fetch id, whichever the gate settled it with
   return outcomeEmit(ctx, `robots:${m.fetch_id}`, {
     ...jobFieldsOf(m),
@@ -148,6 +150,12 @@ export async function serveHostRanked(ctx: BackgroundContext, host: string): Pro
       await settleQueued(ctx, m, stored.seq, verdict.matchedRule ? `robots.txt: ${verdict.matchedRule}` : 'robots.txt disallows this path', 'robots_disallowed', lane);
       continue;
     }
+    const trap = await checkBeforeFetch(m, ctx);
+    if (!trap.admit) {
+      // counted under the defence's name, as the intake counts the URLs it drops
+      await settleQueued(ctx, m, stored.seq, `${trap.defence}: ${trap.detail}`, 'filtered', lane, trap.defence);
+      continue;
+    }
     const at = slot ? readyAt(slot, now) : 0;
     if (at > 0) return { turn: { kind: 'wait', until: at }, level };
     if (!robots) {
@@ -169,7 +177,8 @@ export async function serveHostRanked(ctx: BackgroundContext, host: string): Pro
     const { ip } = taken;
     // a job may ask for more room between requests than the crawl's minimum, never less
     const delayMs = Math.max(hostDelayMs(robots.compiled.crawlDelayMs, ctx, host), pick.minDelayMs);
-    const grant = encodeGrant({ ...m, lease_id: leaseId, granted_at: now, delay_ms: delayMs, ip });
+    const { novelty_check: _checked, ...url } = m;
+    const grant = encodeGrant({ ...url, lease_id: leaseId, granted_at: now, delay_ms: delayMs, ip });
     try {
       // the lease id is the msgId: a grant served again after a lapsed lease is not published twice
       const [published] = await ctx.publisher.publish([
