@@ -44,17 +44,16 @@ const originOf = (url: string) => new URL(url).origin;
 type SettledOutcome = 'robots_disallowed' | 'network_error' | 'refused' | 'filtered';
 
 /**
- * A queued URL that needs no request (robots.txt keeps it out, its host cannot be reached in
- * this crawl, or its URL pattern turned out a trap's): its outcome is recorded and the queue
- * moves past it.
+ * A queued URL that needs no request (robots.txt keeps it out, or its host cannot be
+ * reached in this crawl): its outcome is recorded and the queue moves past it.
  */
-async function settleQueued(ctx: BackgroundContext, m: AdmittedUrl, seq: number, reason: string, outcome: SettledOutcome, lane: string, metric: string = outcome): Promise<void> {
-  await ctx.publisher.publish([settledOutcome(ctx, m, reason, outcome, metric)]);
+async function settleQueued(ctx: BackgroundContext, m: AdmittedUrl, seq: number, reason: string, outcome: SettledOutcome, lane: string): Promise<void> {
+  await ctx.publisher.publish([settledOutcome(ctx, m, reason, outcome)]);
   await skipQueued(ctx.kv.hosts, m.host, seq, lane);
 }
 
-function settledOutcome(ctx: StageContext, m: AdmittedUrl, reason: string, outcome: SettledOutcome, metric: string): Emit {
-  ctx.metrics.count('politeness-gate', 'urls', metric);
+function settledOutcome(ctx: StageContext, m: AdmittedUrl, reason: string, outcome: SettledOutcome): Emit {
+  ctx.metrics.count('politeness-gate', 'urls', outcome);
   // one terminal outcome per fetch id, whichever the gate settled it with
   return outcomeEmit(ctx, `robots:${m.fetch_id}`, {
     ...jobFieldsOf(m),
@@ -150,10 +149,11 @@ export async function serveHostRanked(ctx: BackgroundContext, host: string): Pro
       await settleQueued(ctx, m, stored.seq, verdict.matchedRule ? `robots.txt: ${verdict.matchedRule}` : 'robots.txt disallows this path', 'robots_disallowed', lane);
       continue;
     }
+    // a URL queued past its pattern's budget, or after a near-duplicate of its pattern: no
+    // request if the pattern's pages have turned out mostly near-duplicates meanwhile
     const trap = await checkBeforeFetch(m, ctx);
     if (!trap.admit) {
-      // counted under the defence's name, as the intake counts the URLs it drops
-      await settleQueued(ctx, m, stored.seq, `${trap.defence}: ${trap.detail}`, 'filtered', lane, trap.defence);
+      await settleQueued(ctx, m, stored.seq, `${trap.defence}: ${trap.detail}`, 'filtered', lane);
       continue;
     }
     const at = slot ? readyAt(slot, now) : 0;
