@@ -86,7 +86,10 @@ export const CrawlSettingsSchema = z
     sitemaps: z.boolean().default(true),
     /** crawl traps: new URLs queued per host, past which the host's further URLs are dropped; 0 = no limit */
     maxPagesPerHost: z.number().int().min(0).default(10_000),
-    /** crawl traps: new URLs per URL pattern (numbers, dates, ids collapsed), past which the pattern is not expanded; 0 = no limit */
+    /**
+     * crawl traps: new URLs per URL pattern (numbers, dates, ids collapsed), past which the pattern's own pages lead to
+     * no more of it (URLs found on other pages still do while its pages are new: stages/shared/traps); 0 = no limit
+     */
     maxUrlsPerPattern: z.number().int().min(0).default(1_000),
     /** crawl traps: a pattern with this many pages fetched, mostly near-duplicates, is cut off; 0 = off */
     noveltyMinPages: z.number().int().min(0).default(10),

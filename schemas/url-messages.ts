@@ -107,6 +107,12 @@ export const AdmittedUrl = CandidateUrl.extend({
   admitted_at: z.number(),
   /** retries so far after a retryable failure (5xx, 429, timeout); absent = 0 */
   attempt: z.number().int().nonnegative().optional(),
+  /**
+   * set by the gate's intake on a URL it queued while its URL pattern was past its budget or
+   * had near-duplicate pages: before fetching it, the gate looks at the pattern's content
+   * novelty again (stages/shared/traps/trap-tally.ts)
+   */
+  novelty_check: z.literal(true).optional(),
 });
 export type AdmittedUrl = z.infer<typeof AdmittedUrl>;
 

@@ -128,6 +128,17 @@ export {
   SITEMAP_PLAIN,
 } from './sitemap-hosts.js';
 export type { SitemapHostResponse, RefusedListing } from './sitemap-hosts.js';
+export {
+  IdRoutedHosts,
+  ID_ROUTED_DEFAULTS,
+  ID_ROUTED_DOMAIN,
+  ID_ROUTED_HOSTS,
+  SHOP_HOST,
+  FORUM_HOST,
+  productId,
+  topicId,
+} from './id-routed-hosts.js';
+export type { IdRoutedHostsOptions, IdRoutedResponse } from './id-routed-hosts.js';
 export { startTestDns, dnsResponse, dnsTypeName, ipv6Bytes, DNS_TYPE_A, DNS_TYPE_AAAA } from './dns-server.js';
 export type { TestDns, DnsAnswers, DnsEntry, DnsQueryRecord } from './dns-server.js';
 export { getFromTestWeb } from './http-get.js';

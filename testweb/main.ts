@@ -28,6 +28,8 @@ export interface TestWebCliArgs {
   proxy?: boolean;
   /** also serve the sitemap-only site (*.sitemaponly.test) */
   sitemapHosts?: boolean;
+  /** also serve the ID-routed shop and forum (*.ids.test) */
+  idRouted?: boolean;
   /** Where the status line goes; default stdout. */
   out?: (line: string) => void;
   /** Stops the server when aborted, like a signal (for tests). */
@@ -53,6 +55,7 @@ export async function runTestWebCli(args: TestWebCliArgs): Promise<void> {
     ...(args.directives ? { directives: true } : {}),
     ...(args.network ? { network: true } : {}),
     ...(args.sitemapHosts ? { sitemapHosts: true } : {}),
+    ...(args.idRouted ? { idRouted: true } : {}),
   });
   const proxy = args.proxy ? await startForwardProxy() : null;
   const { siteHostNames, benchHostNames } = web.model;
@@ -66,10 +69,11 @@ export async function runTestWebCli(args: TestWebCliArgs): Promise<void> {
   if (web.fresh) summary += `, ${web.fresh.hostNames.length} fresh hosts (*.fresh.test, changing since ${new Date(web.fresh.options.startAt).toISOString()})`;
   if (web.sitemapHosts) summary += `, ${web.sitemapHosts.hostNames.length} sitemap-only hosts (*.sitemaponly.test)`;
   if (web.directives) summary += `, ${web.directives.hostNames.join(', ')}`;
+  if (web.idRouted) summary += `, ${web.idRouted.hostNames.length} ID-routed hosts (*.ids.test: ${web.idRouted.options.products} products, ${web.idRouted.options.topics} topics)`;
   const out = args.out ?? ((l: string) => process.stdout.write(`${l}\n`));
   out(`testweb listening on 127.0.0.1:${web.port} (${summary})`);
   if (proxy) out(`forward proxy on ${proxy.url} (crawl with --proxy ${proxy.url})`);
-  if (args.politeness || args.hostile || args.traps || args.render || args.fresh || args.directives || args.network || args.sitemapHosts) out(`crawl with: ${web.resolveRules.map((r) => `--resolve ${r}`).join(' ')}`);
+  if (args.politeness || args.hostile || args.traps || args.render || args.fresh || args.directives || args.network || args.sitemapHosts || args.idRouted) out(`crawl with: ${web.resolveRules.map((r) => `--resolve ${r}`).join(' ')}`);
 
   await new Promise<void>((resolve) => {
     const stop = () => {

@@ -17,6 +17,8 @@
 // listens there too) and one whose first address (127.0.0.3) never answers a connection.
 // With `sitemapHosts` it also serves *.sitemaponly.test (sitemap-hosts.ts): a site whose pages
 // are linked only from its sitemaps, which also list URLs a crawler must not take from them.
+// With `idRouted` it also serves *.ids.test (id-routed-hosts.ts): a shop and a forum with
+// thousands of distinct pages under one URL pattern each.
 
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createHash } from 'node:crypto';
@@ -34,6 +36,7 @@ import { FreshHosts, type FreshHostsOptions } from './fresh-hosts.js';
 import { DirectiveHosts } from './directive-hosts.js';
 import { NetworkHosts, SILENT_ADDRESS, startBlackHole } from './network-hosts.js';
 import { SitemapHosts } from './sitemap-hosts.js';
+import { IdRoutedHosts, type IdRoutedHostsOptions } from './id-routed-hosts.js';
 
 export interface StartTestWebOptions {
   /** Site hosts h00.site.test ... (default 20). */
@@ -74,6 +77,8 @@ export interface StartTestWebOptions {
   network?: boolean;
   /** Also serve the sitemap-only site *.sitemaponly.test (see sitemap-hosts.ts). Default off. */
   sitemapHosts?: boolean;
+  /** Also serve the ID-routed shop and forum, *.ids.test (see id-routed-hosts.ts). true: default sizes. Default off. */
+  idRouted?: IdRoutedHostsOptions | boolean;
   /**
    * Render every page of the site and bench hosts at start and keep them all, instead of
    * rendering on request into a cache of PAGE_CACHE_LIMIT pages. For throughput benches: the
@@ -133,6 +138,8 @@ export interface TestWeb {
   network: NetworkHosts | null;
   /** The sitemap-only site, when enabled (its pages, sitemaps and the listings a crawler must refuse); null otherwise. */
   sitemapHosts: SitemapHosts | null;
+  /** The ID-routed shop and forum, when enabled (their sizes and page URLs); null otherwise. */
+  idRouted: IdRoutedHosts | null;
   /** Completed requests, in order of arrival. */
   requestLog(): RequestRecord[];
   /** Requests that have arrived and are not finished yet (host, path, start). */
@@ -188,6 +195,7 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
   const directives = opts.directives ? new DirectiveHosts() : null;
   const network = opts.network ? new NetworkHosts() : null;
   const sitemapHosts = opts.sitemapHosts ? new SitemapHosts(modelOpts.seed) : null;
+  const idRouted = opts.idRouted ? new IdRoutedHosts(opts.idRouted) : null;
   /** Status to log for a response written as raw bytes on the socket (res never sent headers). */
   const rawStatusOf = new WeakMap<ServerResponse, number>();
   /** The log record of each response in progress, so send() can note Retry-After and robots bodies. */
@@ -280,6 +288,10 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
     }
     if (sitemapHosts?.has(hostName)) {
       const r = sitemapHosts.respond(hostName, req.method ?? '', target);
+      return send(req, res, r.status, r.type, r.body);
+    }
+    if (idRouted?.has(hostName)) {
+      const r = idRouted.respond(hostName, req.method ?? '', target);
       return send(req, res, r.status, r.type, r.body);
     }
     const notFound = () => send(req, res, 404, 'text/html; charset=utf-8', '<!DOCTYPE html><html lang="en"><head><title>Not found</title></head><body><h1>Not found</h1></body></html>\n');
@@ -405,7 +417,7 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
   return {
     port,
     url: (host, path = '/') => `http://${host}${path}`,
-    resolveRules: [`*.site.test=127.0.0.1:${port}`, `*.bench.test=127.0.0.1:${port}`, ...(politeness?.resolveRules(port) ?? []), ...(hostile?.resolveRules(port) ?? []), ...(traps?.resolveRules(port) ?? []), ...(renderHosts?.resolveRules(port) ?? []), ...(fresh?.resolveRules(port) ?? []), ...(directives?.resolveRules(port) ?? []), ...(network?.resolveRules(port) ?? []), ...(sitemapHosts?.resolveRules(port) ?? [])],
+    resolveRules: [`*.site.test=127.0.0.1:${port}`, `*.bench.test=127.0.0.1:${port}`, ...(politeness?.resolveRules(port) ?? []), ...(hostile?.resolveRules(port) ?? []), ...(traps?.resolveRules(port) ?? []), ...(renderHosts?.resolveRules(port) ?? []), ...(fresh?.resolveRules(port) ?? []), ...(directives?.resolveRules(port) ?? []), ...(network?.resolveRules(port) ?? []), ...(sitemapHosts?.resolveRules(port) ?? []), ...(idRouted?.resolveRules(port) ?? [])],
     model,
     politeness,
     hostile,
@@ -415,6 +427,7 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
     directives,
     network,
     sitemapHosts,
+    idRouted,
     requestLog: () => log.slice().sort((a, b) => a.start - b.start),
     inFlight: () => [...inFlight].map((r) => ({ host: r.host, path: r.path, start: r.start })),
     touch: (urls) => {

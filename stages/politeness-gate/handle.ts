@@ -14,7 +14,8 @@ import { judgeNewUrls, trapOutcome } from './trap-check.js';
  * their msgIds, so each URL is queued once). The frontier message is acked at once: URLs waiting for a host wait in that host's queue, never as
  * unacked messages, so a host with a huge backlog cannot fill the consumer's window and
  * hold the other hosts up, and nothing is redelivered while it waits.
- * A URL that a crawl-trap defence stops (trap-check.ts) is not queued: it ends as `filtered`.
+ * A URL that a crawl-trap defence stops (trap-check.ts) is not queued: it ends as `filtered`;
+ * one it wants to look at again before the fetch is queued marked `novelty_check`.
  */
 export async function handleGateIntake(input: StageInput<AdmittedUrl[]>, ctx: StageContext): Promise<Outcome> {
   const urls = input.message;
@@ -32,7 +33,8 @@ export async function handleGateIntake(input: StageInput<AdmittedUrl[]>, ctx: St
     tails.push({ host: m.host, lane });
     // redelivered before it was acked: the same msgId, so the server keeps one copy (and says
     // which); the first URL's is the one a message of one URL had before batching
-    queued.push({ subject: hostQueueSubject(m.host, ctx.settings.partitions, lane), data: encodeAdmitted(m), msgId: i === 0 ? `hostq:${input.streamSeq}` : `hostq:${input.streamSeq}.${i}` });
+    const data = encodeAdmitted(verdict.checkBeforeFetch ? { ...m, novelty_check: true } : m);
+    queued.push({ subject: hostQueueSubject(m.host, ctx.settings.partitions, lane), data, msgId: i === 0 ? `hostq:${input.streamSeq}` : `hostq:${input.streamSeq}.${i}` });
   });
   if (queued.length === 0) return { kind: 'emit', messages: filtered };
   return {

@@ -14,6 +14,7 @@ import { jobFieldsOf } from '../shared/job-fields.js';
 import { GRANT_LEASE_MS } from './spec.js';
 import { readingFromLeader } from '../../pipeline/kv-store.js';
 import { hostDelayMs, refreshRobots, robotsOf } from '../shared/robots/robots-refresh.js';
+import { checkBeforeFetch } from './trap-check.js';
 import { robotsGiveUpAt } from '../shared/robots/robots-fetch-policy.js';
 
 /** What the scheduler does with a host after a turn. */
@@ -35,7 +36,7 @@ export async function serveHost(ctx: BackgroundContext, host: string): Promise<H
   return (await serveHostRanked(ctx, host)).turn;
 }
 
-/** URLs a host may skip (robots-disallowed) in one turn before other hosts get theirs. */
+/** URLs a host may skip (robots-disallowed, dropped as a trap's) in one turn before other hosts get theirs. */
 const SKIPS_PER_TURN = 50;
 
 const originOf = (url: string) => new URL(url).origin;
@@ -150,6 +151,13 @@ export async function serveHostRanked(ctx: BackgroundContext, host: string): Pro
       await settleQueued(ctx, m, stored.seq, verdict.matchedRule ? `robots.txt: ${verdict.matchedRule}` : 'robots.txt disallows this path', 'robots_disallowed', lane, sitemaps);
       continue;
     }
+    // a URL queued past its pattern's budget, or after a near-duplicate of its pattern: no
+    // request if the pattern's pages have turned out mostly near-duplicates meanwhile
+    const trap = await checkBeforeFetch(m, ctx);
+    if (!trap.admit) {
+      await settleQueued(ctx, m, stored.seq, `${trap.defence}: ${trap.detail}`, 'filtered', lane);
+      continue;
+    }
     const at = slot ? readyAt(slot, now) : 0;
     if (at > 0) return { turn: { kind: 'wait', until: at }, level };
     if (!robots) {
@@ -171,7 +179,8 @@ export async function serveHostRanked(ctx: BackgroundContext, host: string): Pro
     const { ip } = taken;
     // a job may ask for more room between requests than the crawl's minimum, never less
     const delayMs = Math.max(hostDelayMs(robots.compiled.crawlDelayMs, ctx, host), pick.minDelayMs);
-    const grant = encodeGrant({ ...m, lease_id: leaseId, granted_at: now, delay_ms: delayMs, ip });
+    const { novelty_check: _checked, ...url } = m;
+    const grant = encodeGrant({ ...url, lease_id: leaseId, granted_at: now, delay_ms: delayMs, ip });
     try {
       // the lease id is the msgId: a grant served again after a lapsed lease is not published twice
       const [published] = await ctx.publisher.publish([

@@ -1,6 +1,6 @@
 import type { AdmittedUrl } from '../../schemas/index.js';
 import type { Emit, StageContext } from '../../pipeline/stage.js';
-import { countNewUrls, trapDefencesOn, trapLimitsOf, type TrapVerdict } from '../shared/traps/trap-tally.js';
+import { checkQueued, countNewUrls, trapDefencesOn, trapLimitsOf, type NewUrl, type TrapVerdict } from '../shared/traps/trap-tally.js';
 import { urlPattern } from '../shared/traps/url-pattern.js';
 import { stableId } from '../shared/messages/stage-ids.js';
 import { outcomeEmit } from '../shared/messages/outcome-emit.js';
@@ -9,8 +9,10 @@ import { crawlIdOf, jobFieldsOf } from '../shared/job-fields.js';
 /**
  * The crawl-trap defences of the gate's intake: everything reaching it is a URL new to the
  * crawl (the seen-filter drops repeats), so this is where new URLs are counted per host and
- * per URL pattern, and where a host or pattern over its budget, or a pattern whose pages
- * were mostly near-duplicates, stops being expanded.
+ * per URL pattern, and where a host over its budget, a pattern whose pages were mostly
+ * near-duplicates, or a pattern over its budget whose own pages lead to more of it, stops
+ * being expanded (trap-tally.ts says why a pattern over its budget is still followed from
+ * other pages, and {@link checkBeforeFetch} what becomes of such a URL).
  *
  * Counted at most once: only on a message's first delivery. A redelivery (the first one died
  * or failed somewhere between counting and acking) is queued without being judged again:
@@ -26,23 +28,37 @@ export async function judgeNewUrls(urls: readonly AdmittedUrl[], deliveryCount: 
   if (!trapDefencesOn(limits) || deliveryCount > 1) return verdicts;
   // a retry and a revisit were counted when they were new; the rest are counted per host,
   // in the order they came, with one write to the host's tally
-  const byOwner = new Map<string, { owner: { crawl: string; host: string }; at: number[]; patterns: string[] }>();
+  const byOwner = new Map<string, { owner: { crawl: string; host: string }; at: number[]; news: NewUrl[] }>();
+  // a batch is one page's links: its pattern is worked out once
+  const sourcePatterns = new Map<string, string>();
+  const sourcePattern = (source: string) => sourcePatterns.get(source) ?? sourcePatterns.set(source, urlPattern(source)).get(source)!;
   urls.forEach((m, i) => {
     if ((m.attempt ?? 0) > 0 || m.via === 'revisit') return;
     const owner = { crawl: crawlIdOf(ctx, m), host: m.host };
     const key = `${owner.crawl} ${owner.host}`;
-    const group = byOwner.get(key) ?? { owner, at: [], patterns: [] };
+    const group = byOwner.get(key) ?? { owner, at: [], news: [] };
     byOwner.set(key, group);
     group.at.push(i);
-    group.patterns.push(urlPattern(m.url));
+    const pattern = urlPattern(m.url);
+    group.news.push({ pattern, fromOwnPattern: m.source_url !== null && sourcePattern(m.source_url) === pattern });
   });
   await Promise.all(
-    [...byOwner.values()].map(async ({ owner, at, patterns }) => {
-      const judged = await countNewUrls(ctx.kv.traps, owner, patterns, limits);
+    [...byOwner.values()].map(async ({ owner, at, news }) => {
+      const judged = await countNewUrls(ctx.kv.traps, owner, news, limits);
       at.forEach((i, k) => (verdicts[i] = judged[k]!));
     }),
   );
   return verdicts;
+}
+
+/**
+ * A queued URL its intake marked `novelty_check`, looked at again when its turn to be fetched
+ * comes: dropped (the verdict says why) if its pattern's pages have turned out mostly
+ * near-duplicates meanwhile. One read of the host's tally, for such URLs only.
+ */
+export async function checkBeforeFetch(m: AdmittedUrl, ctx: StageContext): Promise<TrapVerdict> {
+  if (!m.novelty_check) return { admit: true };
+  return checkQueued(ctx.kv.traps, { crawl: crawlIdOf(ctx, m), host: m.host }, urlPattern(m.url), trapLimitsOf(ctx.settings));
 }
 
 /** The fetch_log row of a URL a trap defence dropped: outcome `filtered`, reason `<defence>: <why>`. */

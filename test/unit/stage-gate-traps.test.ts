@@ -1,14 +1,16 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { handleGateIntake } from '../../stages/politeness-gate/handle.js';
+import { serveHost } from '../../stages/politeness-gate/serve-host.js';
 import { handleSimhash } from '../../stages/simhash/handle.js';
 import { MemoryKvStore, parseJsonValue } from '../../pipeline/kv-store.js';
-import { decodeOutcome, type AdmittedUrl, type ExtractedPage } from '../../schemas/index.js';
-import { patternKey, tallyKey, type TrapTally } from '../../stages/shared/traps/trap-tally.js';
-import { readTail } from '../../stages/shared/host-state/host-slot.js';
-import { createFakeContext, decodedOn, queuedOnly, settleLikeRunner, stageInput, type FakeContext } from '../support/fake-context.js';
+import { decodeAdmitted, decodeGrant, decodeOutcome, type AdmittedUrl, type ExtractedPage } from '../../schemas/index.js';
+import { notePage, patternKey, tallyKey, type TrapTally } from '../../stages/shared/traps/trap-tally.js';
+import { readTail, releaseSlot } from '../../stages/shared/host-state/host-slot.js';
+import { createFakeContext, decodedOn, httpResponse, queuedOnly, settleLikeRunner, stageInput, type FakeContext } from '../support/fake-context.js';
 
 const HOST = 'cal.example';
+const RELEASE = { adaptiveDelayFactor: 0, backoffBaseMs: 1000, maxBackoffMs: 60_000, pauseAfterFailures: 5, pauseMs: 60_000 };
 let seq = 0;
 
 const admitted = (path: string, extra: Partial<AdmittedUrl> = {}): AdmittedUrl => ({
@@ -37,8 +39,10 @@ const tallyOf = async (ctx: FakeContext) => parseJsonValue<TrapTally>((await ctx
 describe('politeness-gate intake: crawl-trap defences', () => {
   test('past the pattern budget a URL is not queued but ends as filtered, saying why', async () => {
     const ctx = createFakeContext({ settings: { maxUrlsPerPattern: 2 } });
-    for (const day of ['01', '02']) assert.ok(queuedOnly(await intake(ctx, admitted(`/cal/2026/11/${day}`))));
-    const outcome = await intake(ctx, admitted('/cal/2026/11/03'));
+    // each day found on the day before: the way a calendar leads to more of itself
+    const onDayBefore = (day: string) => ({ source_url: `http://${HOST}/cal/2026/11/${String(Number(day) - 1).padStart(2, '0')}` });
+    for (const day of ['01', '02']) assert.ok(queuedOnly(await intake(ctx, admitted(`/cal/2026/11/${day}`, onDayBefore(day)))));
+    const outcome = await intake(ctx, admitted('/cal/2026/11/03', onDayBefore('03')));
     const [row] = decodedOn(outcome, 'crawl.outcomes', decodeOutcome);
     assert.equal(row!.outcome, 'filtered');
     assert.equal(row!.url, `http://${HOST}/cal/2026/11/03`);
@@ -93,6 +97,68 @@ describe('politeness-gate intake: crawl-trap defences', () => {
     await intake(ctx, admitted('/x'));
     assert.equal(await ctx.kv.traps.get(tallyKey(HOST)), null);
     assert.equal(queued(ctx), 1);
+  });
+});
+
+describe('politeness-gate: a URL pattern past its budget', () => {
+  const DAY = (d: number) => `/cal/2026/11/${String(d).padStart(2, '0')}`;
+  const onDay = (d: number) => ({ source_url: `http://${HOST}${DAY(d)}` });
+  const onListing = { source_url: `http://${HOST}/agenda` };
+  const queuedUrls = (ctx: FakeContext) => ctx.streams.on('crawl.hostq').map((m) => decodeAdmitted(m.data));
+
+  test('a URL its own pattern\'s pages led to is dropped; one a listing named is queued, marked to be checked before the fetch', async () => {
+    const ctx = createFakeContext({ settings: { maxUrlsPerPattern: 2 } });
+    await intake(ctx, admitted(DAY(1), onListing));
+    await intake(ctx, admitted(DAY(2), onDay(1)));
+    const [row] = decodedOn(await intake(ctx, admitted(DAY(3), onDay(2))), 'crawl.outcomes', decodeOutcome);
+    assert.equal(row!.reason, `trap_pattern_budget: pattern ${HOST}/cal/<n>/<n>/<n> produced 2 URLs`);
+    assert.ok(queuedOnly(await intake(ctx, admitted(DAY(4), onListing))));
+    assert.deepEqual(
+      queuedUrls(ctx).map((m) => [m.url, m.novelty_check ?? false]),
+      [
+        [`http://${HOST}${DAY(1)}`, false],
+        [`http://${HOST}${DAY(2)}`, false],
+        [`http://${HOST}${DAY(4)}`, true],
+      ],
+    );
+    assert.equal((await tallyOf(ctx)).patterns[patternKey(`${HOST}/cal/<n>/<n>/<n>`)]![0], 3);
+  });
+
+  test('at its turn, a marked URL whose pattern turned out near-duplicates is dropped without a request; one whose pattern is new is fetched', async () => {
+    const ctx = createFakeContext({
+      settings: { maxUrlsPerPattern: 1, noveltyMinPages: 2, noveltyDuplicateShare: 0.5, minDelayMs: 0, adaptiveDelayFactor: 0 },
+      respond: () => httpResponse(404, { body: 'no robots.txt' }),
+    });
+    await intake(ctx, admitted('/item/1', onListing));
+    await intake(ctx, admitted('/item/2', onListing));
+    await intake(ctx, admitted('/product/1', onListing));
+    await intake(ctx, admitted('/product/2', onListing));
+    assert.deepEqual(queuedUrls(ctx).map((m) => m.novelty_check ?? false), [false, true, false, true]);
+    // simhash saw the first of each: two near-duplicate items, two new products
+    const owner = { crawl: 'test', host: HOST };
+    for (const dup of [true, true]) await notePage(ctx.kv.traps, owner, `${HOST}/item/<n>`, dup);
+    for (const dup of [false, false]) await notePage(ctx.kv.traps, owner, `${HOST}/product/<n>`, dup);
+
+    // robots.txt (a 404: no rules) and the queue, one grant at a time, without delays
+    const served: string[] = [];
+    for (let i = 0; i < 10 && served.length < 3; i++) {
+      const turn = await serveHost(ctx, HOST);
+      const grants = ctx.streams.on('crawl.ready').map((m) => decodeGrant(m.data));
+      if (turn.kind === 'granted') {
+        const g = grants[grants.length - 1]!;
+        served.push(g.url);
+        assert.equal(g.novelty_check, undefined, 'the mark stays in the host queue');
+        await releaseSlot(ctx.kv.hosts, HOST, g.lease_id, ctx.clock.now(), { kind: 'ok', durationMs: 1, baseDelayMs: 0 }, RELEASE);
+      }
+      ctx.clock.advance(1000);
+    }
+    assert.deepEqual(served, ['/item/1', '/product/1', '/product/2'].map((p) => `http://${HOST}${p}`));
+    const rows = ctx.streams.on('crawl.outcomes').map((m) => decodeOutcome(m.data));
+    assert.deepEqual(
+      rows.map((r) => [r.url, r.outcome, r.reason]),
+      [[`http://${HOST}/item/2`, 'filtered', `trap_low_novelty: pattern ${HOST}/item/<n>: 2 of its 2 pages were near-duplicates`]],
+    );
+    assert.equal(ctx.http.requestsTo('/item/2').length, 0);
   });
 });
 

@@ -1,5 +1,5 @@
 import { hash } from 'node:crypto';
-import { casUpdate } from '../../../pipeline/kv-store.js';
+import { casUpdate, parseJsonValue, readingFromLeader } from '../../../pipeline/kv-store.js';
 import { type KvStore } from '../../../ports/kv.js';
 import type { CrawlSettings } from '../../../pipeline/settings.js';
 
@@ -13,6 +13,15 @@ import type { CrawlSettings } from '../../../pipeline/settings.js';
  * - per URL pattern (see url-pattern.ts): how many new URLs it produced (the pattern
  *   budget), and how many of its pages simhash saw, and how many of those were
  *   near-duplicates (content novelty).
+ *
+ * What a trap is, as these counts see it: a pattern whose pages lead to more of its own URLs
+ * without end (an infinite calendar's days, endless pagination, a soft-404 site's made-up
+ * paths), or whose pages stop being new. A shop's products or a forum's topics also share
+ * one pattern by the thousand, but they are found on pages of other patterns (listings,
+ * indexes, sitemaps) and each one is new. So past its budget a pattern is still followed
+ * from other patterns' pages, while its own pages only lead to drops, and a URL queued past
+ * the budget is looked at again before it is fetched: if its pattern's pages have turned out
+ * mostly near-duplicates by then, it is dropped without a request ({@link judgeQueued}).
  *
  * Host and patterns share one entry so that a new URL costs one compare-and-set. Patterns are
  * kept by a short hash, and at most {@link MAX_PATTERNS_PER_HOST} of them: the entry stays a few
@@ -43,7 +52,23 @@ export const MAX_PATTERNS_PER_HOST = 200;
 export const patternKey = (pattern: string) => hash('sha256', pattern, 'hex').slice(0, 12);
 
 export type TrapDefence = 'trap_host_budget' | 'trap_pattern_budget' | 'trap_low_novelty';
-export type TrapVerdict = { admit: true } | { admit: false; defence: TrapDefence; detail: string };
+/**
+ * `checkBeforeFetch`: admitted while its pattern is past its budget or has had near-duplicate
+ * pages, so the gate asks {@link judgeQueued} again before fetching it.
+ */
+export type TrapVerdict = { admit: true; checkBeforeFetch?: true } | { admit: false; defence: TrapDefence; detail: string };
+
+/** A new URL as the trap defences see it. */
+export interface NewUrl {
+  /** its URL pattern (url-pattern.ts) */
+  pattern: string;
+  /**
+   * found on a page of the same pattern: a calendar day linking the next day, a listing page
+   * the next page, a product a related product; not so for a URL found on a page of another
+   * pattern (a category page, the home page), in a sitemap, or given as a seed
+   */
+  fromOwnPattern: boolean;
+}
 
 export interface TrapLimits {
   /** 0 = no limit */
@@ -90,28 +115,38 @@ function withRoomFor(patterns: Record<string, PatternTally>, key: string): Recor
   return rest;
 }
 
+const lowNovelty = ([, pages, dups]: PatternTally, l: TrapLimits) => l.noveltyMinPages > 0 && pages >= l.noveltyMinPages && dups >= l.noveltyDuplicateShare * pages;
+const lowNoveltyDetail = (pattern: string, [, pages, dups]: PatternTally) => `pattern ${pattern}: ${dups} of its ${pages} pages were near-duplicates`;
+
 /**
- * Pure decision for a new URL of `host` with `pattern`: drop it (which defence, and why),
- * or admit it and count it (the new tally). A dropped URL is not counted.
+ * Pure decision for a new URL of `host`: drop it (which defence, and why), or admit it and
+ * count it (the new tally). A dropped URL is not counted. In order: the host's budget; a
+ * pattern whose pages were mostly near-duplicates; past the pattern's budget, a URL its own
+ * pattern's pages led to (or any, with content novelty off, which alone can tell a pattern
+ * of new pages from a trap's).
  */
-export function decideNewUrl(current: TrapTally | null, owner: TallyOwner, pattern: string, limits: TrapLimits): { next?: TrapTally; verdict: TrapVerdict } {
+export function decideNewUrl(current: TrapTally | null, owner: TallyOwner, url: NewUrl, limits: TrapLimits): { next?: TrapTally; verdict: TrapVerdict } {
   const tally = tallyFor(current, owner);
   const { host } = owner;
+  const { pattern } = url;
   const key = patternKey(pattern);
-  const [urls, pages, dups] = tally.patterns[key] ?? [0, 0, 0];
+  const counts = tally.patterns[key] ?? [0, 0, 0];
+  const [urls, pages, dups] = counts;
   if (limits.maxPagesPerHost > 0 && tally.urls >= limits.maxPagesPerHost) {
     return { verdict: { admit: false, defence: 'trap_host_budget', detail: `host ${host} reached its budget of ${limits.maxPagesPerHost} pages` } };
   }
-  if (limits.noveltyMinPages > 0 && pages >= limits.noveltyMinPages && dups >= limits.noveltyDuplicateShare * pages) {
-    return { verdict: { admit: false, defence: 'trap_low_novelty', detail: `pattern ${pattern}: ${dups} of its ${pages} pages were near-duplicates` } };
+  if (lowNovelty(counts, limits)) {
+    return { verdict: { admit: false, defence: 'trap_low_novelty', detail: lowNoveltyDetail(pattern, counts) } };
   }
-  if (limits.maxUrlsPerPattern > 0 && urls >= limits.maxUrlsPerPattern) {
+  const pastBudget = limits.maxUrlsPerPattern > 0 && urls >= limits.maxUrlsPerPattern;
+  if (pastBudget && (url.fromOwnPattern || limits.noveltyMinPages === 0)) {
     return { verdict: { admit: false, defence: 'trap_pattern_budget', detail: `pattern ${pattern} produced ${urls} URLs` } };
   }
   const patterns = withRoomFor(tally.patterns, key);
+  const check = limits.noveltyMinPages > 0 && (pastBudget || dups > 0);
   return {
     next: { ...tally, urls: tally.urls + 1, patterns: { ...patterns, [key]: [urls + 1, pages, dups] } },
-    verdict: { admit: true },
+    verdict: check ? { admit: true, checkBeforeFetch: true } : { admit: true },
   };
 }
 
@@ -119,11 +154,11 @@ export function decideNewUrl(current: TrapTally | null, owner: TallyOwner, patte
  * Judges new URLs of one host (one, or a page's batch), in order as if one after the other,
  * and counts those admitted: one compare-and-set on the host's tally.
  */
-export async function countNewUrls(store: KvStore, owner: TallyOwner, patterns: readonly string[], limits: TrapLimits): Promise<TrapVerdict[]> {
+export async function countNewUrls(store: KvStore, owner: TallyOwner, urls: readonly NewUrl[], limits: TrapLimits): Promise<TrapVerdict[]> {
   return casUpdate<TrapTally, TrapVerdict[]>(store, tallyKey(owner.host), (current) => {
     let tally: TrapTally | undefined;
-    const verdicts = patterns.map((pattern) => {
-      const { next, verdict } = decideNewUrl(tally ?? current, owner, pattern, limits);
+    const verdicts = urls.map((url) => {
+      const { next, verdict } = decideNewUrl(tally ?? current, owner, url, limits);
       if (next) tally = next;
       return verdict;
     });
@@ -143,4 +178,28 @@ export function addPage(current: TrapTally | null, owner: TallyOwner, pattern: s
 /** Simhash's feedback: one more page of `pattern`, a near-duplicate or not. */
 export async function notePage(store: KvStore, owner: TallyOwner, pattern: string, nearDuplicate: boolean): Promise<void> {
   await casUpdate<TrapTally, void>(store, tallyKey(owner.host), (current) => ({ value: addPage(current, owner, pattern, nearDuplicate), result: undefined }));
+}
+
+/**
+ * Pure: whether a queued URL that its intake marked `checkBeforeFetch` is still to be fetched,
+ * judged on what its pattern's pages have shown since: dropped as `trap_low_novelty` once
+ * they are mostly near-duplicates. A pattern whose novelty is not known yet (too few of its
+ * pages compared) is given the benefit of the doubt: a shop's listing pages name a thousand
+ * products before the first of them is fetched.
+ */
+export function judgeQueued(current: TrapTally | null, owner: TallyOwner, pattern: string, limits: TrapLimits): TrapVerdict {
+  const tally = tallyFor(current, owner);
+  const counts = tally.patterns[patternKey(pattern)] ?? [0, 0, 0];
+  if (lowNovelty(counts, limits)) return { admit: false, defence: 'trap_low_novelty', detail: lowNoveltyDetail(pattern, counts) };
+  return { admit: true };
+}
+
+/**
+ * {@link judgeQueued} on the host's tally as the bucket's leader has it: a drop ends the URL,
+ * so it is never decided on a replica that lags (and one more page of the pattern, seen by
+ * another process meanwhile, only makes the verdict more exact).
+ */
+export async function checkQueued(store: KvStore, owner: TallyOwner, pattern: string, limits: TrapLimits): Promise<TrapVerdict> {
+  const entry = await readingFromLeader(store).get(tallyKey(owner.host));
+  return judgeQueued(entry ? parseJsonValue<TrapTally>(entry.value) : null, owner, pattern, limits);
 }
