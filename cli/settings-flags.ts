@@ -26,7 +26,7 @@ export function addSettingsOptions(cmd: Command): Command {
     .option('--adaptive-delay-factor <x>', 'the gap after a request is at least x times its response time (default 2; 0 = off)', parseNumberOption('--adaptive-delay-factor', 0, 100))
     .option('--backoff-base-ms <n>', 'first backoff after a 5xx, 429 or network error; doubles per failure in a row (default 2000)', parseIntOption('--backoff-base-ms', 0))
     .option('--max-backoff-ms <n>', 'longest backoff, and longest Retry-After honoured (default 3600000)', parseIntOption('--max-backoff-ms', 0))
-    .option('--pause-after-failures <n>', 'failures in a row that pause a host (default 5)', parseIntOption('--pause-after-failures', 1))
+    .option('--pause-after-failures <n>', 'failures in a row that pause a host (default 5); its URLs waiting for a retry end, and a third pause in one failing spell gives the host up', parseIntOption('--pause-after-failures', 1))
     .option('--pause-ms <n>', 'how long a failing host is paused before one probe request (default 600000)', parseIntOption('--pause-ms', 0))
     .option('--timeout-ms <n>', 'longest a request may take, start to last byte (default 30000)', parseIntOption('--timeout-ms', 100))
     .option('--allow-network <cidr>', 'let the SSRF guard connect to this network although it is private, loopback, link-local... (repeatable)', collect, [])

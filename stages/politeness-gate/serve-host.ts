@@ -15,6 +15,8 @@ import { GRANT_LEASE_MS } from './spec.js';
 import { readingFromLeader } from '../../pipeline/kv-store.js';
 import { hostDelayMs, refreshRobots, robotsOf } from '../shared/robots/robots-refresh.js';
 import { robotsGiveUpAt } from '../shared/robots/robots-fetch-policy.js';
+import { revisitEmit } from '../shared/revisits/revisit-emit.js';
+import { failingHostEnd } from './failing-host.js';
 
 /** What the scheduler does with a host after a turn. */
 export type HostTurn =
@@ -40,18 +42,19 @@ const SKIPS_PER_TURN = 50;
 
 const originOf = (url: string) => new URL(url).origin;
 
-type SettledOutcome = 'robots_disallowed' | 'network_error' | 'refused' | 'filtered';
+type SettledOutcome = 'robots_disallowed' | 'network_error' | 'http_error' | 'refused' | 'filtered';
 
 /**
  * A queued URL that needs no request (robots.txt keeps it out, or its host cannot be
- * reached in this crawl): its outcome is recorded and the queue moves past it.
+ * reached in this crawl): its outcome is recorded and the queue moves past it. `extra`:
+ * what goes out with it (a job's next revisit).
  */
-async function settleQueued(ctx: BackgroundContext, m: AdmittedUrl, seq: number, reason: string, outcome: SettledOutcome, lane: string): Promise<void> {
-  await ctx.publisher.publish([settledOutcome(ctx, m, reason, outcome)]);
+async function settleQueued(ctx: BackgroundContext, m: AdmittedUrl, seq: number, reason: string, outcome: SettledOutcome, lane: string, status: number | null = null, extra: Emit[] = []): Promise<void> {
+  await ctx.publisher.publish([settledOutcome(ctx, m, reason, outcome, status), ...extra]);
   await skipQueued(ctx.kv.hosts, m.host, seq, lane);
 }
 
-function settledOutcome(ctx: StageContext, m: AdmittedUrl, reason: string, outcome: SettledOutcome): Emit {
+function settledOutcome(ctx: StageContext, m: AdmittedUrl, reason: string, outcome: SettledOutcome, status: number | null = null): Emit {
   ctx.metrics.count('politeness-gate', 'urls', outcome);
   // one terminal outcome per fetch id, whichever the gate settled it with
   return outcomeEmit(ctx, `robots:${m.fetch_id}`, {
@@ -62,7 +65,7 @@ function settledOutcome(ctx: StageContext, m: AdmittedUrl, reason: string, outco
     host: m.host,
     outcome,
     reason,
-    fetch_status: null,
+    fetch_status: status,
     fetch_time: ctx.clock.now(),
     duration_ms: null,
     depth: m.depth,
@@ -149,6 +152,14 @@ export async function serveHostRanked(ctx: BackgroundContext, host: string): Pro
       continue;
     }
     const at = slot ? readyAt(slot, now) : 0;
+    // a paused host's URLs that would wait only to cost it another pause end now (failing-host.ts)
+    const ends = at > 0 && slot ? failingHostEnd(slot, m, now) : null;
+    if (ends) {
+      // a job's URL is tried again at its next revisit, as after a failed fetch
+      const revisit = await revisitEmit(ctx, m, m.fetch_id, { kind: 'failed' });
+      await settleQueued(ctx, m, stored.seq, ends.reason, ends.outcome, lane, ends.status, revisit.emits);
+      continue;
+    }
     if (at > 0) return { turn: { kind: 'wait', until: at }, level };
     if (!robots) {
       const wait = await refreshRobots(ctx, host, origin, (exchanges) => ctx.publisher.publish(exchanges));
