@@ -137,9 +137,10 @@ function program(): Command {
     .option('--traps', 'also serve the crawl-trap hosts (*.trap.test): infinite calendar, session ids, endless pagination, ever-deeper links, soft 404s', false)
     .option('--render-hosts', 'also serve the hosts whose pages need a browser (*.render.test): an app built by JavaScript, a page reaching for loopback, a page that never settles', false)
     .option('--fresh', 'also serve hosts whose pages change on a schedule (*.fresh.test): validators, 304s, sitemaps', false)
+    .option('--failing', 'also serve failing.test (endpoints that hang, drip, reset and time out beside working pages) and dead.failing.test (dead after its robots.txt)', false)
     .action(async (o) => {
       const { runTestWebCli } = await import('../testweb/main.js');
-      await runTestWebCli({ hosts: o.hosts, port: o.port, seed: o.seed, benchHosts: o.benchHosts, politeness: o.politeness, hostile: o.hostile, traps: o.traps, render: o.renderHosts, fresh: o.fresh });
+      await runTestWebCli({ hosts: o.hosts, port: o.port, seed: o.seed, benchHosts: o.benchHosts, politeness: o.politeness, hostile: o.hostile, traps: o.traps, render: o.renderHosts, fresh: o.fresh, failing: o.failing });
     });
 
   addRenderProcessOptions(addMetricsOptions(addLogOptions(addRetentionOptions(addSettingsOptions(cli.command('serve'))))))

@@ -11,6 +11,8 @@
 // (render-hosts.ts).
 // With `fresh` it also serves *.fresh.test (fresh-hosts.ts): pages that change on a known
 // schedule, with validators, 304s and sitemaps.
+// With `failing` it also serves failing.test and dead.failing.test (failing-hosts.ts): endpoints
+// that hang, drip, reset and time out beside working pages, and a host dead after its robots.txt.
 
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createHash } from 'node:crypto';
@@ -25,6 +27,7 @@ import { HostileHosts, type HostileHostsOptions } from './hostile-hosts.js';
 import { TrapHosts } from './trap-hosts.js';
 import { RenderHosts, type RenderHostsOptions } from './render-hosts.js';
 import { FreshHosts, type FreshHostsOptions } from './fresh-hosts.js';
+import { FailingHosts, type FailingHostsOptions } from './failing-hosts.js';
 
 export interface StartTestWebOptions {
   /** Site hosts h00.site.test ... (default 20). */
@@ -56,6 +59,8 @@ export interface StartTestWebOptions {
    * the schedule starts now unless `startAt` says otherwise. true: default options. Default off.
    */
   fresh?: FreshHostsOptions | boolean;
+  /** Also serve failing.test and dead.failing.test (see failing-hosts.ts). true: default options. Default off. */
+  failing?: FailingHostsOptions | boolean;
   /**
    * Render every page of the site and bench hosts at start and keep them all, instead of
    * rendering on request into a cache of PAGE_CACHE_LIMIT pages. For throughput benches: the
@@ -107,6 +112,8 @@ export interface TestWeb {
   render: RenderHosts | null;
   /** The fresh hosts, when enabled: their change schedule (versions, change times) and sitemaps; null otherwise. */
   fresh: FreshHosts | null;
+  /** The failing hosts, when enabled; null otherwise. */
+  failing: FailingHosts | null;
   /** Completed requests, in order of arrival. */
   requestLog(): RequestRecord[];
   /** Requests that have arrived and are not finished yet (host, path, start). */
@@ -159,6 +166,7 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
   const traps = opts.traps ? new TrapHosts() : null;
   const renderHosts = opts.render ? new RenderHosts(opts.render) : null;
   const fresh = opts.fresh ? new FreshHosts(opts.fresh, { seed: modelOpts.seed, serverClock: now }) : null;
+  const failing = opts.failing ? new FailingHosts(opts.failing) : null;
   /** Status to log for a response written as raw bytes on the socket (res never sent headers). */
   const rawStatusOf = new WeakMap<ServerResponse, number>();
   /** The log record of each response in progress, so send() can note Retry-After and robots bodies. */
@@ -220,6 +228,11 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
       const ctx = { port: req.socket.localPort ?? 0, rawStatus: (status: number) => rawStatusOf.set(res, status) };
       const r = hostile.respond(req, res, hostName, target, ctx);
       if (r) send(req, res, r.status, r.type, r.body, r.headers);
+      return;
+    }
+    if (failing?.has(hostName)) {
+      const r = failing.respond(req, res, hostName, target);
+      if (r) send(req, res, r.status, r.type, r.body);
       return;
     }
     if (traps?.has(hostName)) {
@@ -356,13 +369,14 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
   return {
     port,
     url: (host, path = '/') => `http://${host}${path}`,
-    resolveRules: [`*.site.test=127.0.0.1:${port}`, `*.bench.test=127.0.0.1:${port}`, ...(politeness?.resolveRules(port) ?? []), ...(hostile?.resolveRules(port) ?? []), ...(traps?.resolveRules(port) ?? []), ...(renderHosts?.resolveRules(port) ?? []), ...(fresh?.resolveRules(port) ?? [])],
+    resolveRules: [`*.site.test=127.0.0.1:${port}`, `*.bench.test=127.0.0.1:${port}`, ...(politeness?.resolveRules(port) ?? []), ...(hostile?.resolveRules(port) ?? []), ...(traps?.resolveRules(port) ?? []), ...(renderHosts?.resolveRules(port) ?? []), ...(fresh?.resolveRules(port) ?? []), ...(failing?.resolveRules(port) ?? [])],
     model,
     politeness,
     hostile,
     traps,
     render: renderHosts,
     fresh,
+    failing,
     requestLog: () => log.slice().sort((a, b) => a.start - b.start),
     inFlight: () => [...inFlight].map((r) => ({ host: r.host, path: r.path, start: r.start })),
     touch: (urls) => {
