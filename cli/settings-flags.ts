@@ -21,7 +21,7 @@ export function addSettingsOptions(cmd: Command): Command {
     .option('--max-crawl-delay-ms <n>', 'a robots.txt Crawl-delay above this is clamped to it (default 60000)', parseIntOption('--max-crawl-delay-ms', 0))
     .option('--robots-ttl-ms <n>', 'longest a robots.txt is used before it is fetched again (default and maximum 86400000 = 24 h)', parseIntOption('--robots-ttl-ms', 1000, 86_400_000))
     .option('--robots-retry-ms <n>', 'a robots.txt that fails (5xx, 429, network) is fetched again after this, doubling per failure (default 60000)', parseIntOption('--robots-retry-ms', 100))
-    .option('--robots-give-up-ms <n>', "URLs of a host whose robots.txt has been unavailable this long end as robots_disallowed (default 3600000)", parseIntOption('--robots-give-up-ms', 0))
+    .option('--robots-give-up-ms <n>', "URLs of a host whose robots.txt has been unavailable this long end as robots_disallowed (default 1200000)", parseIntOption('--robots-give-up-ms', 0))
     .option('--max-per-ip <n>', 'requests in flight at once to one IP address, across all its hosts (default 4; 0 = no cap)', parseIntOption('--max-per-ip', 0))
     .option('--adaptive-delay-factor <x>', 'the gap after a request is at least x times its response time (default 2; 0 = off)', parseNumberOption('--adaptive-delay-factor', 0, 100))
     .option('--backoff-base-ms <n>', 'first backoff after a 5xx, 429 or network error; doubles per failure in a row (default 2000)', parseIntOption('--backoff-base-ms', 0))

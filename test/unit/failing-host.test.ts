@@ -105,6 +105,24 @@ describe('the worst case of a failing host', () => {
     assert.ok(bound < 25 * 60_000, `${bound} ms`);
   });
 
+  test('a host whose robots.txt keeps failing is given up on the same scale, by default', async () => {
+    const ctx = createFakeContext();
+    ctx.http.respond = (req: HttpRequest) => {
+      assert.equal(new URL(req.url).pathname, '/robots.txt');
+      ctx.clock.advance(ctx.settings.totalTimeoutMs);
+      throw new HttpFetchError('timeout', `fetching ${req.url}: total timeout after ${ctx.settings.totalTimeoutMs} ms`);
+    };
+    const start = ctx.clock.now();
+    await run(ctx, ['/a', '/b']);
+    const rows = terminal(ctx);
+    assert.deepEqual(rows.map((o) => o.outcome), ['robots_disallowed', 'robots_disallowed']);
+    const took = Math.max(...rows.map((o) => o.fetch_time)) - start;
+    const s = ctx.settings;
+    const pages = failingHostBoundMs({ ...pacingOf(ctx), totalTimeoutMs: s.totalTimeoutMs }, s.minDelayMs);
+    console.log(`a host whose robots.txt times out: its URLs ended ${took} ms after the first try (--robots-give-up-ms ${s.robotsGiveUpMs})`);
+    assert.ok(took >= s.robotsGiveUpMs && took <= pages, `given up ${took} ms after the first try: --robots-give-up-ms ${s.robotsGiveUpMs}, a failing host's bound ${pages}`);
+  });
+
   test('grows with the settings it is made of', () => {
     const s = { ...PACING, totalTimeoutMs: 10_000 };
     const base = failingHostBoundMs(s, 1000);
