@@ -2,7 +2,7 @@ import { decodeAdmitted, encodeGrant, type AdmittedUrl } from '../../schemas/ind
 import { hostQueueSubject, subjectFor } from '../../pipeline/partition.js';
 import type { BackgroundContext, Emit, StageContext } from '../../pipeline/stage.js';
 import { EDGES } from '../../ops/nats/edges.js';
-import { lanesWithWork, readSlot, readTail, readyAt, skipQueued, undoAcquire } from '../shared/host-state/host-slot.js';
+import { lanesWithWork, readSlot, readTail, readyAt, skipQueued, undoAcquire, type HostSlot } from '../shared/host-state/host-slot.js';
 import { pickLane } from './pick-lane.js';
 import { laneLevel, type LaneLevel } from '../shared/host-state/host-lanes.js';
 import { sitemapsOfSeed } from './seed-sitemaps.js';
@@ -70,6 +70,26 @@ function settledOutcome(ctx: StageContext, m: AdmittedUrl, reason: string, outco
     duration_ms: null,
     depth: m.depth,
   });
+}
+
+/** Ends the queued URL at `seq` if its host's pause means it need not wait (failing-host.ts). */
+async function endFailingHead(ctx: BackgroundContext, slot: HostSlot, m: AdmittedUrl, seq: number, lane: string, now: number): Promise<boolean> {
+  const ends = failingHostEnd(slot, m, now);
+  if (!ends) return false;
+  // a job's URL is tried again at its next revisit, as after a failed fetch
+  const revisit = await revisitEmit(ctx, m, m.fetch_id, { kind: 'failed' });
+  await settleQueued(ctx, m, seq, ends.reason, ends.outcome, lane, ends.status, revisit.emits);
+  return true;
+}
+
+/** The same at the heads of the host's other lanes, which the lane picked for this turn would leave waiting. */
+async function endFailingHeadOfOthers(ctx: BackgroundContext, host: string, slot: HostSlot, others: ReadonlyArray<{ lane: string; cursor: number }>, now: number): Promise<boolean> {
+  let ended = false;
+  for (const { lane, cursor } of others) {
+    const head = await ctx.streams.readNext(EDGES.hostq.stream, hostQueueSubject(host, ctx.settings.partitions, lane), cursor + 1);
+    if (head && (await endFailingHead(ctx, slot, decodeAdmitted(head.data), head.seq, lane, now))) ended = true;
+  }
+  return ended;
 }
 
 /**
@@ -152,15 +172,13 @@ export async function serveHostRanked(ctx: BackgroundContext, host: string): Pro
       continue;
     }
     const at = slot ? readyAt(slot, now) : 0;
-    // a paused host's URLs that would wait only to cost it another pause end now (failing-host.ts)
-    const ends = at > 0 && slot ? failingHostEnd(slot, m, now) : null;
-    if (ends) {
-      // a job's URL is tried again at its next revisit, as after a failed fetch
-      const revisit = await revisitEmit(ctx, m, m.fetch_id, { kind: 'failed' });
-      await settleQueued(ctx, m, stored.seq, ends.reason, ends.outcome, lane, ends.status, revisit.emits);
-      continue;
+    if (at > 0) {
+      // a paused host's URLs that would wait only to cost it another pause end now
+      // (failing-host.ts), in this lane or at the head of another
+      if (slot && (await endFailingHead(ctx, slot, m, stored.seq, lane, now))) continue;
+      if (slot && slot.paused_until > now && (await endFailingHeadOfOthers(ctx, host, slot, pick.others, now))) continue;
+      return { turn: { kind: 'wait', until: at }, level };
     }
-    if (at > 0) return { turn: { kind: 'wait', until: at }, level };
     if (!robots) {
       const wait = await refreshRobots(ctx, host, origin, (exchanges) => ctx.publisher.publish(exchanges));
       if (wait) return { turn: wait, level };

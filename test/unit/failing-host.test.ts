@@ -15,10 +15,11 @@ import { failingHostEnd } from '../../stages/politeness-gate/failing-host.js';
 import { handleFetch } from '../../stages/fetch/handle.js';
 import { asSlot, emptySlot, type HostSlot } from '../../stages/shared/host-state/host-slot.js';
 import { failingHostBoundMs, nextPacing, pacingOf, PAUSES_BEFORE_GIVING_UP, type FetchFeedback, type PacingSettings } from '../../stages/shared/host-state/host-pacing.js';
-import { parseJsonValue } from '../../pipeline/kv-store.js';
+import { jsonValue, parseJsonValue } from '../../pipeline/kv-store.js';
+import { jobKey } from '../../stages/shared/job-book.js';
 import { parseSettings } from '../../pipeline/settings.js';
 import { HttpFetchError, type HttpRequest } from '../../ports/http.js';
-import { decodeAdmittedBatch, decodeFetched, decodeGrant, decodeOutcome, type AdmittedUrl, type LastFailure, type UrlOutcome } from '../../schemas/index.js';
+import { decodeAdmittedBatch, decodeFetched, decodeGrant, decodeOutcome, JobSpec, type AdmittedUrl, type JobRecord, type LastFailure, type UrlOutcome } from '../../schemas/index.js';
 import { createFakeContext, htmlResponse, httpResponse, settleLikeRunner, stageInput, type FakeContext } from '../support/fake-context.js';
 
 const T = 1_700_000_000_000;
@@ -157,6 +158,28 @@ describe('the gate and a paused host', () => {
       status: null,
     });
     assert.equal(failingHostEnd(host, url({ attempt: 1, last_failure: RESET }), T)?.reason, 'reset: ECONNRESET; host given up: 7 failures in a row over 199 s, 2 pauses');
+  });
+
+  test("through the gate: a paused host's retry ends with its row; a job's URL gets its next revisit, as after a failed fetch", async () => {
+    const ctx = createFakeContext({ respond: () => httpResponse(200, { body: 'User-agent: *\nAllow: /\n' }) });
+    const record: JobRecord = { id: 'j1', spec: JobSpec.parse({ seeds: [`https://${HOST}/`], revisit: {} }), state: 'active', created_at: 1, runs: 1, last_run_at: null, next_run_at: null, via: 'http', scope_domains: [HOST], min_delay_ms: 0 };
+    await ctx.kv.jobs.put(jobKey('j1'), jsonValue(record));
+    const now = ctx.clock.now();
+    await ctx.kv.hosts.put(HOST, jsonValue(paused({ paused_until: now + 600_000, next_allowed_at: now + 600_000 })));
+    for (const [i, m] of [url({ attempt: 1, last_failure: RESET }), url({ url: `https://${HOST}/b`, fetch_id: 'fid-b', job: 'j1', attempt: 2, last_failure: HTTP_503 }), url({ url: `https://${HOST}/c`, fetch_id: 'fid-c' })].entries()) {
+      await settleLikeRunner(ctx, await handleGateIntake(stageInput([m], { streamSeq: 100 + i, subject: 'crawl.frontier.0' }), ctx));
+    }
+    const turn = await serveHost(ctx, HOST);
+    assert.deepEqual(turn, { kind: 'wait', until: now + 600_000 }, '/c was never tried: it waits for the probe');
+    assert.deepEqual(
+      outcomesOf(ctx).map((o) => [o.url, o.outcome, o.fetch_status, o.job]),
+      [
+        [`https://${HOST}/a`, 'network_error', null, undefined],
+        [`https://${HOST}/b`, 'http_error', 503, 'j1'],
+      ],
+    );
+    assert.equal(ctx.streams.on('crawl.revisit').length, 1, "the job's URL is revisited later");
+    assert.equal(ctx.http.requests.length, 0, 'nothing is asked of a paused host');
   });
 
   test('once the pause is over, nothing ends without a request: the next URL is the probe', () => {
