@@ -112,6 +112,11 @@ export const LastFailure = z.object({
   reason: z.string(),
   /** the response's status (a 5xx or 429); null for a network failure */
   status: z.number().int().nullable(),
+  /**
+   * the server asked to be left alone for a while (429, or 503 with Retry-After): the URL is
+   * fine, its host busy, so it waits for its host's pause rather than ending at one
+   */
+  throttled: z.boolean().optional(),
 });
 export type LastFailure = z.infer<typeof LastFailure>;
 

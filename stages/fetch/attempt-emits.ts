@@ -190,8 +190,9 @@ export function retryEmits(a: Attempt, feedback: FetchFeedback): Emit[] {
 }
 
 /** A failed request as its URL's row records it: `http 503`, or the network failure. */
-export function failureOf(res: HttpResponse | null, failure: HttpFetchError | null): LastFailure {
-  if (res) return { outcome: 'http_error', reason: `http ${res.status}`, status: res.status };
+export function failureOf(res: HttpResponse | null, failure: HttpFetchError | null, feedback: FetchFeedback): LastFailure {
+  const throttled = feedback.kind === 'throttled' && (feedback.status === 429 || feedback.retryAfterMs !== null);
+  if (res) return { outcome: 'http_error', reason: `http ${res.status}`, status: res.status, ...(throttled ? { throttled } : {}) };
   return { outcome: 'network_error', reason: failure ? `${failure.code}: ${failure.message}` : 'unknown failure', status: null };
 }
 

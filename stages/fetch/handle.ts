@@ -79,7 +79,7 @@ export async function handleFetch(input: StageInput<FetchGrant>, ctx: StageConte
   const judged = judgeFetch(res, failure, g.delay_ms, durationMs, end);
   const { retryable } = judged;
   // a failure travels with the host's pacing: a given-up host's queued URLs end with it
-  const feedback: FetchFeedback = judged.feedback.kind === 'ok' ? judged.feedback : { ...judged.feedback, failure: failureOf(res, failure) };
+  const feedback: FetchFeedback = judged.feedback.kind === 'ok' ? judged.feedback : { ...judged.feedback, failure: failureOf(res, failure, judged.feedback) };
   // the host's pacing decision after a failure goes into the fetch_log row too; one random
   // draw, so the jitter written there is the jitter applied
   const draw = Math.random();
@@ -91,9 +91,10 @@ export async function handleFetch(input: StageInput<FetchGrant>, ctx: StageConte
   // A failure that pauses its host ends its URL, retries left or not: the retry would come
   // only after the pause, and failing again would cost the host another one (a failed probe
   // is such a failure). The gate ends the host's other URLs waiting for a retry likewise
-  // (serve-host.ts), so a host's failing URLs cost at most its two pauses, not one each.
+  // (failing-host.ts), so a host's failing URLs cost at most its two pauses, not one each.
+  // A URL the server only asked to come back later for (429, Retry-After) is retried after it.
   const retriesLeft = retryable && (g.attempt ?? 0) < s.maxRetries;
-  const pausesHost = paced !== null && paced.paused_until > 0;
+  const pausesHost = paced !== null && paced.paused_until > 0 && !(feedback.kind !== 'ok' && feedback.failure?.throttled);
   const pacingNote = !paced ? '' : retriesLeft && pausesHost ? `not retried: ${paced.last_decision}` : paced.last_decision;
   const facts: ExchangeFacts = {
     kind: res ? 'response' : 'failure',

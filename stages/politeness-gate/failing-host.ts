@@ -20,6 +20,10 @@ export interface FailingHostEnd {
  * | paused and given up          | ends: its last reason             | ends: the host's reason |
  * | not paused (given up or not) | tried                             | tried (a probe, if given up) |
  *
+ * A URL whose last try the server only asked to come back later for (429, or 503 with
+ * Retry-After) waits like one not tried yet: nothing is wrong with it, and a rate-limited
+ * host's pauses are bounded all the same (two, then it is given up).
+ *
  * A retry that waited out a pause would be the host's probe, and failing again it would cost
  * the host a pause of its own: a host's failing URLs would cost a pause each, a bounded crawl
  * hours. A host that still fails after its pauses is not waited on at all; the first URL
@@ -35,7 +39,7 @@ export function failingHostEnd(slot: HostSlot, m: AdmittedUrl, now: number): Fai
     const last = slot.last_failure;
     return { outcome: last?.outcome ?? 'network_error', reason: `host given up, not tried: ${last?.reason ?? slot.last_decision} (${spell})`, status: null };
   }
-  if ((m.attempt ?? 0) === 0) return null;
+  if ((m.attempt ?? 0) === 0 || own?.throttled) return null;
   const paused = `not retried: host paused after ${slot.failures} failures in a row, until ${new Date(slot.paused_until).toISOString()}`;
   // a retry queued by an older fetcher carries no reason of its own
   if (!own) return { outcome: 'network_error', reason: paused, status: null };

@@ -150,6 +150,12 @@ describe('the gate and a paused host', () => {
     assert.equal(failingHostEnd(paused(), url(), T), null);
   });
 
+  test('a URL the server asked to come back later for (429, Retry-After) waits for the probe; given up, it ends too', () => {
+    const throttled: LastFailure = { outcome: 'http_error', reason: 'http 429', status: 429, throttled: true };
+    assert.equal(failingHostEnd(paused(), url({ attempt: 1, last_failure: throttled }), T), null);
+    assert.equal(failingHostEnd(paused({ given_up_at: T - 1 }), url({ attempt: 1, last_failure: throttled }), T)?.reason, 'http 429; host given up: 5 failures in a row over 200 s, 2 pauses');
+  });
+
   test('given up: every queued URL ends, one never tried with the reason the host was given up for', () => {
     const host = paused({ failures: 7, pauses: 3, given_up_at: T - 1000 });
     assert.deepEqual(failingHostEnd(host, url(), T), {
@@ -317,6 +323,22 @@ describe('a crawl of a failing host (gate and fetch on a fake clock, default pau
     }
     const pauses = requests.slice(1).filter((r, i) => r.at - requests[i]!.at >= ctx.settings.pauseMs).length;
     assert.ok(pauses <= PAUSES_BEFORE_GIVING_UP, `${pauses} pauses waited out`);
+  });
+
+  test('a host that answers 429 with Retry-After five times in a row: paused, then its URLs are retried and fetched', async () => {
+    const throttledOnce = new Set<string>();
+    const { ctx, requests } = crawlOf((path, c) => {
+      c.clock.advance(20);
+      if (throttledOnce.has(path)) return htmlResponse('<p>ok</p>');
+      throttledOnce.add(path);
+      return httpResponse(429, { headers: { 'retry-after': '2' } });
+    });
+    const paths = ['/p1', '/p2', '/p3', '/p4', '/p5'];
+    await run(ctx, paths);
+    assert.deepEqual(fetchedUrls(ctx).sort(), paths.map((p) => `https://${HOST}${p}`), 'rate-limited, not failing: nothing is lost');
+    assert.deepEqual(terminal(ctx), []);
+    const paused = requests.slice(1).findIndex((r, i) => r.at - requests[i]!.at >= ctx.settings.pauseMs);
+    assert.equal(paused, 4, 'the fifth 429 in a row paused the host, as before');
   });
 
   test('crawl status says what a paused host waits for (its probe), and until when', async () => {
