@@ -46,11 +46,11 @@ type SettledOutcome = 'robots_disallowed' | 'network_error' | 'http_error' | 're
 
 /**
  * A queued URL that needs no request (robots.txt keeps it out, or its host cannot be
- * reached in this crawl): its outcome is recorded and the queue moves past it. `extra`:
- * what goes out with it (a job's next revisit).
+ * reached in this crawl): its outcome is recorded and the queue moves past it. `also`:
+ * what goes out with it (a job's next revisit); `status`: the status its row records.
  */
-async function settleQueued(ctx: BackgroundContext, m: AdmittedUrl, seq: number, reason: string, outcome: SettledOutcome, lane: string, status: number | null = null, extra: Emit[] = []): Promise<void> {
-  await ctx.publisher.publish([settledOutcome(ctx, m, reason, outcome, status), ...extra]);
+async function settleQueued(ctx: BackgroundContext, m: AdmittedUrl, seq: number, reason: string, outcome: SettledOutcome, lane: string, also: Emit[] = [], status: number | null = null): Promise<void> {
+  await ctx.publisher.publish([settledOutcome(ctx, m, reason, outcome, status), ...also]);
   await skipQueued(ctx.kv.hosts, m.host, seq, lane);
 }
 
@@ -78,7 +78,7 @@ async function endFailingHead(ctx: BackgroundContext, slot: HostSlot, m: Admitte
   if (!ends) return false;
   // a job's URL is tried again at its next revisit, as after a failed fetch
   const revisit = await revisitEmit(ctx, m, m.fetch_id, { kind: 'failed' });
-  await settleQueued(ctx, m, seq, ends.reason, ends.outcome, lane, ends.status, revisit.emits);
+  await settleQueued(ctx, m, seq, ends.reason, ends.outcome, lane, revisit.emits, ends.status);
   return true;
 }
 
