@@ -37,7 +37,7 @@ export function failingHostEnd(slot: HostSlot, m: AdmittedUrl, now: number): Fai
     const spell = `${slot.failures} failures in a row over ${Math.round((slot.given_up_at - slot.failing_since) / 1000)} s, ${PAUSES_BEFORE_GIVING_UP} pauses`;
     if (own) return { outcome: own.outcome, reason: `${own.reason}; host given up: ${spell}`, status: own.status };
     const last = slot.last_failure;
-    return { outcome: last?.outcome ?? 'network_error', reason: `host given up, not tried: ${last?.reason ?? slot.last_decision} (${spell})`, status: null };
+    return { outcome: last?.outcome ?? 'network_error', reason: `host given up, not tried: ${spell}; its last failure: ${last?.reason ?? slot.last_decision}`, status: null };
   }
   if ((m.attempt ?? 0) === 0 || own?.throttled) return null;
   const paused = `not retried: host paused after ${slot.failures} failures in a row, until ${new Date(slot.paused_until).toISOString()}`;

@@ -160,7 +160,7 @@ describe('the gate and a paused host', () => {
     const host = paused({ failures: 7, pauses: 3, given_up_at: T - 1000 });
     assert.deepEqual(failingHostEnd(host, url(), T), {
       outcome: 'network_error',
-      reason: 'host given up, not tried: timeout: total timeout after 30000 ms (7 failures in a row over 199 s, 2 pauses)',
+      reason: 'host given up, not tried: 7 failures in a row over 199 s, 2 pauses; its last failure: timeout: total timeout after 30000 ms',
       status: null,
     });
     assert.equal(failingHostEnd(host, url({ attempt: 1, last_failure: RESET }), T)?.reason, 'reset: ECONNRESET; host given up: 7 failures in a row over 199 s, 2 pauses');
@@ -275,7 +275,7 @@ describe('a crawl of a failing host (gate and fetch on a fake clock, default pau
     const tried = new Set(requests.map((r) => `https://${HOST}${r.path}`));
     const untried = rows.filter((o) => !tried.has(o.url));
     assert.equal(untried.length, 40 - tried.size);
-    for (const o of untried) assert.match(o.reason, /^host given up, not tried: timeout: .* \(7 failures in a row over \d+ s, 2 pauses\)$/, o.url);
+    for (const o of untried) assert.match(o.reason, /^host given up, not tried: 7 failures in a row over \d+ s, 2 pauses; its last failure: timeout: .*total timeout after 30000 ms$/, o.url);
     const retried = rows.filter((o) => outcomesOf(ctx).some((r) => r.outcome === 'retry' && r.url === o.url));
     for (const o of retried) assert.match(o.reason, /; host given up: 7 failures in a row/, `${o.url}: a retry waiting when the host was given up ends with its own reason`);
     // the probes' URLs: their failure paused the host, so they ended at once, retries left
