@@ -143,9 +143,10 @@ function program(): Command {
     .option('--proxy', 'also run a forward proxy (CONNECT tunnels and forwarding) on another loopback port', false)
     .option('--sitemap-hosts', 'also serve a site whose pages are linked only from its sitemaps (*.sitemaponly.test)', false)
     .option('--id-routed', 'also serve an ID-routed shop and forum (*.ids.test): thousands of distinct pages under one URL pattern each', false)
+    .option('--failing', 'also serve failing.test (endpoints that hang, drip, reset and time out beside working pages) and dead.failing.test (dead after its robots.txt)', false)
     .action(async (o) => {
       const { runTestWebCli } = await import('../testweb/main.js');
-      await runTestWebCli({ hosts: o.hosts, port: o.port, seed: o.seed, benchHosts: o.benchHosts, politeness: o.politeness, hostile: o.hostile, traps: o.traps, render: o.renderHosts, fresh: o.fresh, directives: o.directives, network: o.network, proxy: o.proxy, sitemapHosts: o.sitemapHosts, idRouted: o.idRouted });
+      await runTestWebCli({ hosts: o.hosts, port: o.port, seed: o.seed, benchHosts: o.benchHosts, politeness: o.politeness, hostile: o.hostile, traps: o.traps, render: o.renderHosts, fresh: o.fresh, directives: o.directives, network: o.network, proxy: o.proxy, sitemapHosts: o.sitemapHosts, idRouted: o.idRouted, failing: o.failing });
     });
 
   addProxyProcessOptions(addRenderProcessOptions(addMetricsOptions(addLogOptions(addRetentionOptions(addSettingsOptions(cli.command('serve')))))))

@@ -33,8 +33,12 @@ export const CrawlSettingsSchema = z
     robotsTtlMs: z.number().int().min(1000).max(86_400_000).default(86_400_000),
     /** a robots.txt that fails (5xx, 429, network) is fetched again after this, doubling per failure */
     robotsRetryMs: z.number().int().min(100).default(60_000),
-    /** URLs of a host whose robots.txt has been unavailable this long end as robots_disallowed */
-    robotsGiveUpMs: z.number().int().min(0).default(3_600_000),
+    /**
+     * URLs of a host whose robots.txt has been unavailable this long end as robots_disallowed.
+     * 20 min: about what a host whose pages fail costs (two pauses, failingHostBoundMs), so a
+     * bounded crawl waits minutes on a failing host whichever of its requests fail
+     */
+    robotsGiveUpMs: z.number().int().min(0).default(1_200_000),
     /** hosts on one IP address share this many requests in flight; 0 = no cap */
     maxPerIp: z.number().int().min(0).default(4),
     /** the gap after a request is at least this many times its response time; 0 = off */

@@ -102,6 +102,24 @@ export const CandidateUrl = z.object({
 export type CandidateUrl = z.infer<typeof CandidateUrl>;
 
 /** crawl.frontier.<p>: a URL admitted to the crawl, with the id its fetch will carry. */
+/**
+ * How a URL's last try failed, as its terminal row would record it: a URL waiting for a retry
+ * carries it, so that when the retry is not made (its host is paused, or given up) the URL ends
+ * with its own reason.
+ */
+export const LastFailure = z.object({
+  outcome: z.enum(['http_error', 'network_error']),
+  reason: z.string(),
+  /** the response's status (a 5xx or 429); null for a network failure */
+  status: z.number().int().nullable(),
+  /**
+   * the server asked to be left alone for a while (429, or 503 with Retry-After): the URL is
+   * fine, its host busy, so it waits for its host's pause rather than ending at one
+   */
+  throttled: z.boolean().optional(),
+});
+export type LastFailure = z.infer<typeof LastFailure>;
+
 export const AdmittedUrl = CandidateUrl.extend({
   fetch_id: z.string(),
   admitted_at: z.number(),
@@ -113,6 +131,8 @@ export const AdmittedUrl = CandidateUrl.extend({
    * novelty again (stages/shared/traps/trap-tally.ts)
    */
   novelty_check: z.literal(true).optional(),
+  /** with attempt > 0: how the last try failed */
+  last_failure: LastFailure.optional(),
 });
 export type AdmittedUrl = z.infer<typeof AdmittedUrl>;
 

@@ -139,6 +139,22 @@ export {
   topicId,
 } from './id-routed-hosts.js';
 export type { IdRoutedHostsOptions, IdRoutedResponse } from './id-routed-hosts.js';
+export {
+  FailingHosts,
+  FAILING_DEFAULTS,
+  FAILING_DOMAIN,
+  FAILING_HOST,
+  FAILING_PATHS,
+  FAILING_RESET_AFTER_MS,
+  FAILING_RESET_DECLARED,
+  FAILING_RESET_SENT,
+  FAILING_SEED_URL,
+  DEAD_HOST,
+  DEAD_SEED_URL,
+  failingPagePaths,
+  resolveFailingOptions,
+} from './failing-hosts.js';
+export type { FailingHostsOptions, ResolvedFailingOptions, FailingSimpleResponse } from './failing-hosts.js';
 export { startTestDns, dnsResponse, dnsTypeName, ipv6Bytes, DNS_TYPE_A, DNS_TYPE_AAAA } from './dns-server.js';
 export type { TestDns, DnsAnswers, DnsEntry, DnsQueryRecord } from './dns-server.js';
 export { getFromTestWeb } from './http-get.js';

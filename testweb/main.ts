@@ -30,6 +30,8 @@ export interface TestWebCliArgs {
   sitemapHosts?: boolean;
   /** also serve the ID-routed shop and forum (*.ids.test) */
   idRouted?: boolean;
+  /** also serve the failing hosts (failing.test, dead.failing.test) */
+  failing?: boolean;
   /** Where the status line goes; default stdout. */
   out?: (line: string) => void;
   /** Stops the server when aborted, like a signal (for tests). */
@@ -56,6 +58,7 @@ export async function runTestWebCli(args: TestWebCliArgs): Promise<void> {
     ...(args.network ? { network: true } : {}),
     ...(args.sitemapHosts ? { sitemapHosts: true } : {}),
     ...(args.idRouted ? { idRouted: true } : {}),
+    ...(args.failing ? { failing: true } : {}),
   });
   const proxy = args.proxy ? await startForwardProxy() : null;
   const { siteHostNames, benchHostNames } = web.model;
@@ -66,6 +69,7 @@ export async function runTestWebCli(args: TestWebCliArgs): Promise<void> {
   if (web.traps) summary += `, ${web.traps.hostNames.length} trap hosts (*.trap.test)`;
   if (web.render) summary += `, ${web.render.hostNames.length} render hosts (*.render.test)`;
   if (web.network) summary += `, ${web.network.hostNames.length} network hosts (*.net.test: [::1], a silent first address)`;
+  if (web.failing) summary += ', failing.test and dead.failing.test';
   if (web.fresh) summary += `, ${web.fresh.hostNames.length} fresh hosts (*.fresh.test, changing since ${new Date(web.fresh.options.startAt).toISOString()})`;
   if (web.sitemapHosts) summary += `, ${web.sitemapHosts.hostNames.length} sitemap-only hosts (*.sitemaponly.test)`;
   if (web.directives) summary += `, ${web.directives.hostNames.join(', ')}`;
@@ -73,7 +77,7 @@ export async function runTestWebCli(args: TestWebCliArgs): Promise<void> {
   const out = args.out ?? ((l: string) => process.stdout.write(`${l}\n`));
   out(`testweb listening on 127.0.0.1:${web.port} (${summary})`);
   if (proxy) out(`forward proxy on ${proxy.url} (crawl with --proxy ${proxy.url})`);
-  if (args.politeness || args.hostile || args.traps || args.render || args.fresh || args.directives || args.network || args.sitemapHosts || args.idRouted) out(`crawl with: ${web.resolveRules.map((r) => `--resolve ${r}`).join(' ')}`);
+  if (args.politeness || args.hostile || args.traps || args.render || args.fresh || args.directives || args.network || args.sitemapHosts || args.idRouted || args.failing) out(`crawl with: ${web.resolveRules.map((r) => `--resolve ${r}`).join(' ')}`);
 
   await new Promise<void>((resolve) => {
     const stop = () => {

@@ -19,6 +19,8 @@
 // are linked only from its sitemaps, which also list URLs a crawler must not take from them.
 // With `idRouted` it also serves *.ids.test (id-routed-hosts.ts): a shop and a forum with
 // thousands of distinct pages under one URL pattern each.
+// With `failing` it also serves failing.test and dead.failing.test (failing-hosts.ts): endpoints
+// that hang, drip, reset and time out beside working pages, and a host dead after its robots.txt.
 
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createHash } from 'node:crypto';
@@ -37,6 +39,7 @@ import { DirectiveHosts } from './directive-hosts.js';
 import { NetworkHosts, SILENT_ADDRESS, startBlackHole } from './network-hosts.js';
 import { SitemapHosts } from './sitemap-hosts.js';
 import { IdRoutedHosts, type IdRoutedHostsOptions } from './id-routed-hosts.js';
+import { FailingHosts, type FailingHostsOptions } from './failing-hosts.js';
 
 export interface StartTestWebOptions {
   /** Site hosts h00.site.test ... (default 20). */
@@ -79,6 +82,8 @@ export interface StartTestWebOptions {
   sitemapHosts?: boolean;
   /** Also serve the ID-routed shop and forum, *.ids.test (see id-routed-hosts.ts). true: default sizes. Default off. */
   idRouted?: IdRoutedHostsOptions | boolean;
+  /** Also serve failing.test and dead.failing.test (see failing-hosts.ts). true: default options. Default off. */
+  failing?: FailingHostsOptions | boolean;
   /**
    * Render every page of the site and bench hosts at start and keep them all, instead of
    * rendering on request into a cache of PAGE_CACHE_LIMIT pages. For throughput benches: the
@@ -140,6 +145,8 @@ export interface TestWeb {
   sitemapHosts: SitemapHosts | null;
   /** The ID-routed shop and forum, when enabled (their sizes and page URLs); null otherwise. */
   idRouted: IdRoutedHosts | null;
+  /** The failing hosts, when enabled; null otherwise. */
+  failing: FailingHosts | null;
   /** Completed requests, in order of arrival. */
   requestLog(): RequestRecord[];
   /** Requests that have arrived and are not finished yet (host, path, start). */
@@ -196,6 +203,7 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
   const network = opts.network ? new NetworkHosts() : null;
   const sitemapHosts = opts.sitemapHosts ? new SitemapHosts(modelOpts.seed) : null;
   const idRouted = opts.idRouted ? new IdRoutedHosts(opts.idRouted) : null;
+  const failing = opts.failing ? new FailingHosts(opts.failing) : null;
   /** Status to log for a response written as raw bytes on the socket (res never sent headers). */
   const rawStatusOf = new WeakMap<ServerResponse, number>();
   /** The log record of each response in progress, so send() can note Retry-After and robots bodies. */
@@ -257,6 +265,11 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
       const ctx = { port: req.socket.localPort ?? 0, rawStatus: (status: number) => rawStatusOf.set(res, status) };
       const r = hostile.respond(req, res, hostName, target, ctx);
       if (r) send(req, res, r.status, r.type, r.body, r.headers);
+      return;
+    }
+    if (failing?.has(hostName)) {
+      const r = failing.respond(req, res, hostName, target);
+      if (r) send(req, res, r.status, r.type, r.body);
       return;
     }
     if (traps?.has(hostName)) {
@@ -417,7 +430,7 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
   return {
     port,
     url: (host, path = '/') => `http://${host}${path}`,
-    resolveRules: [`*.site.test=127.0.0.1:${port}`, `*.bench.test=127.0.0.1:${port}`, ...(politeness?.resolveRules(port) ?? []), ...(hostile?.resolveRules(port) ?? []), ...(traps?.resolveRules(port) ?? []), ...(renderHosts?.resolveRules(port) ?? []), ...(fresh?.resolveRules(port) ?? []), ...(directives?.resolveRules(port) ?? []), ...(network?.resolveRules(port) ?? []), ...(sitemapHosts?.resolveRules(port) ?? []), ...(idRouted?.resolveRules(port) ?? [])],
+    resolveRules: [`*.site.test=127.0.0.1:${port}`, `*.bench.test=127.0.0.1:${port}`, ...(politeness?.resolveRules(port) ?? []), ...(hostile?.resolveRules(port) ?? []), ...(traps?.resolveRules(port) ?? []), ...(renderHosts?.resolveRules(port) ?? []), ...(fresh?.resolveRules(port) ?? []), ...(directives?.resolveRules(port) ?? []), ...(network?.resolveRules(port) ?? []), ...(sitemapHosts?.resolveRules(port) ?? []), ...(idRouted?.resolveRules(port) ?? []), ...(failing?.resolveRules(port) ?? [])],
     model,
     politeness,
     hostile,
@@ -428,6 +441,7 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
     network,
     sitemapHosts,
     idRouted,
+    failing,
     requestLog: () => log.slice().sort((a, b) => a.start - b.start),
     inFlight: () => [...inFlight].map((r) => ({ host: r.host, path: r.path, start: r.start })),
     touch: (urls) => {

@@ -3,8 +3,8 @@
  * response (the page for extract, a redirect's target or a PDF's links for normalize, the
  * URL back in the frontier for a retry). Pure: no I/O.
  */
-import { encodeAdmitted, encodeDiscoveredLinks, encodeExchange, type FetchGrant, type OutcomeKind } from '../../schemas/index.js';
-import type { HttpResponse } from '../../ports/http.js';
+import { encodeAdmitted, encodeDiscoveredLinks, encodeExchange, type FetchGrant, type LastFailure, type OutcomeKind } from '../../schemas/index.js';
+import type { HttpFetchError, HttpResponse } from '../../ports/http.js';
 import { subjectFor } from '../../pipeline/partition.js';
 import type { Emit, StageContext } from '../../pipeline/stage.js';
 import type { FetchFeedback } from '../shared/host-state/host-pacing.js';
@@ -193,9 +193,17 @@ export function retryEmits(a: Attempt, feedback: FetchFeedback): Emit[] {
     {
       subject: subjectFor('frontier', g.host, ctx.settings.partitions),
       msgId: `retry:${g.fetch_id}:${attempt}`,
-      data: encodeAdmitted({ ...admitted, attempt }),
+      // how this try failed: the URL's reason if its host is paused before the retry (serve-host.ts)
+      data: encodeAdmitted({ ...admitted, attempt, ...(feedback.kind !== 'ok' && feedback.failure ? { last_failure: feedback.failure } : {}) }),
     },
   ];
+}
+
+/** A failed request as its URL's row records it: `http 503`, or the network failure. */
+export function failureOf(res: HttpResponse | null, failure: HttpFetchError | null, feedback: FetchFeedback): LastFailure {
+  const throttled = feedback.kind === 'throttled' && (feedback.status === 429 || feedback.retryAfterMs !== null);
+  if (res) return { outcome: 'http_error', reason: `http ${res.status}`, status: res.status, ...(throttled ? { throttled } : {}) };
+  return { outcome: 'network_error', reason: failure ? `${failure.code}: ${failure.message}` : 'unknown failure', status: null };
 }
 
 /** A 304 to a conditional GET: the page is unchanged, and so are its links, followed as the first fetch did. */

@@ -3,12 +3,12 @@ import { HttpFetchError, type HttpResponse } from '../../ports/http.js';
 import { subjectFor } from '../../pipeline/partition.js';
 import { emit, type Emit, type Outcome, type StageContext, type StageInput } from '../../pipeline/stage.js';
 import { confirmLease, emptySlot, readSlot, releaseSlot } from '../shared/host-state/host-slot.js';
-import { nextPacing, pacingOf, type FetchFeedback } from '../shared/host-state/host-pacing.js';
+import { nextPacing, pacingOf, type FetchFeedback, type Pacing } from '../shared/host-state/host-pacing.js';
 import { judgeFetch } from '../shared/failure-policy.js';
 import { conditionalHeaders, readValidators, type Validators } from '../shared/validators.js';
 import { extendIp, releaseIp } from '../shared/host-state/ip-slot.js';
 import { exchangeEmit, type ExchangeFacts } from '../shared/messages/exchange-emit.js';
-import { fetchOutcome, notModifiedEmits, responseEmits, retryEmits, validatorsOf, withNote, type Attempt } from './attempt-emits.js';
+import { failureOf, fetchOutcome, notModifiedEmits, responseEmits, retryEmits, validatorsOf, withNote, type Attempt } from './attempt-emits.js';
 import { revisitEmit } from '../shared/revisits/revisit-emit.js';
 import type { FetchResult } from '../shared/revisits/revisit-policy.js';
 import { MESSAGE_OVERHEAD_BYTES } from './spec.js';
@@ -81,7 +81,10 @@ export async function handleFetch(input: StageInput<FetchGrant>, ctx: StageConte
   }
   const end = ctx.clock.now();
   const durationMs = Math.round(end - start);
-  const { feedback, retryable } = judgeFetch(res, failure, g.delay_ms, durationMs, end);
+  const judged = judgeFetch(res, failure, g.delay_ms, durationMs, end);
+  const { retryable } = judged;
+  // a failure travels with the host's pacing: a given-up host's queued URLs end with it
+  const feedback: FetchFeedback = judged.feedback.kind === 'ok' ? judged.feedback : { ...judged.feedback, failure: failureOf(res, failure, judged.feedback) };
   // the host's pacing decision after a failure goes into the fetch_log row too; one random
   // draw, so the jitter written there is the jitter applied
   const draw = Math.random();
@@ -89,7 +92,15 @@ export async function handleFetch(input: StageInput<FetchGrant>, ctx: StageConte
   // the gap from when it finished sending, which it may record some ms after we finished
   // reading (a busy event loop, its own clock), and every gap it sees must be the full delay
   const paceFrom = end + PACING_GUARD_MS;
-  const pacingNote = feedback.kind === 'ok' ? '' : await pacingPreview(ctx, g.host, feedback, paceFrom, draw);
+  const paced = feedback.kind === 'ok' ? null : await pacingPreview(ctx, g.host, feedback, paceFrom, draw);
+  // A failure that pauses its host ends its URL, retries left or not: the retry would come
+  // only after the pause, and failing again would cost the host another one (a failed probe
+  // is such a failure). The gate ends the host's other URLs waiting for a retry likewise
+  // (failing-host.ts), so a host's failing URLs cost at most its two pauses, not one each.
+  // A URL the server only asked to come back later for (429, Retry-After) is retried after it.
+  const retriesLeft = retryable && (g.attempt ?? 0) < s.maxRetries;
+  const pausesHost = paced !== null && paced.paused_until > 0 && !(feedback.kind !== 'ok' && feedback.failure?.throttled);
+  const pacingNote = !paced ? '' : retriesLeft && pausesHost ? `not retried: ${paced.last_decision}` : paced.last_decision;
   const facts: ExchangeFacts = {
     kind: res ? 'response' : 'failure',
     captureId: `${g.fetch_id}:${g.attempt ?? 0}`,
@@ -116,7 +127,7 @@ export async function handleFetch(input: StageInput<FetchGrant>, ctx: StageConte
   let out: Emit[];
   if (res?.status === 304 && previous) {
     out = notModifiedEmits(a, previous);
-  } else if (retryable && (g.attempt ?? 0) < s.maxRetries) {
+  } else if (retriesLeft && !pausesHost) {
     out = retryEmits(a, feedback);
   } else if (res) {
     out = responseEmits(a, res, facts);
@@ -205,10 +216,13 @@ function locationOf(res: HttpResponse, url: string): string | null {
 }
 
 
-/** What the release will decide for the host, from its current failure count. */
-async function pacingPreview(ctx: StageContext, host: string, feedback: FetchFeedback, end: number, draw: number): Promise<string> {
+/**
+ * What the release will decide for the host, from its current failure count (the host is
+ * this request's alone until then: one request in flight).
+ */
+async function pacingPreview(ctx: StageContext, host: string, feedback: FetchFeedback, end: number, draw: number): Promise<Pacing> {
   const slot = (await readSlot(ctx.kv.hosts, host)) ?? emptySlot(host);
-  return nextPacing(slot, feedback, end, pacingOf(ctx), () => draw).last_decision;
+  return nextPacing(slot, feedback, end, pacingOf(ctx), () => draw);
 }
 
 /** The validators a revisit carries, as a conditional GET sends them (null: none, a plain GET). */

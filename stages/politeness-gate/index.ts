@@ -7,7 +7,7 @@ import type { StreamAccess } from '../../ports/streams.js';
 import type { CrawlSettings } from '../../pipeline/settings.js';
 import type { HostWaitSources } from './host-waits.js';
 import { robotsCacheFor } from '../shared/robots/robots-cache.js';
-import { asSlot, readyAt, TAIL_PREFIX, type HostSlot, type QueueTail } from '../shared/host-state/host-slot.js';
+import { asSlot, leaseLive, readyAt, TAIL_PREFIX, type HostSlot, type QueueTail } from '../shared/host-state/host-slot.js';
 import type { IpSlot } from '../shared/host-state/ip-slot.js';
 import { handleGateIntake } from './handle.js';
 import { HostScheduler } from './host-scheduler.js';
@@ -67,10 +67,13 @@ function onHostEvent(ctx: StageContext, scheduler: HostScheduler, event: KvWatch
   }
   // the host's slot changed (a release, a lease, a pause): serve it when it is ready; a turn
   // finds out cheaply if it has nothing queued (a live lease: at its end, in case its holder
-  // dies and never releases it)
+  // dies and never releases it). A paused host gets a turn now: its queued URLs that already
+  // failed end without waiting for the pause (failing-host.ts), all of them once it is given up
   const raw = parseJsonValue<Partial<HostSlot>>(event.value);
   if (!raw.host) return;
-  scheduler.notify(raw.host, readyAt(asSlot(raw.host, raw), ctx.clock.now()));
+  const slot = asSlot(raw.host, raw);
+  const now = ctx.clock.now();
+  scheduler.notify(raw.host, slot.paused_until > now && !leaseLive(slot, now) ? now : readyAt(slot, now));
 }
 
 export const politenessGateStage: ConsumerStage<AdmittedUrl[]> = {

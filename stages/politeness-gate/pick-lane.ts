@@ -28,6 +28,8 @@ export type LanePick =
       minDelayMs: number;
       /** the lane's job, when it has one */
       job: JobRecord | null;
+      /** the other lanes that could have been served (with work, their job running) */
+      others: LaneWithWork[];
     }
   | { kind: 'wait'; until: number };
 
@@ -51,7 +53,7 @@ export async function pickLane(ctx: StageContext, lanes: readonly LaneWithWork[]
     }
     const record = jobs.get(id) ?? null;
     const stopped = jobStopped(record, id);
-    if (stopped) return { kind: 'serve', lane: l, stride: null, stopped, minDelayMs: 0, job: null };
+    if (stopped) return { kind: 'serve', lane: l, stride: null, stopped, minDelayMs: 0, job: null, others: [] };
     if (record!.state !== 'paused') eligible.push(l);
   }
   const weightOf = (lane: string) => laneWeight(lane, jobs.get(laneJob(lane) ?? '')?.spec.priority);
@@ -59,5 +61,6 @@ export async function pickLane(ctx: StageContext, lanes: readonly LaneWithWork[]
   if (!next) return { kind: 'wait', until: now + PAUSED_RECHECK_MS };
   const lane = eligible.find((l) => l.lane === next.lane)!;
   const job = jobs.get(laneJob(lane.lane) ?? '') ?? null;
-  return { kind: 'serve', lane, stride: { vtime: next.vtime, passes: next.passes }, stopped: null, minDelayMs: job?.spec.politeness?.min_delay_ms ?? 0, job };
+  const others = eligible.filter((l) => l !== lane);
+  return { kind: 'serve', lane, stride: { vtime: next.vtime, passes: next.passes }, stopped: null, minDelayMs: job?.spec.politeness?.min_delay_ms ?? 0, job, others };
 }

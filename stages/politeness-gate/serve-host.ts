@@ -2,7 +2,7 @@ import { decodeAdmitted, encodeGrant, type AdmittedUrl } from '../../schemas/ind
 import { hostQueueSubject, subjectFor } from '../../pipeline/partition.js';
 import type { BackgroundContext, Emit, StageContext } from '../../pipeline/stage.js';
 import { EDGES } from '../../ops/nats/edges.js';
-import { lanesWithWork, readSlot, readTail, readyAt, skipQueued, undoAcquire } from '../shared/host-state/host-slot.js';
+import { lanesWithWork, readSlot, readTail, readyAt, skipQueued, undoAcquire, type HostSlot } from '../shared/host-state/host-slot.js';
 import { pickLane } from './pick-lane.js';
 import { laneLevel, type LaneLevel } from '../shared/host-state/host-lanes.js';
 import { sitemapsOfSeed } from './seed-sitemaps.js';
@@ -16,6 +16,8 @@ import { readingFromLeader } from '../../pipeline/kv-store.js';
 import { hostDelayMs, refreshRobots, robotsOf } from '../shared/robots/robots-refresh.js';
 import { checkBeforeFetch } from './trap-check.js';
 import { robotsGiveUpAt } from '../shared/robots/robots-fetch-policy.js';
+import { revisitEmit } from '../shared/revisits/revisit-emit.js';
+import { failingHostEnd } from './failing-host.js';
 
 /** What the scheduler does with a host after a turn. */
 export type HostTurn =
@@ -41,18 +43,19 @@ const SKIPS_PER_TURN = 50;
 
 const originOf = (url: string) => new URL(url).origin;
 
-type SettledOutcome = 'robots_disallowed' | 'network_error' | 'refused' | 'filtered';
+type SettledOutcome = 'robots_disallowed' | 'network_error' | 'http_error' | 'refused' | 'filtered';
 
 /**
  * A queued URL that needs no request (robots.txt keeps it out, or its host cannot be
- * reached in this crawl): its outcome is recorded and the queue moves past it.
+ * reached in this crawl): its outcome is recorded and the queue moves past it. `also`:
+ * what goes out with it (a job's next revisit); `status`: the status its row records.
  */
-async function settleQueued(ctx: BackgroundContext, m: AdmittedUrl, seq: number, reason: string, outcome: SettledOutcome, lane: string, also: Emit[] = []): Promise<void> {
-  await ctx.publisher.publish([settledOutcome(ctx, m, reason, outcome), ...also]);
+async function settleQueued(ctx: BackgroundContext, m: AdmittedUrl, seq: number, reason: string, outcome: SettledOutcome, lane: string, also: Emit[] = [], status: number | null = null): Promise<void> {
+  await ctx.publisher.publish([settledOutcome(ctx, m, reason, outcome, status), ...also]);
   await skipQueued(ctx.kv.hosts, m.host, seq, lane);
 }
 
-function settledOutcome(ctx: StageContext, m: AdmittedUrl, reason: string, outcome: SettledOutcome): Emit {
+function settledOutcome(ctx: StageContext, m: AdmittedUrl, reason: string, outcome: SettledOutcome, status: number | null = null): Emit {
   ctx.metrics.count('politeness-gate', 'urls', outcome);
   // one terminal outcome per fetch id, whichever the gate settled it with
   return outcomeEmit(ctx, `robots:${m.fetch_id}`, {
@@ -63,11 +66,31 @@ function settledOutcome(ctx: StageContext, m: AdmittedUrl, reason: string, outco
     host: m.host,
     outcome,
     reason,
-    fetch_status: null,
+    fetch_status: status,
     fetch_time: ctx.clock.now(),
     duration_ms: null,
     depth: m.depth,
   });
+}
+
+/** Ends the queued URL at `seq` if its host's pause means it need not wait (failing-host.ts). */
+async function endFailingHead(ctx: BackgroundContext, slot: HostSlot, m: AdmittedUrl, seq: number, lane: string, now: number): Promise<boolean> {
+  const ends = failingHostEnd(slot, m, now);
+  if (!ends) return false;
+  // a job's URL is tried again at its next revisit, as after a failed fetch
+  const revisit = await revisitEmit(ctx, m, m.fetch_id, { kind: 'failed' });
+  await settleQueued(ctx, m, seq, ends.reason, ends.outcome, lane, revisit.emits, ends.status);
+  return true;
+}
+
+/** The same at the heads of the host's other lanes, which the lane picked for this turn would leave waiting. */
+async function endFailingHeadOfOthers(ctx: BackgroundContext, host: string, slot: HostSlot, others: ReadonlyArray<{ lane: string; cursor: number }>, now: number): Promise<boolean> {
+  let ended = false;
+  for (const { lane, cursor } of others) {
+    const head = await ctx.streams.readNext(EDGES.hostq.stream, hostQueueSubject(host, ctx.settings.partitions, lane), cursor + 1);
+    if (head && (await endFailingHead(ctx, slot, decodeAdmitted(head.data), head.seq, lane, now))) ended = true;
+  }
+  return ended;
 }
 
 /**
@@ -159,7 +182,13 @@ export async function serveHostRanked(ctx: BackgroundContext, host: string): Pro
       continue;
     }
     const at = slot ? readyAt(slot, now) : 0;
-    if (at > 0) return { turn: { kind: 'wait', until: at }, level };
+    if (at > 0) {
+      // a paused host's URLs that would wait only to cost it another pause end now
+      // (failing-host.ts), in this lane or at the head of another
+      if (slot && (await endFailingHead(ctx, slot, m, stored.seq, lane, now))) continue;
+      if (slot && slot.paused_until > now && (await endFailingHeadOfOthers(ctx, host, slot, pick.others, now))) continue;
+      return { turn: { kind: 'wait', until: at }, level };
+    }
     if (!robots) {
       const wait = await refreshRobots(ctx, host, origin, (exchanges) => ctx.publisher.publish(exchanges));
       if (wait) return { turn: wait, level };

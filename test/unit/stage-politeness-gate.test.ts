@@ -362,6 +362,25 @@ describe('politeness gate: a replicated hosts bucket', () => {
 });
 
 describe('politeness gate: the hosts watch', () => {
+  test("a host's slot change brings a turn when the host is ready; a pause brings one at once (its URLs that failed end without waiting)", async () => {
+    const ctx = gateContext(robots(404));
+    const bg = await startHostScheduler(ctx, 4);
+    const notified: Array<[string, number | undefined]> = [];
+    bg.scheduler.notify = (host, at) => void notified.push([host, at]);
+    const now = ctx.clock.now();
+    try {
+      await ctx.kv.hosts.put('delayed.example.com', jsonValue({ ...asSlot('delayed.example.com', null), next_allowed_at: now + 5000 }));
+      await ctx.kv.hosts.put('paused.example.com', jsonValue({ ...asSlot('paused.example.com', null), failures: 5, next_allowed_at: now + 600_000, paused_until: now + 600_000 }));
+      for (let i = 0; i < 50 && notified.length < 2; i++) await new Promise((r) => setTimeout(r, 20));
+      assert.deepEqual(notified, [
+        ['delayed.example.com', now + 5000],
+        ['paused.example.com', now],
+      ]);
+    } finally {
+      await bg.stop();
+    }
+  });
+
   test('a watch that ends is opened again, and news after that still reaches the scheduler', async () => {
     const ctx = gateContext(robots(404));
     const store = ctx.kv.hosts;

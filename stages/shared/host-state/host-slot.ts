@@ -1,6 +1,7 @@
 import { casUpdate, parseJsonValue, readingFromLeader } from '../../../pipeline/kv-store.js';
 import { type KvStore } from '../../../ports/kv.js';
 import { nextPacing, type FetchFeedback, type PacingSettings } from './host-pacing.js';
+import type { LastFailure } from '../../../schemas/index.js';
 
 /**
  * Per-host state, one KV entry per host in `crawl-hosts`, shared by every gate and fetch
@@ -46,6 +47,15 @@ export interface HostSlot {
   paused_until: number;
   /** the last pacing decision, for logs and `crawl sql` */
   last_decision: string;
+  /**
+   * The failing spell (host-pacing.ts): pauses since `failures` was last 0, when the spell
+   * began, when the host was given up (0: it is not; its queued URLs end instead of waiting
+   * while it is paused), and the last page failure, which they end with.
+   */
+  pauses: number;
+  failing_since: number;
+  given_up_at: number;
+  last_failure: LastFailure | null;
 }
 
 /** Completed leases remembered per host; a redelivery comes within an ack wait, so a few suffice. */
@@ -65,6 +75,10 @@ export const emptySlot = (host: string): HostSlot => ({
   failures: 0,
   paused_until: 0,
   last_decision: '',
+  pauses: 0,
+  failing_since: 0,
+  given_up_at: 0,
+  last_failure: null,
 });
 
 /** Older entries lack fields added later: fill them in. */
