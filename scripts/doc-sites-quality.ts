@@ -94,10 +94,11 @@ function main(): void {
   const worst = Number(option('--worst', '3'));
   const only = option('--site', '');
   const page = option('--page', '');
-  const sites = DOC_SITES.filter((s) => only === '' || s.name === only || page.startsWith(`${s.name}/`));
+  const sites = DOC_SITES.filter((s) => (page === '' ? only === '' || s.name === only : page.startsWith(`${s.name}/`)));
 
   if (page !== '') {
-    const site = sites[0]!;
+    const site = sites[0];
+    if (site === undefined) throw new Error(`--page ${page}: no site named ${page.split('/')[0]} (${DOC_SITES.map((s) => s.name).join(', ')})`);
     const p = measurePage(root, site, page.slice(site.name.length + 1));
     console.log(`${page}: full ${p.fullChars}, main ${p.mainChars} (${p.textSource}), label ${p.labelChars}, F1 ${p.f1?.toFixed(3)}`);
     console.log(`--- main text\n${p.main}\n--- label\n${p.label}`);
