@@ -97,7 +97,7 @@ function selectBlocks(layout: PageLayout, texts: readonly string[], headline: re
 
   const removed = new Uint8Array(blocks.length);
   const boxText = (b: number) => texts.slice(boxes[b]!.firstBlock, boxes[b]!.endBlock).join(' ');
-  cleanContent(layout, stats, inside, removed, boxText, attempt);
+  cleanContent(layout, stats, inside, removed, boxText, attempt, region.top);
   for (let i = 0; i < blocks.length; i++) {
     if (kept[i] === 0) continue;
     const b = blocks[i]!;
