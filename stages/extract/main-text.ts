@@ -52,6 +52,8 @@ const ATTEMPTS: readonly Attempt[] = [
 const MIN_ARTICLE_CHARS = 300;
 /** A looser attempt must find this many times the text of a stricter one to replace it. */
 const LOOSER_GAIN = 2;
+/** A block this long, mostly outside links, in a box whose class says content, is a paragraph a reader came for. */
+const PROSE_CHARS = 100;
 /** A heading this similar to the page title is the headline (Readability's `_headerDuplicatesTitle`). */
 const TITLE_SIMILARITY = 0.75;
 
@@ -59,13 +61,23 @@ const TITLE_SIMILARITY = 0.75;
 export function selectMainText(layout: PageLayout, texts: readonly string[], title: string): MainText {
   const titleWords = new Set(words(title));
   const headline = layout.blocks.map((b, i) => b.headingLevel > 0 && b.headingLevel <= 2 && similarity(titleWords, texts[i]!) > TITLE_SIMILARITY);
-  let best: { kept: Uint8Array; chars: number } | null = null;
+  let best: { kept: Uint8Array; chars: number; prose: boolean } | null = null;
   for (const attempt of ATTEMPTS) {
     const kept = selectBlocks(layout, texts, headline, attempt);
     let chars = 0;
-    for (let i = 0; i < kept.length; i++) if (kept[i] === 1) chars += layout.blocks[i]!.chars;
-    // not for a cookie notice beside a short text, but for an article the strict rules lost
-    if (best === null || chars > best.chars * LOOSER_GAIN) best = { kept, chars };
+    let unlikely = 0;
+    let prose = false;
+    for (let i = 0; i < kept.length; i++) {
+      if (kept[i] === 0) continue;
+      const b = layout.blocks[i]!;
+      chars += b.chars;
+      if (b.unlikelyChars * 2 > b.rawChars) unlikely += b.chars;
+      else if (!prose && b.chars >= PROSE_CHARS && b.linkChars * 4 < b.rawChars && inContentClass(layout, b.box)) prose = true;
+    }
+    // not for a cookie notice beside a short text, but for an article the strict rules lost;
+    // and not for what the class names call boilerplate (a footer) beside a paragraph they call content
+    const better = best === null || (chars > best.chars * LOOSER_GAIN && !(best.prose && unlikely * 2 > chars));
+    if (better) best = { kept, chars, prose };
     if (chars >= MIN_ARTICLE_CHARS) break;
   }
   if (best === null || best.chars === 0) {
@@ -75,6 +87,12 @@ export function selectMainText(layout: PageLayout, texts: readonly string[], tit
   const lines: string[] = [];
   best.kept.forEach((k, i) => k === 1 && texts[i]!.length > 0 && lines.push(texts[i]!));
   return { text: lines.join('\n'), source: 'main' };
+}
+
+/** Whether `box` or an ancestor has a class or id that says content (`body`, `article`, `main` …). */
+function inContentClass(layout: PageLayout, box: number): boolean {
+  for (let b = box; b >= 0; b = layout.boxes[b]!.parent) if (layout.boxes[b]!.weight > 0) return true;
+  return false;
 }
 
 /** `headline[i]`: block i is a heading that repeats the title. */
