@@ -84,6 +84,7 @@ export function chooseRegion(layout: PageLayout, stats: BoxStats, score: Float64
   top = commonAncestorOfAlternatives(layout, score, ranked.slice(0, TOP_CANDIDATES), top);
   if (Number.isNaN(score[top]!)) score[top] = 0;
   top = climbWhileParentScores(layout, score, top);
+  top = climbThroughSections(layout, stats, top);
   // a lone child is no different from its parent, whose siblings may belong to the content too
   for (let p = boxes[top]!.parent; !isRoot(layout, p) && boxes[p]!.children === 1 && stats.ownChars[p] === 0; p = boxes[p]!.parent) top = p;
   return { top, ...withSiblings(layout, stats, score, top, blockText) };
@@ -121,6 +122,77 @@ function climbWhileParentScores(layout: PageLayout, score: Float64Array, top: nu
     last = score[p]!;
   }
   return top;
+}
+
+/** Ancestors of the best box looked at for sibling sections, at each step up. */
+const SECTION_LEVELS = 3;
+/** A sibling section with this much text (counted characters), and less than PROSE_LINK_DENSITY of it in links, holds prose. */
+const SECTION_PROSE_CHARS = 100;
+const PROSE_LINK_DENSITY = 0.25;
+
+/**
+ * A document split into sections (DocBook's div.sect1, Sphinx's and Node's section, AsciiDoc's
+ * div.sect1): paragraphs score the section they sit in, so the best box is one section of
+ * several (git's manual pages kept one of their eight). When the best box, or one of its few
+ * nearest ancestors, opens with a heading and has a sibling of its kind (same tag and class)
+ * that opens with a heading of the same level and holds prose, the content is their parent;
+ * and so on up.
+ */
+function climbThroughSections(layout: PageLayout, stats: BoxStats, top: number): number {
+  const { boxes } = layout;
+  let siblings: Siblings | null = null;
+  for (;;) {
+    let found = -1;
+    for (let x = top, level = 0; level < SECTION_LEVELS && !isRoot(layout, boxes[x]!.parent); level++, x = boxes[x]!.parent) {
+      siblings ??= siblingLinks(layout);
+      if (hasProseSiblingOfKind(layout, stats, siblings, x)) {
+        found = boxes[x]!.parent;
+        break;
+      }
+    }
+    if (found < 0) return top;
+    top = found;
+  }
+}
+
+interface Siblings {
+  firstChild: Int32Array;
+  nextSibling: Int32Array;
+}
+
+/** Each box's first child and next sibling (boxes are in document order, children after their parent). */
+function siblingLinks(layout: PageLayout): Siblings {
+  const n = layout.boxes.length;
+  const firstChild = new Int32Array(n).fill(-1);
+  const nextSibling = new Int32Array(n).fill(-1);
+  const lastChild = new Int32Array(n).fill(-1);
+  for (let b = 0; b < n; b++) {
+    const p = layout.boxes[b]!.parent;
+    if (p < 0) continue;
+    if (lastChild[p]! >= 0) nextSibling[lastChild[p]!] = b;
+    else firstChild[p] = b;
+    lastChild[p] = b;
+  }
+  return { firstChild, nextSibling };
+}
+
+function hasProseSiblingOfKind(layout: PageLayout, stats: BoxStats, siblings: Siblings, x: number): boolean {
+  const box = layout.boxes[x]!;
+  const level = openingHeading(layout, x);
+  // a div without a class is of no kind: page layouts are made of them (an article's and its comments' alike)
+  if (level === 0 || (box.tag === 'div' && box.cls === '')) return false;
+  for (let c = siblings.firstChild[box.parent]!; c >= 0; c = siblings.nextSibling[c]!) {
+    const sib = layout.boxes[c]!;
+    if (c === x || sib.tag !== box.tag || sib.cls !== box.cls || openingHeading(layout, c) !== level) continue;
+    if (stats.chars[c]! >= SECTION_PROSE_CHARS && stats.linkDensity(c) < PROSE_LINK_DENSITY) return true;
+  }
+  return false;
+}
+
+/** The level of the heading a box opens with, else 0: sections of one document open with headings of one level. */
+function openingHeading(layout: PageLayout, box: number): number {
+  const { firstBlock, endBlock } = layout.boxes[box]!;
+  return firstBlock < endBlock ? layout.blocks[firstBlock]!.headingLevel : 0;
 }
 
 /** Sentence-ending punctuation: a short linkless paragraph that ends a sentence is prose. */
