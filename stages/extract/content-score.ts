@@ -49,7 +49,11 @@ function within(layout: PageLayout, box: number, ancestor: number): boolean {
   return false;
 }
 
-export function scoreBoxes(layout: PageLayout, stats: BoxStats, weightClasses: boolean): Float64Array {
+/** In a listing, these boxes are its items: each is a paragraph, however short. */
+const ITEM_BOXES = new Set(['li', 'dt', 'dd', 'td', 'th']);
+
+/** `listing`: the page's links are its content, so items score as paragraphs and links weigh as any text. */
+export function scoreBoxes(layout: PageLayout, stats: BoxStats, weightClasses: boolean, listing = false): Float64Array {
   const { boxes } = layout;
   const score = new Float64Array(boxes.length).fill(NaN); // NaN: not a candidate
   const initialize = (b: number) => {
@@ -57,8 +61,8 @@ export function scoreBoxes(layout: PageLayout, stats: BoxStats, weightClasses: b
   };
   for (let b = 0; b < boxes.length; b++) {
     const chars = stats.ownChars[b]!;
-    if (chars < MIN_PARAGRAPH_CHARS) continue;
     const box = boxes[b]!;
+    if (chars < MIN_PARAGRAPH_CHARS && !(listing && chars > 0 && ITEM_BOXES.has(box.tag))) continue;
     // text beside child boxes is a paragraph of its own inside the box (Readability wraps it in a <p>)
     const paragraphBox = PARAGRAPH_BOXES.has(box.tag) || box.children === 0;
     let ancestor = paragraphBox ? box.parent : b;
@@ -69,7 +73,7 @@ export function scoreBoxes(layout: PageLayout, stats: BoxStats, weightClasses: b
       ancestor = boxes[ancestor]!.parent;
     }
   }
-  for (let b = 0; b < boxes.length; b++) if (!Number.isNaN(score[b]!)) score[b] = score[b]! * (1 - stats.linkDensity(b));
+  if (!listing) for (let b = 0; b < boxes.length; b++) if (!Number.isNaN(score[b]!)) score[b] = score[b]! * (1 - stats.linkDensity(b));
   return score;
 }
 

@@ -36,13 +36,17 @@ interface Attempt {
   stripUnlikely: boolean;
   weightClasses: boolean;
   cleanConditionally: boolean;
+  /** links are the content: list items score as paragraphs, link text counts as any text */
+  listing: boolean;
 }
 
 const ATTEMPTS: readonly Attempt[] = [
-  { stripUnlikely: true, weightClasses: true, cleanConditionally: true },
-  { stripUnlikely: false, weightClasses: true, cleanConditionally: true },
-  { stripUnlikely: false, weightClasses: false, cleanConditionally: true },
-  { stripUnlikely: false, weightClasses: false, cleanConditionally: false },
+  { stripUnlikely: true, weightClasses: true, cleanConditionally: true, listing: false },
+  { stripUnlikely: false, weightClasses: true, cleanConditionally: true, listing: false },
+  { stripUnlikely: false, weightClasses: false, cleanConditionally: true, listing: false },
+  { stripUnlikely: false, weightClasses: false, cleanConditionally: false, listing: false },
+  // a table of contents, an index, a listing: what is left once no prose was found
+  { stripUnlikely: true, weightClasses: true, cleanConditionally: false, listing: true },
 ];
 /**
  * An attempt with less text than this is tried again with fewer rules (Readability's
@@ -98,12 +102,14 @@ function inContentClass(layout: PageLayout, box: number): boolean {
 /** `headline[i]`: block i is a heading that repeats the title. */
 function selectBlocks(layout: PageLayout, texts: readonly string[], headline: readonly boolean[], attempt: Attempt): Uint8Array {
   const { blocks, boxes } = layout;
+  // a listing is what follows the page's headline: the site's menus come before it
+  const from = attempt.listing ? Math.max(0, headline.indexOf(true)) : 0;
   const counts = (i: number) => {
     const b = blocks[i]!;
-    return b.chars > 0 && b.chromeChars * 2 <= b.rawChars && !(attempt.stripUnlikely && b.unlikelyChars * 2 > b.rawChars);
+    return i >= from && b.chars > 0 && b.chromeChars * 2 <= b.rawChars && !(attempt.stripUnlikely && b.unlikelyChars * 2 > b.rawChars);
   };
   const stats = new BoxStats(layout, counts);
-  const score = scoreBoxes(layout, stats, attempt.weightClasses);
+  const score = scoreBoxes(layout, stats, attempt.weightClasses, attempt.listing);
   const region = chooseRegion(layout, stats, score, (i) => texts[i]!);
 
   const inside = new Uint8Array(boxes.length);
@@ -119,8 +125,9 @@ function selectBlocks(layout: PageLayout, texts: readonly string[], headline: re
   for (let i = 0; i < blocks.length; i++) {
     if (kept[i] === 0) continue;
     const b = blocks[i]!;
-    if (removed[i] === 1 || !counts(i) || headline[i] || isFurniture(b, texts[i]!) || isLinkLine(b)) kept[i] = 0;
+    if (removed[i] === 1 || !counts(i) || headline[i] || isFurniture(b, texts[i]!) || (!attempt.listing && isLinkLine(b))) kept[i] = 0;
   }
+  if (attempt.listing) return kept;
   dropTrailingLinks(blocks, kept);
   // nothing held the paragraphs (div soup, text straight in the body): judge blocks by their neighbours
   if (region.top < 0) judgeByContext(blocks, kept);
