@@ -45,44 +45,47 @@ const ATTEMPTS: readonly Attempt[] = [
   { stripUnlikely: false, weightClasses: true, cleanConditionally: true, listing: false },
   { stripUnlikely: false, weightClasses: false, cleanConditionally: true, listing: false },
   { stripUnlikely: false, weightClasses: false, cleanConditionally: false, listing: false },
-  // a table of contents, an index, a listing: what is left once no prose was found
-  { stripUnlikely: true, weightClasses: true, cleanConditionally: false, listing: true },
 ];
+/** A table of contents, an index, a listing: the page's links are its content. */
+const LISTING: Attempt = { stripUnlikely: true, weightClasses: true, cleanConditionally: false, listing: true };
 /**
  * An attempt with less text than this is tried again with fewer rules (Readability's
  * `charThreshold` is 500 characters of raw textContent, indentation included; this counts
  * collapsed text, and a post of a few sentences is a post).
  */
 const MIN_ARTICLE_CHARS = 300;
-/** A looser attempt must find this many times the text of a stricter one to replace it. */
+/** A looser attempt must find this many times the text of a stricter one to replace it; so must a listing. */
 const LOOSER_GAIN = 2;
+/** A listing replaces prose it holds this much of (its cleaning differs a little). */
+const LISTING_HOLDS = 0.9;
 /** A block this long, mostly outside links, in a box whose class says content, is a paragraph a reader came for. */
 const PROSE_CHARS = 100;
 /** A heading this similar to the page title is the headline (Readability's `_headerDuplicatesTitle`). */
 const TITLE_SIMILARITY = 0.75;
 
+/** The blocks an attempt kept, and what they hold. */
+interface Selection {
+  kept: Uint8Array;
+  chars: number;
+  /** of them, in elements whose class names boilerplate */
+  unlikely: number;
+  /** a paragraph in a box whose class says content */
+  prose: boolean;
+}
+
 /** `texts[i]` is the collapsed text of block i; `title` the page's `<title>`. */
 export function selectMainText(layout: PageLayout, texts: readonly string[], title: string): MainText {
   const titleWords = new Set(words(title));
   const headline = layout.blocks.map((b, i) => b.headingLevel > 0 && b.headingLevel <= 2 && similarity(titleWords, texts[i]!) > TITLE_SIMILARITY);
-  let best: { kept: Uint8Array; chars: number; prose: boolean } | null = null;
+  let best: Selection | null = null;
   for (const attempt of ATTEMPTS) {
-    const kept = selectBlocks(layout, texts, headline, attempt);
-    let chars = 0;
-    let unlikely = 0;
-    let prose = false;
-    for (let i = 0; i < kept.length; i++) {
-      if (kept[i] === 0) continue;
-      const b = layout.blocks[i]!;
-      chars += b.chars;
-      if (b.unlikelyChars * 2 > b.rawChars) unlikely += b.chars;
-      else if (!prose && b.chars >= PROSE_CHARS && b.linkChars * 4 < b.rawChars && inContentClass(layout, b.box)) prose = true;
-    }
-    // not for a cookie notice beside a short text, but for an article the strict rules lost;
-    // and not for what the class names call boilerplate (a footer) beside a paragraph they call content
-    const better = best === null || (chars > best.chars * LOOSER_GAIN && !(best.prose && unlikely * 2 > chars));
-    if (better) best = { kept, chars, prose };
-    if (chars >= MIN_ARTICLE_CHARS) break;
+    const found = measure(layout, selectBlocks(layout, texts, headline, attempt));
+    if (best === null || gains(found, best)) best = found;
+    if (found.chars >= MIN_ARTICLE_CHARS) break;
+  }
+  if (best !== null && listingMayWin(layout, headline, best)) {
+    const listing = measure(layout, selectBlocks(layout, texts, headline, LISTING));
+    if (listingWins(listing, best)) best = listing;
   }
   if (best === null || best.chars === 0) {
     const full = texts.filter((t) => t.length > 0).join('\n');
@@ -91,6 +94,53 @@ export function selectMainText(layout: PageLayout, texts: readonly string[], tit
   const lines: string[] = [];
   best.kept.forEach((k, i) => k === 1 && texts[i]!.length > 0 && lines.push(texts[i]!));
   return { text: lines.join('\n'), source: 'main' };
+}
+
+function measure(layout: PageLayout, kept: Uint8Array): Selection {
+  const found: Selection = { kept, chars: 0, unlikely: 0, prose: false };
+  for (let i = 0; i < kept.length; i++) {
+    if (kept[i] === 0) continue;
+    const b = layout.blocks[i]!;
+    found.chars += b.chars;
+    if (b.unlikelyChars * 2 > b.rawChars) found.unlikely += b.chars;
+    else if (!found.prose && b.chars >= PROSE_CHARS && b.linkChars * 4 < b.rawChars && inContentClass(layout, b.box)) found.prose = true;
+  }
+  return found;
+}
+
+/**
+ * Whether a looser attempt replaces a stricter one: for an article the strict rules lost, not
+ * for a cookie notice beside a short text; nor for what the class names call boilerplate (a
+ * footer) beside a paragraph they call content.
+ */
+function gains(looser: Selection, stricter: Selection): boolean {
+  return looser.chars > stricter.chars * LOOSER_GAIN && !(stricter.prose && looser.unlikely * 2 > looser.chars);
+}
+
+/**
+ * Whether the links are the page's content rather than what the prose attempts found: when
+ * those found little, or only text the class names call boilerplate, a listing with twice the
+ * text (a table of contents, an index); else a listing that holds the prose and has twice its
+ * text (the few paragraphs that open a documentation index, with its table of contents).
+ */
+function listingWins(listing: Selection, prose: Selection): boolean {
+  if (prose.chars < MIN_ARTICLE_CHARS || prose.unlikely * 2 > prose.chars) return gains(listing, prose);
+  if (listing.chars < prose.chars * LOOSER_GAIN) return false;
+  let held = 0;
+  for (let i = 0; i < prose.kept.length; i++) if (prose.kept[i] === 1 && listing.kept[i] === 1) held++;
+  let keptBlocks = 0;
+  for (let i = 0; i < prose.kept.length; i++) keptBlocks += prose.kept[i]!;
+  return held >= keptBlocks * LISTING_HOLDS;
+}
+
+/** A listing can only win with twice the text: not worth an attempt when the page has not that much after its headline. */
+function listingMayWin(layout: PageLayout, headline: readonly boolean[], prose: Selection): boolean {
+  let available = 0;
+  for (let i = Math.max(0, headline.indexOf(true)); i < layout.blocks.length; i++) {
+    const b = layout.blocks[i]!;
+    if (b.chromeChars * 2 <= b.rawChars && b.unlikelyChars * 2 <= b.rawChars) available += b.chars;
+  }
+  return available > prose.chars * LOOSER_GAIN;
 }
 
 /** Whether `box` or an ancestor has a class or id that says content (`body`, `article`, `main` …). */
