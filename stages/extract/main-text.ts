@@ -172,16 +172,65 @@ function selectBlocks(layout: PageLayout, texts: readonly string[], headline: re
   const removed = new Uint8Array(blocks.length);
   const boxText = (b: number) => texts.slice(boxes[b]!.firstBlock, boxes[b]!.endBlock).join(' ');
   cleanContent(layout, stats, inside, removed, boxText, attempt, region.top);
+  const inRegion = kept.slice();
+  const dropped = (i: number) => headline[i] || isFurniture(blocks[i]!, texts[i]!) || (!attempt.listing && isLinkLine(blocks[i]!));
   for (let i = 0; i < blocks.length; i++) {
-    if (kept[i] === 0) continue;
-    const b = blocks[i]!;
-    if (removed[i] === 1 || !counts(i) || headline[i] || isFurniture(b, texts[i]!) || (!attempt.listing && isLinkLine(b))) kept[i] = 0;
+    if (kept[i] === 1 && (removed[i] === 1 || !counts(i) || dropped(i))) kept[i] = 0;
   }
+  if (attempt.stripUnlikely) keepAsidesInFlow(blocks, inRegion, removed, kept, dropped);
   if (attempt.listing) return kept;
   dropTrailingLinks(blocks, kept);
   // nothing held the paragraphs (div soup, text straight in the body): judge blocks by their neighbours
   if (region.top < 0) judgeByContext(blocks, kept);
   return kept;
+}
+
+/** An aside in the flow of the content holds prose: a paragraph this long, and under PROSE_LINK_SHARE of its text in links. */
+const ASIDE_PROSE_CHARS = 100;
+const PROSE_LINK_SHARE = 0.25;
+
+/**
+ * Boxes whose class names boilerplate (`sidebar`, `extra`, `remark` …) but sit in the flow of
+ * the content, between kept text, and hold prose, are part of it: DocBook's and AsciiDoc's
+ * sidebars (the Debian handbook's "BACK TO BASICS" boxes), Sphinx's. Comment sections, share
+ * bars, related links and sign-up boxes come after the text, are mostly links, or are short.
+ */
+function keepAsidesInFlow(
+  blocks: readonly TextBlock[],
+  inRegion: Uint8Array,
+  removed: Uint8Array,
+  kept: Uint8Array,
+  dropped: (i: number) => boolean,
+): void {
+  const aside = (i: number) => {
+    const b = blocks[i]!;
+    return inRegion[i] === 1 && removed[i] === 0 && b.chars > 0 && b.unlikelyChars * 2 > b.rawChars && b.chromeChars * 2 <= b.rawChars;
+  };
+  let keptBefore = false;
+  for (let i = 0; i < blocks.length; ) {
+    if (!aside(i)) {
+      if (kept[i] === 1) keptBefore = true;
+      i++;
+      continue;
+    }
+    let end = i;
+    let raw = 0;
+    let links = 0;
+    let paragraph = false;
+    while (end < blocks.length && (aside(end) || (blocks[end]!.chars === 0 && inRegion[end] === 1))) {
+      const b = blocks[end]!;
+      raw += b.rawChars;
+      links += b.linkChars;
+      if (b.chars >= ASIDE_PROSE_CHARS && b.linkChars < b.rawChars * PROSE_LINK_SHARE) paragraph = true;
+      end++;
+    }
+    let keptAfter = false;
+    for (let j = end; j < blocks.length && !keptAfter; j++) if (kept[j] === 1) keptAfter = true;
+    if (keptBefore && keptAfter && paragraph && links < raw * PROSE_LINK_SHARE) {
+      for (let j = i; j < end; j++) if (aside(j) && !dropped(j)) kept[j] = 1;
+    }
+    i = end;
+  }
 }
 
 /** Link lines after the article's last text are where to go next (next post, related, tags), not the article. */
