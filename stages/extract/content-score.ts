@@ -89,6 +89,7 @@ export function chooseRegion(layout: PageLayout, stats: BoxStats, score: Float64
   if (Number.isNaN(score[top]!)) score[top] = 0;
   top = climbWhileParentScores(layout, score, top);
   top = climbThroughSections(layout, stats, top);
+  top = climbOutOfTable(layout, stats, top);
   // a lone child is no different from its parent, whose siblings may belong to the content too
   for (let p = boxes[top]!.parent; !isRoot(layout, p) && boxes[p]!.children === 1 && stats.ownChars[p] === 0; p = boxes[p]!.parent) top = p;
   return { top, ...withSiblings(layout, stats, score, top, blockText) };
@@ -126,6 +127,55 @@ function climbWhileParentScores(layout: PageLayout, score: Float64Array, top: nu
     last = score[p]!;
   }
   return top;
+}
+
+/** A box (not a cell) holding this many cells, and most of its text in them, is a data table. */
+const TABLE_CELLS = 3;
+const TABLE_TEXT_SHARE = 0.8;
+
+/**
+ * A data table's cells score as paragraphs, so a reference page's table (PostgreSQL's system
+ * catalogs: a column per row) outscores the few paragraphs that introduce it. When the best box
+ * is a table, or wraps one, the content is its nearest ancestor (of the few nearest) that adds
+ * prose beside it, unless the ancestor adds mostly links. (A cell of a table layout holding an
+ * article is no data table.)
+ */
+function climbOutOfTable(layout: PageLayout, stats: BoxStats, top: number): number {
+  const { boxes, blocks } = layout;
+  if (!isDataTable(layout, top)) return top;
+  const { firstBlock, endBlock } = boxes[top]!;
+  for (let a = boxes[top]!.parent, level = 0; level < SECTION_LEVELS && !isRoot(layout, a); a = boxes[a]!.parent, level++) {
+    const added = stats.chars[a]! - stats.chars[top]!;
+    if (added > 0 && stats.linkChars[a]! - stats.linkChars[top]! >= added * PROSE_LINK_DENSITY) return top;
+    for (let i = boxes[a]!.firstBlock; i < boxes[a]!.endBlock; i++) {
+      if (i >= firstBlock && i < endBlock) continue;
+      const b = blocks[i]!;
+      if (b.chars >= SECTION_PROSE_CHARS && b.linkChars < b.rawChars * PROSE_LINK_DENSITY && b.chromeChars * 2 <= b.rawChars && b.unlikelyChars * 2 <= b.rawChars) return a;
+    }
+  }
+  return top;
+}
+
+const CELLS = new Set(['td', 'th']);
+
+function isDataTable(layout: PageLayout, box: number): boolean {
+  const { boxes, blocks } = layout;
+  if (CELLS.has(boxes[box]!.tag)) return false;
+  let cells = 0;
+  let lastCell = -1;
+  let inCells = 0;
+  let all = 0;
+  for (let i = boxes[box]!.firstBlock; i < boxes[box]!.endBlock; i++) {
+    const b = blocks[i]!;
+    all += b.chars;
+    let c = b.box;
+    while (c >= 0 && c !== box && !CELLS.has(boxes[c]!.tag)) c = boxes[c]!.parent;
+    if (c < 0 || c === box) continue;
+    inCells += b.chars;
+    if (c !== lastCell) cells++;
+    lastCell = c;
+  }
+  return cells >= TABLE_CELLS && inCells >= all * TABLE_TEXT_SHARE;
 }
 
 /** Ancestors of the best box looked at for sibling sections, at each step up. */
