@@ -77,7 +77,8 @@ export function scoreBoxes(layout: PageLayout, stats: BoxStats, weightClasses: b
   return score;
 }
 
-export function chooseRegion(layout: PageLayout, stats: BoxStats, score: Float64Array, blockText: (i: number) => string): ContentRegion {
+/** `listing`: as for scoreBoxes; then the lists beside the best one, of its kind, belong to it too. */
+export function chooseRegion(layout: PageLayout, stats: BoxStats, score: Float64Array, blockText: (i: number) => string, listing = false): ContentRegion {
   const { boxes } = layout;
   const ranked: number[] = [];
   for (let b = 0; b < boxes.length; b++) if (!Number.isNaN(score[b]!)) ranked.push(b);
@@ -92,7 +93,7 @@ export function chooseRegion(layout: PageLayout, stats: BoxStats, score: Float64
   top = climbOutOfTable(layout, stats, top);
   // a lone child is no different from its parent, whose siblings may belong to the content too
   for (let p = boxes[top]!.parent; !isRoot(layout, p) && boxes[p]!.children === 1 && stats.ownChars[p] === 0; p = boxes[p]!.parent) top = p;
-  return { top, ...withSiblings(layout, stats, score, top, blockText) };
+  return { top, ...withSiblings(layout, stats, score, top, blockText, listing) };
 }
 
 /** A page without a paragraph to score: all of it is the content (cleaning still applies). */
@@ -253,7 +254,14 @@ function openingHeading(layout: PageLayout, box: number): number {
 const SENTENCE_END = /\.( |$)/;
 
 /** The top box and the siblings that belong with it. */
-function withSiblings(layout: PageLayout, stats: BoxStats, score: Float64Array, top: number, blockText: (i: number) => string): Pick<ContentRegion, 'roots' | 'loose'> {
+function withSiblings(
+  layout: PageLayout,
+  stats: BoxStats,
+  score: Float64Array,
+  top: number,
+  blockText: (i: number) => string,
+  listing: boolean,
+): Pick<ContentRegion, 'roots' | 'loose'> {
   const { boxes, blocks } = layout;
   const parent = boxes[top]!.parent;
   const roots: number[] = [];
@@ -283,6 +291,7 @@ function withSiblings(layout: PageLayout, stats: BoxStats, score: Float64Array, 
     const child = boxes[c]!;
     const keep =
       c === top ||
+      (listing && child.tag === boxes[top]!.tag && child.cls === boxes[top]!.cls) ||
       (!Number.isNaN(score[c]!) && score[c]! >= threshold) ||
       ((child.tag === 'p' || child.children === 0) &&
         isProse(stats.chars[c]!, stats.linkDensity(c), () => blocksText(child.firstBlock, child.endBlock, blockText)));

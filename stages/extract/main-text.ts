@@ -160,7 +160,7 @@ function selectBlocks(layout: PageLayout, texts: readonly string[], headline: re
   };
   const stats = new BoxStats(layout, counts);
   const score = scoreBoxes(layout, stats, attempt.weightClasses, attempt.listing);
-  const region = chooseRegion(layout, stats, score, (i) => texts[i]!);
+  const region = chooseRegion(layout, stats, score, (i) => texts[i]!, attempt.listing);
 
   const inside = new Uint8Array(boxes.length);
   for (const r of region.roots) inside[r] = 1;
