@@ -119,17 +119,12 @@ function gains(looser: Selection, stricter: Selection): boolean {
 
 /**
  * Whether the links are the page's content rather than what the prose attempts found: when
- * those found mostly text the class names call boilerplate (a footer), a listing that is not,
- * with twice the rest; when they found little, a listing with twice the text (a table of
- * contents, an index); else a listing that holds the prose and has twice its text (the few
- * paragraphs that open a documentation index, with its table of contents).
+ * those found little, or only text the class names call boilerplate, a listing with twice the
+ * text (a table of contents, an index); else a listing that holds the prose and has twice its
+ * text (the few paragraphs that open a documentation index, with its table of contents).
  */
 function listingWins(listing: Selection, prose: Selection): boolean {
-  if (prose.unlikely * 2 > prose.chars) {
-    // what the prose attempts found is a footer or the like: measure the listing against the rest
-    return listing.unlikely * 2 <= listing.chars && listing.chars > (prose.chars - prose.unlikely) * LOOSER_GAIN;
-  }
-  if (prose.chars < MIN_ARTICLE_CHARS) return gains(listing, prose);
+  if (prose.chars < MIN_ARTICLE_CHARS || prose.unlikely * 2 > prose.chars) return gains(listing, prose);
   if (listing.chars < prose.chars * LOOSER_GAIN) return false;
   let held = 0;
   for (let i = 0; i < prose.kept.length; i++) if (prose.kept[i] === 1 && listing.kept[i] === 1) held++;
