@@ -112,7 +112,8 @@ export const DOC_SITES: readonly DocSite[] = [
     packageName: 'apache2-doc',
     dir: 'usr/share/doc/apache2-doc/manual/en',
     always: ['index.html', 'sitemap.html', 'mod/index.html', 'mod/directives.html'],
-    label: { root: id('page-content') },
+    // most pages hold their content in #page-content, the index pages straight in the body
+    label: { drop: [id('page-header'), childOfBody(cls('up', 'div')), id('path'), cls('bottomlang'), id('footer')] },
   },
   {
     name: 'nodejs',
