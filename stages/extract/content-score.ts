@@ -9,6 +9,8 @@
  * - The best one, moved up to an ancestor when several near-best candidates share it or
  *   when its parent scores as well, is the content; so are its siblings that score at least
  *   a fifth as much, and sibling paragraphs of prose.
+ * - For documents, it also moves up when it is one of several sections of a kind, or a data
+ *   table whose introduction sits beside it (climbThroughSections, climbOutOfTable).
  * Linear in blocks and boxes (ancestor walks are at most five deep, or bounded by the few
  * top candidates).
  */

@@ -17,6 +17,9 @@
  *    looser attempt wins only if it finds much more. A page whose every attempt is empty,
  *    while it has visible text, gets its full text, marked as such
  *    (`text_source = fallback_full`): the main text is never empty when the page is not.
+ * 4. Not Readability's: a listing attempt, for pages whose links are the content (tables of
+ *    contents, indexes), which wins where the prose found little or the links are most of
+ *    the same content; and asides in the content's flow (DocBook's sidebars) kept.
  */
 import { BoxStats } from './box-stats.js';
 import { cleanContent } from './content-clean.js';
