@@ -10,6 +10,7 @@
  * plus a few of trafilatura's and this project's (cookie, consent, newsletter …).
  */
 import type { DefaultTreeAdapterTypes } from 'parse5';
+import { textOf } from './chunked-text-adapter.js';
 
 type Element = DefaultTreeAdapterTypes.Element;
 
@@ -67,6 +68,54 @@ function attrOf(el: Element, name: string): string | null {
   return null;
 }
 
+/** A dotted name (`email.policy.Policy.header_store_parse`): the anchor of an API entry. */
+const QUALIFIED_NAME = /^[\p{L}_$][\p{L}\p{N}_$-]*(?:\.[\p{L}_$][\p{L}\p{N}_$-]*)+$/u;
+const HEADINGS = new Set(['h1', 'h2', 'h3', 'h4', 'h5', 'h6']);
+/** Empty elements looked past before a section's heading (anchors: `<span id="x"></span><h2>`). */
+const MAX_LEADING_EMPTY = 4;
+/** Of a heading, this much text is compared with an id. */
+const MAX_HEADING_CHARS = 300;
+
+/**
+ * Whether `id` is the slug of the element's heading: the element is a heading, or its first
+ * element with content is one, and the id's words are the heading's (`related-objects-reference`
+ * and "Related objects reference"; a Sphinx prefix such as `s-` aside).
+ */
+function isHeadingSlug(el: Element, id: string): boolean {
+  const heading = HEADINGS.has(el.tagName) ? el : leadingHeading(el);
+  if (heading === null) return false;
+  const idWords = id.split(/[^\p{L}\p{N}]+/u).filter((w) => w.length > 1);
+  if (idWords.length === 0) return false;
+  const headingWords = new Set(textWithin(heading, MAX_HEADING_CHARS).toLowerCase().split(/[^\p{L}\p{N}]+/u));
+  return idWords.every((w) => headingWords.has(w));
+}
+
+function leadingHeading(el: Element): Element | null {
+  let skipped = 0;
+  for (const c of el.childNodes) {
+    if (c.nodeName === '#comment') continue;
+    if (!('tagName' in c)) {
+      if (textOf(c as DefaultTreeAdapterTypes.TextNode).trim() !== '') return null;
+      continue;
+    }
+    if (HEADINGS.has(c.tagName)) return c;
+    if (c.childNodes.length > 0 || ++skipped > MAX_LEADING_EMPTY) return null;
+  }
+  return null;
+}
+
+/** The text inside `el`, up to about `max` characters. */
+function textWithin(el: Element, max: number): string {
+  let s = '';
+  const stack: DefaultTreeAdapterTypes.ChildNode[] = [...el.childNodes].reverse();
+  while (stack.length > 0 && s.length < max) {
+    const n = stack.pop()!;
+    if (n.nodeName === '#text') s += ` ${textOf(n as DefaultTreeAdapterTypes.TextNode)}`;
+    else if ('childNodes' in n) for (let i = n.childNodes.length - 1; i >= 0; i--) stack.push(n.childNodes[i]!);
+  }
+  return s;
+}
+
 /** At most this many characters of a class or id are looked at: class soup is bounded. */
 const MAX_HINT = 300;
 
@@ -97,6 +146,11 @@ export function elementHints(el: Element, box: boolean): ElementHints {
     else if (a.name === 'aria-modal' && a.value === 'true') return CHROME;
   }
   if (CHROME_ROLES.has(role)) return CHROME;
+  // documentation generators and Markdown renderers name a section after its heading
+  // (`<section id="comments"><h2>Comments</h2>`, `<h2 id="related-links">`) and an API entry
+  // after what it documents (`id="django.db.models.fields.related.RelatedManager.add"`): such
+  // an id says what the text is about, not what part of the page it is
+  if (id !== '' && (QUALIFIED_NAME.test(id) || isHeadingSlug(el, id))) id = '';
   if (id === '' && cls === '' && rel === '' && itemprop === '') return NONE;
   const both = `${cls} ${id}`;
   const unlikely = tag !== 'a' && tag !== 'main' && (UNLIKELY.test(both) || UNLIKELY_WORDS.test(both)) && !MAYBE_CONTENT.test(both);

@@ -25,7 +25,9 @@ export interface CleanOptions {
 
 /**
  * Marks in `removed` the blocks of the boxes inside the content (`inside[box]`) that cleaning
- * drops; `stats` is updated as boxes go.
+ * drops; `stats` is updated as boxes go. The box scoring chose (`top`) is not judged itself:
+ * the cleaning is of what it holds (a short page whose one paragraph has a link is more than
+ * a fifth links, and was dropped whole for it).
  */
 export function cleanContent(
   layout: PageLayout,
@@ -34,6 +36,7 @@ export function cleanContent(
   removed: Uint8Array,
   boxText: (box: number) => string,
   opts: CleanOptions,
+  top: number,
 ): void {
   const { boxes } = layout;
   const inFigure = new Uint8Array(boxes.length);
@@ -47,7 +50,7 @@ export function cleanContent(
     for (let p = box.parent; p >= 0; p = boxes[p]!.parent) stats.addInto(p, b, -1);
   };
   for (let b = boxes.length - 1; b >= 0; b--) {
-    if (inside[b] !== 1 || stats.chars[b] === 0) continue;
+    if (inside[b] !== 1 || stats.chars[b] === 0 || b === top) continue;
     const box = boxes[b]!;
     const weight = opts.weightClasses ? box.weight : 0;
     if (box.share && stats.chars[b]! < SHARE_MAX_CHARS) remove(b);

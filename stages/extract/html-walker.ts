@@ -220,7 +220,7 @@ export class Walker {
       const datetime = getAttr(el, 'datetime');
       if (datetime !== null) this.article.time(datetime);
     }
-    if (box && this.layout.openBox(tag, hints, this.pieces.length)) stack.push(BOX_END);
+    if (box && this.layout.openBox(tag, getAttr(el, 'class') ?? '', hints, this.pieces.length)) stack.push(BOX_END);
     const level = HEADING_LEVEL[tag];
     if (level !== undefined && el.namespaceURI === p5html.NS.HTML) {
       // the marker keeps the enclosing level (in `level`) to restore it, and the heading's own

@@ -17,6 +17,9 @@
  *    looser attempt wins only if it finds much more. A page whose every attempt is empty,
  *    while it has visible text, gets its full text, marked as such
  *    (`text_source = fallback_full`): the main text is never empty when the page is not.
+ * 4. Not Readability's: a listing attempt, for pages whose links are the content (tables of
+ *    contents, indexes), which wins where the prose found little or the links are most of
+ *    the same content; and asides in the content's flow (DocBook's sidebars) kept.
  */
 import { BoxStats } from './box-stats.js';
 import { cleanContent } from './content-clean.js';
@@ -36,37 +39,56 @@ interface Attempt {
   stripUnlikely: boolean;
   weightClasses: boolean;
   cleanConditionally: boolean;
+  /** links are the content: list items score as paragraphs, link text counts as any text */
+  listing: boolean;
 }
 
 const ATTEMPTS: readonly Attempt[] = [
-  { stripUnlikely: true, weightClasses: true, cleanConditionally: true },
-  { stripUnlikely: false, weightClasses: true, cleanConditionally: true },
-  { stripUnlikely: false, weightClasses: false, cleanConditionally: true },
-  { stripUnlikely: false, weightClasses: false, cleanConditionally: false },
+  { stripUnlikely: true, weightClasses: true, cleanConditionally: true, listing: false },
+  { stripUnlikely: false, weightClasses: true, cleanConditionally: true, listing: false },
+  { stripUnlikely: false, weightClasses: false, cleanConditionally: true, listing: false },
+  { stripUnlikely: false, weightClasses: false, cleanConditionally: false, listing: false },
 ];
+/** A table of contents, an index, a listing: the page's links are its content. */
+const LISTING: Attempt = { stripUnlikely: true, weightClasses: true, cleanConditionally: false, listing: true };
 /**
  * An attempt with less text than this is tried again with fewer rules (Readability's
  * `charThreshold` is 500 characters of raw textContent, indentation included; this counts
  * collapsed text, and a post of a few sentences is a post).
  */
 const MIN_ARTICLE_CHARS = 300;
-/** A looser attempt must find this many times the text of a stricter one to replace it. */
+/** A looser attempt must find this many times the text of a stricter one to replace it; so must a listing. */
 const LOOSER_GAIN = 2;
+/** A listing replaces prose it holds this much of (its cleaning differs a little). */
+const LISTING_HOLDS = 0.9;
+/** A block this long, mostly outside links, in a box whose class says content, is a paragraph a reader came for. */
+const PROSE_CHARS = 100;
 /** A heading this similar to the page title is the headline (Readability's `_headerDuplicatesTitle`). */
 const TITLE_SIMILARITY = 0.75;
+
+/** The blocks an attempt kept, and what they hold. */
+interface Selection {
+  kept: Uint8Array;
+  chars: number;
+  /** of them, in elements whose class names boilerplate */
+  unlikely: number;
+  /** a paragraph in a box whose class says content */
+  prose: boolean;
+}
 
 /** `texts[i]` is the collapsed text of block i; `title` the page's `<title>`. */
 export function selectMainText(layout: PageLayout, texts: readonly string[], title: string): MainText {
   const titleWords = new Set(words(title));
   const headline = layout.blocks.map((b, i) => b.headingLevel > 0 && b.headingLevel <= 2 && similarity(titleWords, texts[i]!) > TITLE_SIMILARITY);
-  let best: { kept: Uint8Array; chars: number } | null = null;
+  let best: Selection | null = null;
   for (const attempt of ATTEMPTS) {
-    const kept = selectBlocks(layout, texts, headline, attempt);
-    let chars = 0;
-    for (let i = 0; i < kept.length; i++) if (kept[i] === 1) chars += layout.blocks[i]!.chars;
-    // not for a cookie notice beside a short text, but for an article the strict rules lost
-    if (best === null || chars > best.chars * LOOSER_GAIN) best = { kept, chars };
-    if (chars >= MIN_ARTICLE_CHARS) break;
+    const found = measure(layout, selectBlocks(layout, texts, headline, attempt));
+    if (best === null || gains(found, best)) best = found;
+    if (found.chars >= MIN_ARTICLE_CHARS) break;
+  }
+  if (best !== null && listingMayWin(layout, headline, best)) {
+    const listing = measure(layout, selectBlocks(layout, texts, headline, LISTING));
+    if (listingWins(listing, best)) best = listing;
   }
   if (best === null || best.chars === 0) {
     const full = texts.filter((t) => t.length > 0).join('\n');
@@ -77,16 +99,71 @@ export function selectMainText(layout: PageLayout, texts: readonly string[], tit
   return { text: lines.join('\n'), source: 'main' };
 }
 
+function measure(layout: PageLayout, kept: Uint8Array): Selection {
+  const found: Selection = { kept, chars: 0, unlikely: 0, prose: false };
+  for (let i = 0; i < kept.length; i++) {
+    if (kept[i] === 0) continue;
+    const b = layout.blocks[i]!;
+    found.chars += b.chars;
+    if (b.unlikelyChars * 2 > b.rawChars) found.unlikely += b.chars;
+    else if (!found.prose && b.chars >= PROSE_CHARS && b.linkChars * 4 < b.rawChars && inContentClass(layout, b.box)) found.prose = true;
+  }
+  return found;
+}
+
+/**
+ * Whether a looser attempt replaces a stricter one: for an article the strict rules lost, not
+ * for a cookie notice beside a short text; nor for what the class names call boilerplate (a
+ * footer) beside a paragraph they call content.
+ */
+function gains(looser: Selection, stricter: Selection): boolean {
+  return looser.chars > stricter.chars * LOOSER_GAIN && !(stricter.prose && looser.unlikely * 2 > looser.chars);
+}
+
+/**
+ * Whether the links are the page's content rather than what the prose attempts found: when
+ * those found little, or only text the class names call boilerplate, a listing with twice the
+ * text (a table of contents, an index); else a listing that holds the prose and has twice its
+ * text (the few paragraphs that open a documentation index, with its table of contents).
+ */
+function listingWins(listing: Selection, prose: Selection): boolean {
+  if (prose.chars < MIN_ARTICLE_CHARS || prose.unlikely * 2 > prose.chars) return gains(listing, prose);
+  if (listing.chars < prose.chars * LOOSER_GAIN) return false;
+  let held = 0;
+  for (let i = 0; i < prose.kept.length; i++) if (prose.kept[i] === 1 && listing.kept[i] === 1) held++;
+  let keptBlocks = 0;
+  for (let i = 0; i < prose.kept.length; i++) keptBlocks += prose.kept[i]!;
+  return held >= keptBlocks * LISTING_HOLDS;
+}
+
+/** A listing can only win with twice the text: not worth an attempt when the page has not that much after its headline. */
+function listingMayWin(layout: PageLayout, headline: readonly boolean[], prose: Selection): boolean {
+  let available = 0;
+  for (let i = Math.max(0, headline.indexOf(true)); i < layout.blocks.length; i++) {
+    const b = layout.blocks[i]!;
+    if (b.chromeChars * 2 <= b.rawChars && b.unlikelyChars * 2 <= b.rawChars) available += b.chars;
+  }
+  return available > prose.chars * LOOSER_GAIN;
+}
+
+/** Whether `box` or an ancestor has a class or id that says content (`body`, `article`, `main` …). */
+function inContentClass(layout: PageLayout, box: number): boolean {
+  for (let b = box; b >= 0; b = layout.boxes[b]!.parent) if (layout.boxes[b]!.weight > 0) return true;
+  return false;
+}
+
 /** `headline[i]`: block i is a heading that repeats the title. */
 function selectBlocks(layout: PageLayout, texts: readonly string[], headline: readonly boolean[], attempt: Attempt): Uint8Array {
   const { blocks, boxes } = layout;
+  // a listing is what follows the page's headline: the site's menus come before it
+  const from = attempt.listing ? Math.max(0, headline.indexOf(true)) : 0;
   const counts = (i: number) => {
     const b = blocks[i]!;
-    return b.chars > 0 && b.chromeChars * 2 <= b.rawChars && !(attempt.stripUnlikely && b.unlikelyChars * 2 > b.rawChars);
+    return i >= from && b.chars > 0 && b.chromeChars * 2 <= b.rawChars && !(attempt.stripUnlikely && b.unlikelyChars * 2 > b.rawChars);
   };
   const stats = new BoxStats(layout, counts);
-  const score = scoreBoxes(layout, stats, attempt.weightClasses);
-  const region = chooseRegion(layout, stats, score, (i) => texts[i]!);
+  const score = scoreBoxes(layout, stats, attempt.weightClasses, attempt.listing);
+  const region = chooseRegion(layout, stats, score, (i) => texts[i]!, attempt.listing);
 
   const inside = new Uint8Array(boxes.length);
   for (const r of region.roots) inside[r] = 1;
@@ -97,16 +174,66 @@ function selectBlocks(layout: PageLayout, texts: readonly string[], headline: re
 
   const removed = new Uint8Array(blocks.length);
   const boxText = (b: number) => texts.slice(boxes[b]!.firstBlock, boxes[b]!.endBlock).join(' ');
-  cleanContent(layout, stats, inside, removed, boxText, attempt);
+  cleanContent(layout, stats, inside, removed, boxText, attempt, region.top);
+  const inRegion = kept.slice();
+  const dropped = (i: number) => headline[i] || isFurniture(blocks[i]!, texts[i]!) || (!attempt.listing && isLinkLine(blocks[i]!));
   for (let i = 0; i < blocks.length; i++) {
-    if (kept[i] === 0) continue;
-    const b = blocks[i]!;
-    if (removed[i] === 1 || !counts(i) || headline[i] || isFurniture(b, texts[i]!) || isLinkLine(b)) kept[i] = 0;
+    if (kept[i] === 1 && (removed[i] === 1 || !counts(i) || dropped(i))) kept[i] = 0;
   }
+  if (attempt.stripUnlikely) keepAsidesInFlow(blocks, inRegion, removed, kept, dropped);
+  if (attempt.listing) return kept;
   dropTrailingLinks(blocks, kept);
   // nothing held the paragraphs (div soup, text straight in the body): judge blocks by their neighbours
   if (region.top < 0) judgeByContext(blocks, kept);
   return kept;
+}
+
+/** An aside in the flow of the content holds prose: a paragraph this long, and under PROSE_LINK_SHARE of its text in links. */
+const ASIDE_PROSE_CHARS = 100;
+const PROSE_LINK_SHARE = 0.25;
+
+/**
+ * Boxes whose class names boilerplate (`sidebar`, `extra`, `remark` …) but sit in the flow of
+ * the content, between kept text, and hold prose, are part of it: DocBook's and AsciiDoc's
+ * sidebars (the Debian handbook's "BACK TO BASICS" boxes), Sphinx's. Comment sections, share
+ * bars, related links and sign-up boxes come after the text, are mostly links, or are short.
+ */
+function keepAsidesInFlow(
+  blocks: readonly TextBlock[],
+  inRegion: Uint8Array,
+  removed: Uint8Array,
+  kept: Uint8Array,
+  dropped: (i: number) => boolean,
+): void {
+  const aside = (i: number) => {
+    const b = blocks[i]!;
+    return inRegion[i] === 1 && removed[i] === 0 && b.chars > 0 && b.unlikelyChars * 2 > b.rawChars && b.chromeChars * 2 <= b.rawChars;
+  };
+  let keptBefore = false;
+  for (let i = 0; i < blocks.length; ) {
+    if (!aside(i)) {
+      if (kept[i] === 1) keptBefore = true;
+      i++;
+      continue;
+    }
+    let end = i;
+    let raw = 0;
+    let links = 0;
+    let paragraph = false;
+    while (end < blocks.length && (aside(end) || (blocks[end]!.chars === 0 && inRegion[end] === 1))) {
+      const b = blocks[end]!;
+      raw += b.rawChars;
+      links += b.linkChars;
+      if (b.chars >= ASIDE_PROSE_CHARS && b.linkChars < b.rawChars * PROSE_LINK_SHARE) paragraph = true;
+      end++;
+    }
+    let keptAfter = false;
+    for (let j = end; j < blocks.length && !keptAfter; j++) if (kept[j] === 1) keptAfter = true;
+    if (keptBefore && keptAfter && paragraph && links < raw * PROSE_LINK_SHARE) {
+      for (let j = i; j < end; j++) if (aside(j) && !dropped(j)) kept[j] = 1;
+    }
+    i = end;
+  }
 }
 
 /** Link lines after the article's last text are where to go next (next post, related, tags), not the article. */

@@ -57,6 +57,8 @@ export interface Box {
   /** Enclosing box, or -1. */
   parent: number;
   tag: string;
+  /** the element's class attribute (at most MAX_CLASS_CHARS): boxes of one kind share tag and class */
+  cls: string;
   /** class weight (boilerplate-hints.ts) */
   weight: number;
   byline: boolean;
@@ -84,6 +86,9 @@ const MAX_BOXES = 20_000;
  */
 const MAX_BOX_DEPTH = 64;
 
+/** Of a box's class attribute, this much is kept: enough to tell `sect1` from `sidebar`, bounded for class soup. */
+const MAX_CLASS_CHARS = 100;
+
 export class PageLayout {
   readonly blocks: TextBlock[] = [];
   readonly boxes: Box[] = [];
@@ -106,7 +111,7 @@ export class PageLayout {
   headingLevel = 0;
 
   /** Opens a box for a block-level element; false when a cap is reached (then do not close it). */
-  openBox(tag: string, hints: ElementHints, pieces: number): boolean {
+  openBox(tag: string, cls: string, hints: ElementHints, pieces: number): boolean {
     if (this.boxes.length >= MAX_BOXES || this.depth >= MAX_BOX_DEPTH) return false;
     this.depth++;
     this.endBlock(pieces);
@@ -114,6 +119,7 @@ export class PageLayout {
     this.boxes.push({
       parent: this.box,
       tag,
+      cls: cls.length > MAX_CLASS_CHARS ? cls.slice(0, MAX_CLASS_CHARS) : cls,
       weight: hints.weight,
       byline: hints.byline,
       share: hints.share,

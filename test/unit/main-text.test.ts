@@ -93,6 +93,16 @@ describe('main text', () => {
     assert.match(main(`<div>${notice}</div><div><div>${body}</div></div>`), /We use cookies/);
   });
 
+  it("an id named after the section's heading or an API entry is no boilerplate hint; the same id on a comment box is", () => {
+    const doc =
+      `<article><section id="lexical-structure"><h2>Lexical structure</h2><p>${PROSE}</p></section>` +
+      `<section id="comments"><h2>Comments</h2><p>${PROSE2}</p></section>` +
+      `<dl><dt id="email.policy.Policy.header_store_parse">header_store_parse(name, value)</dt><dd>${PROSE}</dd></dl></article>`;
+    assert.equal(main(doc), `Lexical structure\n${PROSE}\nComments\n${PROSE2}\nheader_store_parse(name, value)\n${PROSE}`);
+    const blog = `<article><p>${PROSE}</p><p>${PROSE2}</p></article><div id="comments"><p>${PROSE2} Great post, thanks!</p></div>`;
+    assert.equal(main(blog), `${PROSE}\n${PROSE2}`);
+  });
+
   it('a stub page (nothing long enough to judge) keeps its clean text', () => {
     assert.equal(main('<h1>Gone fishing</h1><p>Back on Monday.</p><nav><a href="/">Home</a></nav>'), 'Gone fishing\nBack on Monday.');
   });
