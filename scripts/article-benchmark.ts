@@ -13,8 +13,13 @@ import { extractHtml } from '../stages/extract/extract-html.js';
 import { benchmarkMetrics, pageF1, shingleCounts, type BenchmarkMetrics, type ShingleCounts } from './shingle-score.js';
 
 const BENCHMARK = 'conformance/article-extraction';
-/** Below this F1 on the benchmark, `npm run quality:extract` and the test suite fail (Readability.js scores 0.943 here). */
-export const BENCHMARK_TARGET_F1 = 0.93;
+/**
+ * Below this F1 on the benchmark, `npm run quality:extract` and the test suite fail. The score is
+ * deterministic (the same extractor on the same pages), so the target sits just under where the
+ * extractor stands: a change to the main-text rules for other kinds of pages (documentation,
+ * listings) must not cost the articles. Readability.js scores 0.943 here.
+ */
+export const BENCHMARK_TARGET_F1 = 0.97;
 
 export interface BenchmarkPage {
   id: string;
