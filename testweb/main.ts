@@ -19,6 +19,8 @@ export interface TestWebCliArgs {
   render?: boolean;
   /** also serve the hosts whose pages change on a schedule (*.fresh.test), the schedule starting now */
   fresh?: boolean;
+  /** also serve big.test (pages of 5 and 6 MiB) */
+  bigPages?: boolean;
   /** Where the status line goes; default stdout. */
   out?: (line: string) => void;
   /** Stops the server when aborted, like a signal (for tests). */
@@ -41,6 +43,7 @@ export async function runTestWebCli(args: TestWebCliArgs): Promise<void> {
     ...(args.traps ? { traps: true } : {}),
     ...(args.render ? { render: true } : {}),
     ...(args.fresh ? { fresh: true } : {}),
+    ...(args.bigPages ? { bigPages: true } : {}),
   });
   const { siteHostNames, benchHostNames } = web.model;
   let summary = `${siteHostNames.length} hosts${range(siteHostNames)}`;
@@ -50,9 +53,10 @@ export async function runTestWebCli(args: TestWebCliArgs): Promise<void> {
   if (web.traps) summary += `, ${web.traps.hostNames.length} trap hosts (*.trap.test)`;
   if (web.render) summary += `, ${web.render.hostNames.length} render hosts (*.render.test)`;
   if (web.fresh) summary += `, ${web.fresh.hostNames.length} fresh hosts (*.fresh.test, changing since ${new Date(web.fresh.options.startAt).toISOString()})`;
+  if (web.bigPages) summary += ', big.test (pages of 5 and 6 MiB)';
   const out = args.out ?? ((l: string) => process.stdout.write(`${l}\n`));
   out(`testweb listening on 127.0.0.1:${web.port} (${summary})`);
-  if (args.politeness || args.hostile || args.traps || args.render || args.fresh) out(`crawl with: ${web.resolveRules.map((r) => `--resolve ${r}`).join(' ')}`);
+  if (args.politeness || args.hostile || args.traps || args.render || args.fresh || args.bigPages) out(`crawl with: ${web.resolveRules.map((r) => `--resolve ${r}`).join(' ')}`);
 
   await new Promise<void>((resolve) => {
     const stop = () => {

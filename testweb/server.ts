@@ -11,6 +11,7 @@
 // (render-hosts.ts).
 // With `fresh` it also serves *.fresh.test (fresh-hosts.ts): pages that change on a known
 // schedule, with validators, 304s and sitemaps.
+// With `bigPages` it also serves big.test (big-page-hosts.ts): HTML pages of 5 and 6 MiB.
 
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createHash } from 'node:crypto';
@@ -25,6 +26,7 @@ import { HostileHosts, type HostileHostsOptions } from './hostile-hosts.js';
 import { TrapHosts } from './trap-hosts.js';
 import { RenderHosts, type RenderHostsOptions } from './render-hosts.js';
 import { FreshHosts, type FreshHostsOptions } from './fresh-hosts.js';
+import { BigPageHosts } from './big-page-hosts.js';
 
 export interface StartTestWebOptions {
   /** Site hosts h00.site.test ... (default 20). */
@@ -56,6 +58,8 @@ export interface StartTestWebOptions {
    * the schedule starts now unless `startAt` says otherwise. true: default options. Default off.
    */
   fresh?: FreshHostsOptions | boolean;
+  /** Also serve big.test, pages of 5 and 6 MiB of text (see big-page-hosts.ts). Default off. */
+  bigPages?: boolean;
   /**
    * Render every page of the site and bench hosts at start and keep them all, instead of
    * rendering on request into a cache of PAGE_CACHE_LIMIT pages. For throughput benches: the
@@ -107,6 +111,8 @@ export interface TestWeb {
   render: RenderHosts | null;
   /** The fresh hosts, when enabled: their change schedule (versions, change times) and sitemaps; null otherwise. */
   fresh: FreshHosts | null;
+  /** The large-page host, when enabled; null otherwise. */
+  bigPages: BigPageHosts | null;
   /** Completed requests, in order of arrival. */
   requestLog(): RequestRecord[];
   /** Requests that have arrived and are not finished yet (host, path, start). */
@@ -159,6 +165,7 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
   const traps = opts.traps ? new TrapHosts() : null;
   const renderHosts = opts.render ? new RenderHosts(opts.render) : null;
   const fresh = opts.fresh ? new FreshHosts(opts.fresh, { seed: modelOpts.seed, serverClock: now }) : null;
+  const bigPages = opts.bigPages ? new BigPageHosts() : null;
   /** Status to log for a response written as raw bytes on the socket (res never sent headers). */
   const rawStatusOf = new WeakMap<ServerResponse, number>();
   /** The log record of each response in progress, so send() can note Retry-After and robots bodies. */
@@ -229,6 +236,10 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
     if (renderHosts?.has(hostName)) {
       const r = renderHosts.respond(hostName, req.method ?? '', target);
       return send(req, res, r.status, r.type, r.body, r.headers);
+    }
+    if (bigPages?.has(hostName)) {
+      const r = bigPages.respond(req.method ?? '', target);
+      return send(req, res, r.status, r.type, r.body);
     }
     if (fresh?.has(hostName)) {
       const validators = { ifNoneMatch: req.headers['if-none-match'], ifModifiedSince: req.headers['if-modified-since'] };
@@ -356,13 +367,14 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
   return {
     port,
     url: (host, path = '/') => `http://${host}${path}`,
-    resolveRules: [`*.site.test=127.0.0.1:${port}`, `*.bench.test=127.0.0.1:${port}`, ...(politeness?.resolveRules(port) ?? []), ...(hostile?.resolveRules(port) ?? []), ...(traps?.resolveRules(port) ?? []), ...(renderHosts?.resolveRules(port) ?? []), ...(fresh?.resolveRules(port) ?? [])],
+    resolveRules: [`*.site.test=127.0.0.1:${port}`, `*.bench.test=127.0.0.1:${port}`, ...(politeness?.resolveRules(port) ?? []), ...(hostile?.resolveRules(port) ?? []), ...(traps?.resolveRules(port) ?? []), ...(renderHosts?.resolveRules(port) ?? []), ...(fresh?.resolveRules(port) ?? []), ...(bigPages?.resolveRules(port) ?? [])],
     model,
     politeness,
     hostile,
     traps,
     render: renderHosts,
     fresh,
+    bigPages,
     requestLog: () => log.slice().sort((a, b) => a.start - b.start),
     inFlight: () => [...inFlight].map((r) => ({ host: r.host, path: r.path, start: r.start })),
     touch: (urls) => {
