@@ -137,9 +137,10 @@ function program(): Command {
     .option('--traps', 'also serve the crawl-trap hosts (*.trap.test): infinite calendar, session ids, endless pagination, ever-deeper links, soft 404s', false)
     .option('--render-hosts', 'also serve the hosts whose pages need a browser (*.render.test): an app built by JavaScript, a page reaching for loopback, a page that never settles', false)
     .option('--fresh', 'also serve hosts whose pages change on a schedule (*.fresh.test): validators, 304s, sitemaps', false)
+    .option('--big-pages', 'also serve big.test: HTML pages of 5 and 6 MiB of text', false)
     .action(async (o) => {
       const { runTestWebCli } = await import('../testweb/main.js');
-      await runTestWebCli({ hosts: o.hosts, port: o.port, seed: o.seed, benchHosts: o.benchHosts, politeness: o.politeness, hostile: o.hostile, traps: o.traps, render: o.renderHosts, fresh: o.fresh });
+      await runTestWebCli({ hosts: o.hosts, port: o.port, seed: o.seed, benchHosts: o.benchHosts, politeness: o.politeness, hostile: o.hostile, traps: o.traps, render: o.renderHosts, fresh: o.fresh, bigPages: o.bigPages });
     });
 
   addRenderProcessOptions(addMetricsOptions(addLogOptions(addRetentionOptions(addSettingsOptions(cli.command('serve'))))))
@@ -186,7 +187,8 @@ async function main(argv: string[]): Promise<void> {
       // commander already printed its one-line message
       await exitWhenDrained(2);
     }
-    if (err instanceof UsageError || (err as Error)?.name === 'UsageError') {
+    // a server that cannot carry the crawler's messages is set up wrong, like a bad argument
+    if (err instanceof UsageError || (err as Error)?.name === 'UsageError' || (err as Error)?.name === 'MaxPayloadError') {
       process.stderr.write(`crawl: ${(err as Error).message}\n`);
       await exitWhenDrained(2);
     }

@@ -128,6 +128,14 @@ export async function applyTopology(
       await ensureStream(jsm, streamConfig(edge.stream, edge.subjects, SCHEDULE_RETENTION), false, copies.replicas);
       continue;
     }
+    if ('retainedWith' in edge) {
+      // the limits the stream whose messages refer to this one has now (applied above: EDGES
+      // lists it first), so nothing it still holds refers to what this one dropped for age
+      const { config } = await jsm.streams.info(EDGES[edge.retainedWith].stream);
+      const limits = { maxAgeMs: config.max_age / 1_000_000, maxBytes: config.max_bytes };
+      await ensureStream(jsm, streamConfig(edge.stream, edge.subjects, limits), false, copies.replicas);
+      continue;
+    }
     const limits = typeof retention === 'function' ? retention(edge.stream) : retention;
     await ensureStream(jsm, streamConfig(edge.stream, edge.subjects, limits ?? DEFAULT_RETENTION), limits === undefined, copies.replicas);
   }
