@@ -47,6 +47,8 @@ describe('the body store on a server with max_payload 1 MiB', () => {
     const again = await bodies().put('crawl.bodies.0', body);
     assert.deepEqual(again, first);
     assert.equal(await stored(), count, 'no second copy');
+    // for an hour, not the 2 minutes of the other streams: a fetch is repeated after its host's backoff
+    assert.equal((await nats.jsm.streams.info('CRAWL_BODIES')).config.duplicate_window, 3600e9);
     const other = Buffer.from(body);
     other[0] = other[0]! ^ 1;
     const changed = await bodies().put('crawl.bodies.0', other);
