@@ -3,6 +3,8 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { createHttpClient } from '../pipeline/adapters/http/client.js';
 import { parseResolveRule } from '../pipeline/adapters/resolve-map.js';
 import { streamAccess } from '../pipeline/adapters/stream-access.js';
+import { natsBodyStore } from '../pipeline/adapters/body-stream.js';
+import { checkMaxPayload } from '../ops/nats/max-payload.js';
 import { hostAddressResolver } from '../pipeline/adapters/host-address.js';
 import { DnsCache } from '../pipeline/adapters/dns-cache.js';
 import { AddressHealth } from '../pipeline/adapters/address-health.js';
@@ -53,6 +55,8 @@ export async function createNodeContext(
   metrics = new StageMetrics(),
   proxyCredentials?: ReadonlyMap<string, ProxyCredentials>,
 ): Promise<{ ctx: StageContext; kv: KvStores; http: HttpClient }> {
+  const maxPayloadBytes = nc.info?.max_payload ?? 1024 * 1024;
+  checkMaxPayload(maxPayloadBytes);
   const kv = timedKvStores(await openKvStores(nc), metrics);
   reportDeniedPermissions(nc, log);
   const resolveRules = settings.resolve.map(parseResolveRule);
@@ -80,8 +84,9 @@ export async function createNodeContext(
     metrics,
     kv,
     http,
-    maxPayloadBytes: nc.info?.max_payload ?? 1024 * 1024,
+    maxPayloadBytes,
     streams: streamAccess(nc),
+    bodies: natsBodyStore(nc),
     resolveHost: hostAddressResolver(resolveRules, dns, settings.allowNetworks, addressHealth),
   };
   return { ctx, kv, http };

@@ -144,9 +144,10 @@ function program(): Command {
     .option('--sitemap-hosts', 'also serve a site whose pages are linked only from its sitemaps (*.sitemaponly.test)', false)
     .option('--id-routed', 'also serve an ID-routed shop and forum (*.ids.test): thousands of distinct pages under one URL pattern each', false)
     .option('--failing', 'also serve failing.test (endpoints that hang, drip, reset and time out beside working pages) and dead.failing.test (dead after its robots.txt)', false)
+    .option('--big-pages', 'also serve big.test: HTML pages of 5 and 6 MiB of text', false)
     .action(async (o) => {
       const { runTestWebCli } = await import('../testweb/main.js');
-      await runTestWebCli({ hosts: o.hosts, port: o.port, seed: o.seed, benchHosts: o.benchHosts, politeness: o.politeness, hostile: o.hostile, traps: o.traps, render: o.renderHosts, fresh: o.fresh, directives: o.directives, network: o.network, proxy: o.proxy, sitemapHosts: o.sitemapHosts, idRouted: o.idRouted, failing: o.failing });
+      await runTestWebCli({ hosts: o.hosts, port: o.port, seed: o.seed, benchHosts: o.benchHosts, politeness: o.politeness, hostile: o.hostile, traps: o.traps, render: o.renderHosts, fresh: o.fresh, directives: o.directives, network: o.network, proxy: o.proxy, sitemapHosts: o.sitemapHosts, idRouted: o.idRouted, failing: o.failing, bigPages: o.bigPages });
     });
 
   addProxyProcessOptions(addRenderProcessOptions(addMetricsOptions(addLogOptions(addRetentionOptions(addSettingsOptions(cli.command('serve')))))))
@@ -193,7 +194,8 @@ async function main(argv: string[]): Promise<void> {
       // commander already printed its one-line message
       await exitWhenDrained(2);
     }
-    if (err instanceof UsageError || (err as Error)?.name === 'UsageError') {
+    // a server that cannot carry the crawler's messages is set up wrong, like a bad argument
+    if (err instanceof UsageError || (err as Error)?.name === 'UsageError' || (err as Error)?.name === 'MaxPayloadError') {
       process.stderr.write(`crawl: ${(err as Error).message}\n`);
       await exitWhenDrained(2);
     }

@@ -5,6 +5,7 @@ import { newestVersion } from '../pipeline/adapters/output-layout.js';
 import { readStoredSettings } from '../app/settings-store.js';
 import { createLogger } from '../pipeline/logger.js';
 import type { LogOptions } from './log-options.js';
+import { natsBodyStore } from '../pipeline/adapters/body-stream.js';
 import { StageMetrics } from '../pipeline/metrics.js';
 import { REPLAY_STAGES, runReplay, type ReplayOptions, type ReplayStage, type ReplaySummary } from '../app/replay.js';
 import { openOutputDatabase } from '../pipeline/adapters/duckdb-views.js';
@@ -94,7 +95,7 @@ export async function runReplayCommand(o: ReplayFlags): Promise<number> {
         from: o.from as ReplayStage,
         range,
         crawlOf,
-        ctx: { settings: { ...settings, crawlId }, clock: { now: () => Date.now() }, log, metrics: new StageMetrics(), kv, maxPayloadBytes: conn.nc.info?.max_payload ?? 1024 * 1024 },
+        ctx: { settings: { ...settings, crawlId }, clock: { now: () => Date.now() }, log, metrics: new StageMetrics(), kv, maxPayloadBytes: conn.nc.info?.max_payload ?? 1024 * 1024, bodies: natsBodyStore(conn.nc) },
         write: async (rows) => void (await writer.write(rows)),
         onProgress: (s) => process.stderr.write(`replay: ${describe(s)}\n`),
       });

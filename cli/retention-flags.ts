@@ -30,10 +30,17 @@ export function parseSize(flag: string, value: string): number {
   return Math.round(Number(m[1]) * SIZE_UNITS[m[2]!.toUpperCase() as keyof typeof SIZE_UNITS]);
 }
 
+/** The streams whose limits the flags set (a stream kept with another's limits follows that one). */
+const LIMITED_STREAMS = Object.entries(EDGES).filter(([, e]) => !('retainedWith' in e));
+
 /** A stream by its edge name (`fetched`) or stream name (`CRAWL_FETCHED`). */
 function streamName(flag: string, name: string): string {
-  const edge = Object.entries(EDGES).find(([k, e]) => k === name.toLowerCase() || e.stream === name.toUpperCase());
-  if (!edge) throw new UsageError(`${flag}: unknown stream "${name}": one of ${Object.keys(EDGES).join(', ')}`);
+  const follower = Object.entries(EDGES).find(([k, e]) => 'retainedWith' in e && (k === name.toLowerCase() || e.stream === name.toUpperCase()));
+  if (follower && 'retainedWith' in follower[1]) {
+    throw new UsageError(`${flag}: ${follower[1].stream} keeps the limits of ${follower[1].retainedWith}, whose messages refer to it: set ${follower[1].retainedWith}=...`);
+  }
+  const edge = LIMITED_STREAMS.find(([k, e]) => k === name.toLowerCase() || e.stream === name.toUpperCase());
+  if (!edge) throw new UsageError(`${flag}: unknown stream "${name}": one of ${LIMITED_STREAMS.map(([k]) => k).join(', ')}`);
   return edge[1].stream;
 }
 
@@ -41,7 +48,7 @@ export function addRetentionOptions(cmd: Command): Command {
   return cmd
     .option('--stream-max-age <duration>', 'how long every stream keeps messages: the replay window, e.g. 14d (default 14d, or $CRAWL_STREAM_MAX_AGE)')
     .option('--stream-max-bytes <size>', 'bytes each stream keeps at most, oldest dropped first, e.g. 50GB (default no limit, or $CRAWL_STREAM_MAX_BYTES)')
-    .option('--stream-retention <stream=age[,size]>', 'limits for one stream, e.g. fetched=3d,200GB (repeatable; streams: ' + Object.keys(EDGES).join(', ') + ')', collect, []);
+    .option('--stream-retention <stream=age[,size]>', 'limits for one stream, e.g. fetched=3d,200GB (repeatable; streams: ' + LIMITED_STREAMS.map(([k]) => k).join(', ') + ')', collect, []);
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { collect, parseIntOption, parseNumberOption, UsageError } from './usage-error.js';
 import { parseResolveRule } from '../pipeline/adapters/resolve-map.js';
 import { allowList } from '../pipeline/adapters/address-policy.js';
@@ -38,7 +38,9 @@ export function addSettingsOptions(cmd: Command): Command {
     .option('--dns-server <address[:port]>', 'ask this DNS server instead of the system resolver (repeatable)', collect, [])
     .option('--dns-min-ttl-ms <n>', 'keep DNS answers at least this long (default 60000)', parseIntOption('--dns-min-ttl-ms', 0))
     .option('--dns-max-ttl-ms <n>', 'keep DNS answers at most this long (default 3600000)', parseIntOption('--dns-max-ttl-ms', 0))
-    .option('--max-body-bytes <n>', 'bytes of a page kept; a longer one is stored cut, marked truncated (default 5242880)', parseIntOption('--max-body-bytes', 1024))
+    .option('--max-page-bytes <n>', 'bytes of a page (any response) kept, on any NATS server; a longer one is stored cut and marked truncated (default 5242880 = 5 MiB)', parseIntOption('--max-page-bytes', 1024))
+    // the option's name before --max-page-bytes: scripts that use it keep working, told the new name
+    .addOption(new Option('--max-body-bytes <n>').hideHelp().argParser(oldName('--max-body-bytes', '--max-page-bytes', parseIntOption('--max-body-bytes', 1024))))
     .option('--min-transfer-rate <n>', 'after 5 s of body, a transfer slower than this many bytes/s is cut off (default 1024; 0 = off)', parseIntOption('--min-transfer-rate', 0))
     .option('--page-type <mime>', 'also extract and store responses of this content type as pages, e.g. text/plain (repeatable; text/html and application/xhtml+xml always)', collect, [])
     .option('--max-retries <n>', 'retries of a URL after a retryable failure: 5xx, 429, timeout, network (default 3)', parseIntOption('--max-retries', 0, 20))
@@ -54,6 +56,14 @@ export function addSettingsOptions(cmd: Command): Command {
     .option('--sitemaps', "read the sitemaps each seed host's robots.txt names, else /sitemap.xml (the default)")
     .option('--no-sitemaps', "do not read seed hosts' sitemaps: crawl only what links reach")
     .option('--revisit-slot-ms <n>', "crawl jobs' revisits are handed out one time slot of this length at a time: their granularity (default 60000)", parseIntOption('--revisit-slot-ms', 100, 3_600_000));
+}
+
+/** An option's former name: parsed as the option, with a line on stderr giving its new name. */
+function oldName<T>(old: string, now: string, parse: (value: string) => T): (value: string) => T {
+  return (value) => {
+    process.stderr.write(`crawl: ${old} is now called ${now}; the old name still works\n`);
+    return parse(value);
+  };
 }
 
 /** Flags that map one-to-one onto a crawl setting of the same name. */
@@ -79,7 +89,7 @@ const DIRECT_SETTINGS = [
   'seenExpectedUrls',
   'dnsMinTtlMs',
   'dnsMaxTtlMs',
-  'maxBodyBytes',
+  'maxPageBytes',
   'minTransferRate',
   'maxPagesPerHost',
   'maxUrlsPerPattern',
@@ -94,7 +104,7 @@ const DIRECT_SETTINGS = [
 ] as const;
 
 /** Flags whose setting has another name. */
-const RENAMED_SETTINGS = { timeoutMs: 'totalTimeoutMs' } as const;
+const RENAMED_SETTINGS = { timeoutMs: 'totalTimeoutMs', maxBodyBytes: 'maxPageBytes' } as const;
 
 export type SettingsFlags = {
   resolve: string[];
@@ -105,7 +115,7 @@ export type SettingsFlags = {
   exclude: string[];
   render?: string[];
 } & ProxyFlags &
-  Partial<Pick<CrawlSettingsInput, (typeof DIRECT_SETTINGS)[number]>> & { timeoutMs?: number };
+  Partial<Pick<CrawlSettingsInput, (typeof DIRECT_SETTINGS)[number]>> & { timeoutMs?: number; maxBodyBytes?: number };
 
 /**
  * The crawl's settings: what it was started with (if anything), overridden by the flags
@@ -120,6 +130,7 @@ export function mergeSettings(stored: CrawlSettings | null, o: SettingsFlags, en
       throw new UsageError((err as Error).message);
     }
   }
+  if (o.maxBodyBytes !== undefined && o.maxPageBytes !== undefined) throw new UsageError('--max-body-bytes is the old name of --max-page-bytes: give one of them');
   const s: Record<string, unknown> = {};
   for (const key of DIRECT_SETTINGS) if (o[key] !== undefined) s[key] = o[key];
   for (const [flag, key] of Object.entries(RENAMED_SETTINGS)) if (o[flag as keyof typeof RENAMED_SETTINGS] !== undefined) s[key] = o[flag as keyof typeof RENAMED_SETTINGS];

@@ -42,7 +42,7 @@ export class StageRunner<T> {
     private readonly opts: RunnerOptions,
   ) {
     this.js = jetstream(nc);
-    this.publisher = jetstreamPublisher(this.js);
+    this.publisher = jetstreamPublisher(this.js, nc.info?.max_payload);
     this.slots = new Slots(opts.concurrency);
   }
 

@@ -78,7 +78,11 @@ export const CrawlSettingsSchema = z
     connectTimeoutMs: z.number().int().min(100).default(10_000),
     headersTimeoutMs: z.number().int().min(100).default(20_000),
     totalTimeoutMs: z.number().int().min(100).default(30_000),
-    maxBodyBytes: z.number().int().min(1024).default(5 * 1024 * 1024),
+    /**
+     * bytes of a response kept (decoded); a longer one is stored cut and marked truncated. Any
+     * size travels: a body larger than a message can carry is stored beside it (CRAWL_BODIES)
+     */
+    maxPageBytes: z.number().int().min(1024).default(5 * 1024 * 1024),
     /** content types extracted and stored as pages; others are recorded in fetch_log and skipped (PDFs: links harvested) */
     pageTypes: z.array(z.string().regex(/^[a-z0-9.+-]+\/[a-z0-9.+-]+$/, 'a MIME type such as text/plain')).default(['text/html', 'application/xhtml+xml']),
     /** a compressed body inflating more than this many times its size is refused as a bomb */
@@ -125,8 +129,22 @@ export class SettingsError extends Error {
   override name = 'SettingsError';
 }
 
+/** Settings stored by an older version under a name since changed: read under the new one. */
+const RENAMED = { maxBodyBytes: 'maxPageBytes' } as const;
+
+function withCurrentNames(input: unknown): unknown {
+  if (typeof input !== 'object' || input === null) return input;
+  const out: Record<string, unknown> = { ...input };
+  for (const [old, now] of Object.entries(RENAMED)) {
+    if (!(old in out)) continue;
+    if (!(now in out)) out[now] = out[old];
+    delete out[old];
+  }
+  return out;
+}
+
 export function parseSettings(input: unknown): CrawlSettings {
-  const parsed = CrawlSettingsSchema.safeParse(input);
+  const parsed = CrawlSettingsSchema.safeParse(withCurrentNames(input));
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const key = issue.path.join('.') || (issue.code === 'unrecognized_keys' ? issue.keys.join(', ') : '(settings)');

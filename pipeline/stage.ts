@@ -2,6 +2,7 @@ import type { KvStore } from '../ports/kv.js';
 import type { Emit, Published, Publisher, StreamAccess } from '../ports/streams.js';
 import type { StageInputSpec } from '../ops/nats/consumer-spec.js';
 import type { HttpClient } from '../ports/http.js';
+import type { BodyStore } from '../ports/bodies.js';
 import type { CrawlSettings } from './settings.js';
 import type { Logger } from './logger.js';
 import type { StageMetrics } from './metrics.js';
@@ -85,6 +86,11 @@ export interface StageContext {
   maxPayloadBytes: number;
   /** direct stream access, for the gate's per-host queues (outputs still go through `emit`) */
   streams: StreamAccess;
+  /**
+   * bodies too large for their message, stored beside it (stages/shared/messages/page-body.ts
+   * decides and reads them): a body is stored before the message that refers to it is emitted
+   */
+  bodies: BodyStore;
   /** the address a host's requests would go to (`--resolve` first), or null when it does not resolve */
   resolveHost(host: string): Promise<string | null>;
 }

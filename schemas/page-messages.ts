@@ -7,6 +7,17 @@ import { RevisitState } from './url-messages.js';
 /** raw bytes (msgpack bin) */
 const bytes = z.custom<Uint8Array>((v) => v instanceof Uint8Array, 'expected bytes');
 
+/**
+ * A body too large for its message, stored beside it on the bodies stream (`CRAWL_BODIES`):
+ * its chunks' sequences in order, its length and SHA-256 (hex). See ports/bodies.ts.
+ */
+export const BodyRef = z.object({
+  seqs: z.array(z.number().int().positive()).min(1),
+  length: z.number().int().positive(),
+  sha256: z.string().regex(/^[0-9a-f]{64}$/, 'a SHA-256 in hex'),
+});
+export type BodyRef = z.infer<typeof BodyRef>;
+
 /** crawl.fetched.<p>: a successful HTML fetch, with its body, on its way to extract. */
 export const FetchedPage = z.object({
   v: z.literal(1),
@@ -21,7 +32,14 @@ export const FetchedPage = z.object({
   content_type: z.string(),
   charset: z.string().nullable(),
   headers: z.record(z.string(), z.string()),
+  /** empty when the body is stored beside the message (`body_ref`) */
   body: bytes,
+  /**
+   * Set when the body did not fit the message (larger than the server's max_payload allows):
+   * readers get it from the bodies stream (stages/shared/messages/page-body.ts). Absent: `body` is the body.
+   */
+  body_ref: BodyRef.optional(),
+  /** the body was cut at the size cap (--max-page-bytes) */
   truncated: z.boolean(),
   /** the URLs that redirected to this page, oldest first */
   redirect_chain: z.array(z.string()).optional(),
@@ -62,7 +80,7 @@ export const PageLink = z.object({ url: z.string(), anchor: z.string(), rel: z.s
 export type PageLink = z.infer<typeof PageLink>;
 
 /** crawl.extracted.<p>: what extract made of a page (no raw body). */
-export const ExtractedPage = FetchedPage.omit({ body: true, headers: true }).extend({
+export const ExtractedPage = FetchedPage.omit({ body: true, body_ref: true, headers: true }).extend({
   content_length: z.number().int().nonnegative(),
   content_digest: z.string(),
   title: z.string(),

@@ -96,6 +96,19 @@ export {
 } from './trap-hosts.js';
 export type { TrapResponse } from './trap-hosts.js';
 export {
+  BigPageHosts,
+  BIG_PAGE_HOST,
+  BIG_PAGE_PATH,
+  BIG_PAGE_BYTES,
+  BIG_PAGE_END_MARKER,
+  BIG_PAGE_PATHS,
+  OVER_CAP_PATH,
+  OVER_CAP_BYTES,
+  OVER_CAP_END_MARKER,
+  bigPageBody,
+} from './big-page-hosts.js';
+export type { BigPageResponse } from './big-page-hosts.js';
+export {
   FreshHosts,
   FRESH_DEFAULTS,
   FRESH_DOMAIN,

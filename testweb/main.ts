@@ -32,6 +32,8 @@ export interface TestWebCliArgs {
   idRouted?: boolean;
   /** also serve the failing hosts (failing.test, dead.failing.test) */
   failing?: boolean;
+  /** also serve big.test (pages of 5 and 6 MiB) */
+  bigPages?: boolean;
   /** Where the status line goes; default stdout. */
   out?: (line: string) => void;
   /** Stops the server when aborted, like a signal (for tests). */
@@ -59,6 +61,7 @@ export async function runTestWebCli(args: TestWebCliArgs): Promise<void> {
     ...(args.sitemapHosts ? { sitemapHosts: true } : {}),
     ...(args.idRouted ? { idRouted: true } : {}),
     ...(args.failing ? { failing: true } : {}),
+    ...(args.bigPages ? { bigPages: true } : {}),
   });
   const proxy = args.proxy ? await startForwardProxy() : null;
   const { siteHostNames, benchHostNames } = web.model;
@@ -74,10 +77,11 @@ export async function runTestWebCli(args: TestWebCliArgs): Promise<void> {
   if (web.sitemapHosts) summary += `, ${web.sitemapHosts.hostNames.length} sitemap-only hosts (*.sitemaponly.test)`;
   if (web.directives) summary += `, ${web.directives.hostNames.join(', ')}`;
   if (web.idRouted) summary += `, ${web.idRouted.hostNames.length} ID-routed hosts (*.ids.test: ${web.idRouted.options.products} products, ${web.idRouted.options.topics} topics)`;
+  if (web.bigPages) summary += ', big.test (pages of 5 and 6 MiB)';
   const out = args.out ?? ((l: string) => process.stdout.write(`${l}\n`));
   out(`testweb listening on 127.0.0.1:${web.port} (${summary})`);
   if (proxy) out(`forward proxy on ${proxy.url} (crawl with --proxy ${proxy.url})`);
-  if (args.politeness || args.hostile || args.traps || args.render || args.fresh || args.directives || args.network || args.sitemapHosts || args.idRouted || args.failing) out(`crawl with: ${web.resolveRules.map((r) => `--resolve ${r}`).join(' ')}`);
+  if (args.politeness || args.hostile || args.traps || args.render || args.fresh || args.directives || args.network || args.sitemapHosts || args.idRouted || args.failing || args.bigPages) out(`crawl with: ${web.resolveRules.map((r) => `--resolve ${r}`).join(' ')}`);
 
   await new Promise<void>((resolve) => {
     const stop = () => {

@@ -21,6 +21,7 @@
 // thousands of distinct pages under one URL pattern each.
 // With `failing` it also serves failing.test and dead.failing.test (failing-hosts.ts): endpoints
 // that hang, drip, reset and time out beside working pages, and a host dead after its robots.txt.
+// With `bigPages` it also serves big.test (big-page-hosts.ts): HTML pages of 5 and 6 MiB.
 
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createHash } from 'node:crypto';
@@ -40,6 +41,7 @@ import { NetworkHosts, SILENT_ADDRESS, startBlackHole } from './network-hosts.js
 import { SitemapHosts } from './sitemap-hosts.js';
 import { IdRoutedHosts, type IdRoutedHostsOptions } from './id-routed-hosts.js';
 import { FailingHosts, type FailingHostsOptions } from './failing-hosts.js';
+import { BigPageHosts } from './big-page-hosts.js';
 
 export interface StartTestWebOptions {
   /** Site hosts h00.site.test ... (default 20). */
@@ -84,6 +86,8 @@ export interface StartTestWebOptions {
   idRouted?: IdRoutedHostsOptions | boolean;
   /** Also serve failing.test and dead.failing.test (see failing-hosts.ts). true: default options. Default off. */
   failing?: FailingHostsOptions | boolean;
+  /** Also serve big.test, pages of 5 and 6 MiB of text (see big-page-hosts.ts). Default off. */
+  bigPages?: boolean;
   /**
    * Render every page of the site and bench hosts at start and keep them all, instead of
    * rendering on request into a cache of PAGE_CACHE_LIMIT pages. For throughput benches: the
@@ -147,6 +151,8 @@ export interface TestWeb {
   idRouted: IdRoutedHosts | null;
   /** The failing hosts, when enabled; null otherwise. */
   failing: FailingHosts | null;
+  /** The large-page host, when enabled; null otherwise. */
+  bigPages: BigPageHosts | null;
   /** Completed requests, in order of arrival. */
   requestLog(): RequestRecord[];
   /** Requests that have arrived and are not finished yet (host, path, start). */
@@ -204,6 +210,7 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
   const sitemapHosts = opts.sitemapHosts ? new SitemapHosts(modelOpts.seed) : null;
   const idRouted = opts.idRouted ? new IdRoutedHosts(opts.idRouted) : null;
   const failing = opts.failing ? new FailingHosts(opts.failing) : null;
+  const bigPages = opts.bigPages ? new BigPageHosts() : null;
   /** Status to log for a response written as raw bytes on the socket (res never sent headers). */
   const rawStatusOf = new WeakMap<ServerResponse, number>();
   /** The log record of each response in progress, so send() can note Retry-After and robots bodies. */
@@ -284,6 +291,10 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
       const r = network.respond(req, res, hostName, target);
       if (r) send(req, res, r.status, r.type, r.body);
       return;
+    }
+    if (bigPages?.has(hostName)) {
+      const r = bigPages.respond(req.method ?? '', target);
+      return send(req, res, r.status, r.type, r.body);
     }
     if (fresh?.has(hostName)) {
       const validators = { ifNoneMatch: req.headers['if-none-match'], ifModifiedSince: req.headers['if-modified-since'] };
@@ -430,7 +441,7 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
   return {
     port,
     url: (host, path = '/') => `http://${host}${path}`,
-    resolveRules: [`*.site.test=127.0.0.1:${port}`, `*.bench.test=127.0.0.1:${port}`, ...(politeness?.resolveRules(port) ?? []), ...(hostile?.resolveRules(port) ?? []), ...(traps?.resolveRules(port) ?? []), ...(renderHosts?.resolveRules(port) ?? []), ...(fresh?.resolveRules(port) ?? []), ...(directives?.resolveRules(port) ?? []), ...(network?.resolveRules(port) ?? []), ...(sitemapHosts?.resolveRules(port) ?? []), ...(idRouted?.resolveRules(port) ?? []), ...(failing?.resolveRules(port) ?? [])],
+    resolveRules: [`*.site.test=127.0.0.1:${port}`, `*.bench.test=127.0.0.1:${port}`, ...(politeness?.resolveRules(port) ?? []), ...(hostile?.resolveRules(port) ?? []), ...(traps?.resolveRules(port) ?? []), ...(renderHosts?.resolveRules(port) ?? []), ...(fresh?.resolveRules(port) ?? []), ...(directives?.resolveRules(port) ?? []), ...(network?.resolveRules(port) ?? []), ...(sitemapHosts?.resolveRules(port) ?? []), ...(idRouted?.resolveRules(port) ?? []), ...(failing?.resolveRules(port) ?? []), ...(bigPages?.resolveRules(port) ?? [])],
     model,
     politeness,
     hostile,
@@ -442,6 +453,7 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
     sitemapHosts,
     idRouted,
     failing,
+    bigPages,
     requestLog: () => log.slice().sort((a, b) => a.start - b.start),
     inFlight: () => [...inFlight].map((r) => ({ host: r.host, path: r.path, start: r.start })),
     touch: (urls) => {

@@ -24,6 +24,12 @@ export const EDGES = {
    */
   revisits: { stream: 'CRAWL_REVISITS', subjects: ['crawl.revisit.*.*'], schedule: true },
   deadletter: { stream: 'CRAWL_DEADLETTER', subjects: ['crawl.dlq.>'] },
+  /**
+   * bodies too large for their message (over what the server's max_payload leaves), in chunks,
+   * `crawl.bodies.<p>`: a fetched page or exchange refers to its chunks by sequence. Kept with
+   * the limits of the fetched stream, whose messages refer to them (`retainedWith`).
+   */
+  bodies: { stream: 'CRAWL_BODIES', subjects: ['crawl.bodies.*'], retainedWith: 'fetched' },
 } as const;
 
 export type EdgeName = keyof typeof EDGES;
@@ -50,6 +56,8 @@ export const SUBJECTS = {
   outcomes: 'crawl.outcomes',
   revisit: 'crawl.revisit',
   deadletter: 'crawl.dlq',
+  /** chunks of bodies too large for their message (see EDGES.bodies) */
+  bodies: 'crawl.bodies',
 } as const;
 
 /** KV buckets: state that must outlive any stage process. */

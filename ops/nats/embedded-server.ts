@@ -114,7 +114,7 @@ async function stopStaleServer(pidFile: string): Promise<void> {
  * Starts nats-server with JetStream, its store under `dataDir`, on a free loopback port.
  * Used by `crawl run` without NATS_URL, and by every integration test.
  */
-export async function startEmbeddedServer(dataDir: string, opts: { port?: number; debugLog?: boolean } = {}): Promise<EmbeddedServer> {
+export async function startEmbeddedServer(dataDir: string, opts: { port?: number; debugLog?: boolean; maxPayloadBytes?: number } = {}): Promise<EmbeddedServer> {
   const bin = findNatsServer();
   const storeDir = path.resolve(dataDir);
   mkdirSync(storeDir, { recursive: true });
@@ -126,7 +126,7 @@ export async function startEmbeddedServer(dataDir: string, opts: { port?: number
     configFile,
     [
       `listen: "127.0.0.1:${port}"`,
-      `max_payload: ${EMBEDDED_MAX_PAYLOAD}`,
+      `max_payload: ${opts.maxPayloadBytes ?? EMBEDDED_MAX_PAYLOAD}`,
       `jetstream {`,
       `  store_dir: ${JSON.stringify(storeDir)}`,
       `  max_memory_store: 268435456`,

@@ -36,6 +36,9 @@ interface StageRole {
 
 const every = (prefix: string) => `${prefix}.*`;
 
+/** Reading a body stored beside its message: direct gets by sequence, a miss confirmed by the stream's leader. */
+const READ_BODIES = [`$JS.API.DIRECT.GET.${EDGES.bodies.stream}`, `$JS.API.STREAM.MSG.GET.${EDGES.bodies.stream}`];
+
 /** What each stage does on NATS (besides its consumer, the crawl settings and the jobs it reads). */
 export const STAGE_ROLES: Record<string, StageRole> = {
   normalize: {
@@ -85,7 +88,8 @@ export const STAGE_ROLES: Record<string, StageRole> = {
   fetch: {
     stream: EDGES.ready.stream,
     durable: 'fetch',
-    outputs: [every(SUBJECTS.fetched), every(SUBJECTS.exchanges), every(SUBJECTS.links), every(SUBJECTS.outcomes), every(SUBJECTS.frontier), `${SUBJECTS.revisit}.*.*`],
+    // (a body too large for its message is stored beside it, on crawl.bodies.<p>)
+    outputs: [every(SUBJECTS.fetched), every(SUBJECTS.exchanges), every(SUBJECTS.links), every(SUBJECTS.outcomes), every(SUBJECTS.frontier), `${SUBJECTS.revisit}.*.*`, every(SUBJECTS.bodies)],
     read: [BUCKETS.hosts, BUCKETS.validators],
     write: [BUCKETS.hosts],
     // a grant is dropped as lost only on the hosts bucket leader's copy when it has replicas
@@ -95,10 +99,11 @@ export const STAGE_ROLES: Record<string, StageRole> = {
     stream: EDGES.render.stream,
     durable: 'render',
     // the rendered page back to extract, and the exchanges its requests made (robots.txt included) to the archive
-    outputs: [every(SUBJECTS.fetched), every(SUBJECTS.exchanges)],
+    outputs: [every(SUBJECTS.fetched), every(SUBJECTS.exchanges), every(SUBJECTS.bodies)],
     // a page's requests take their host's slot and robots.txt like a fetch and the gate
     read: [BUCKETS.hosts, BUCKETS.robots],
     write: [BUCKETS.hosts, BUCKETS.robots],
+    api: READ_BODIES,
   },
   extract: {
     stream: EDGES.fetched.stream,
@@ -106,6 +111,7 @@ export const STAGE_ROLES: Record<string, StageRole> = {
     outputs: [every(SUBJECTS.extracted), every(SUBJECTS.links), every(SUBJECTS.outcomes), every(SUBJECTS.render)],
     read: [BUCKETS.validators],
     write: [BUCKETS.validators],
+    api: READ_BODIES,
   },
   simhash: {
     stream: EDGES.extracted.stream,
@@ -127,6 +133,7 @@ export const STAGE_ROLES: Record<string, StageRole> = {
     outputs: [],
     read: [BUCKETS.digests],
     write: [BUCKETS.digests],
+    api: READ_BODIES,
   },
 };
 

@@ -21,6 +21,8 @@ export interface RetentionOptions {
 
 /** Two weeks of messages: enough to replay a stage after a bug fix found in a week. */
 export const DEFAULT_RETENTION: RetentionOptions = { maxAgeMs: 14 * 24 * 3600 * 1000, maxBytes: -1 };
+/** How long a large body stored again is recognised as stored (see applyTopology). */
+const BODY_DUPLICATE_WINDOW_MS = 60 * 60 * 1000;
 /** A schedule (the revisits) keeps its messages until they are taken and purged. */
 const SCHEDULE_RETENTION: RetentionOptions = { maxAgeMs: 0, maxBytes: -1 };
 
@@ -126,6 +128,19 @@ export async function applyTopology(
   for (const edge of Object.values(EDGES)) {
     if ('schedule' in edge) {
       await ensureStream(jsm, streamConfig(edge.stream, edge.subjects, SCHEDULE_RETENTION), false, copies.replicas);
+      continue;
+    }
+    if ('retainedWith' in edge) {
+      // the limits the stream whose messages refer to this one has now (applied above: EDGES
+      // lists it first), so nothing it still holds refers to what this one dropped for age
+      const { config } = await jsm.streams.info(EDGES[edge.retainedWith].stream);
+      const limits = { maxAgeMs: config.max_age / 1_000_000, maxBytes: config.max_bytes };
+      const stored = streamConfig(edge.stream, edge.subjects, limits);
+      // a body stored again by a fetch repeated within this window (regranted after its
+      // fetcher died, the host backed off first) gets the first copy back instead of a second;
+      // the ids it keeps are a few per large body (it may not exceed the stream's max age)
+      stored.duplicate_window = nanos(limits.maxAgeMs > 0 ? Math.min(BODY_DUPLICATE_WINDOW_MS, limits.maxAgeMs) : BODY_DUPLICATE_WINDOW_MS);
+      await ensureStream(jsm, stored, false, copies.replicas);
       continue;
     }
     const limits = typeof retention === 'function' ? retention(edge.stream) : retention;

@@ -1,6 +1,7 @@
 import { DeliverPolicy, jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { ConsumerPosition, Emit, Published, Publisher, StoredMessage, StreamAccess } from '../../ports/streams.js';
+import { tooLargeForServer } from '../../ops/nats/max-payload.js';
 
 /**
  * Direct stream access for stages that keep their own queues: "the next message on this
@@ -59,10 +60,15 @@ export function streamAccess(nc: NatsConnection): StreamAccess {
   };
 }
 
-/** Publishes through JetStream, all at once, and waits for every ack (the runner's publisher). */
-export function jetstreamPublisher(js: JetStreamClient): Publisher {
+/**
+ * Publishes through JetStream, all at once, and waits for every ack (the runner's publisher).
+ * A message over the server's `maxPayloadBytes` fails the publish with an error that names it.
+ */
+export function jetstreamPublisher(js: JetStreamClient, maxPayloadBytes = Infinity): Publisher {
   return {
     async publish(messages: readonly Emit[]): Promise<Published[]> {
+      const over = messages.find((m) => m.data.length > maxPayloadBytes);
+      if (over) throw tooLargeForServer(over.subject, over.data.length, maxPayloadBytes);
       const acks = await Promise.all(messages.map((m) => js.publish(m.subject, m.data, m.msgId ? { msgID: m.msgId } : undefined)));
       return acks.map((ack, i) => ({ subject: messages[i]!.subject, seq: ack.seq, duplicate: ack.duplicate }));
     },

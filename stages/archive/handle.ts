@@ -9,6 +9,7 @@ import { renderedRecords } from './rendered-records.js';
 import type { ArchiveSink } from './sink.js';
 import type { BuildRecords } from './warc-file.js';
 import { newRecordId, warcDigest } from './warc-record.js';
+import { bodyOf } from '../shared/messages/page-body.js';
 
 /**
  * Whether this exchange's payload was captured before (→ an identical-payload-digest revisit
@@ -61,9 +62,10 @@ async function renderedBuild(digests: KvStore, e: ArchivedExchange, gzipLevel: n
 
 export function createArchiveHandler(sink: ArchiveSink) {
   return async function handleArchive(input: StageInput<ArchivedExchange>, ctx: StageContext): Promise<Outcome> {
-    const e = input.message;
     // a page the render stage could not render comes back as fetched: its response is archived already
-    if (e.rendered === false) return emit();
+    if (input.message.rendered === false) return emit();
+    // the whole body, also when it is stored beside the message
+    const e = input.message.body_ref ? { ...input.message, body: await bodyOf(input.message, ctx) } : input.message;
     const level = ctx.settings.warcGzipLevel;
     const build = e.exchange?.kind === 'rendered' ? await renderedBuild(ctx.kv.digests, e, level) : await exchangeBuild(ctx.kv.digests, e, level);
     const built = await sink.add(build, (placed, b) =>

@@ -52,7 +52,7 @@ export async function createArchiveStage(out: ArchiveOutput): Promise<ConsumerSt
     input: archiveInput,
     emits: archiveEmits,
     // many exchanges wait together for their batch to be made durable; each holds its body
-    // (up to --max-body-bytes) until then, so this bounds the stage's memory
+    // (up to --max-page-bytes) until then, so this bounds the stage's memory
     defaultConcurrency: concurrency,
     counts: ['records'],
     decode: (_subject, data) => decodeExchange(data),

@@ -1,4 +1,4 @@
-import { decodeFetched, encodeDiscoveredLinks, encodeExtracted, encodeRenderRequest, type FetchedPage } from '../../schemas/index.js';
+import { decodeFetched, encodeDiscoveredLinks, encodeExtracted, encodeRenderRequest, type BodyRef, type FetchedPage } from '../../schemas/index.js';
 import { subjectFor } from '../../pipeline/partition.js';
 import type { Emit } from '../../pipeline/stage.js';
 import { contentDigest } from '../shared/content-digest.js';
@@ -29,16 +29,23 @@ function structuredWithinBudget(doc: ExtractedHtml, maxBytes: number) {
   };
 }
 
-/** Decodes a fetched-page message and extracts it; an undecodable message throws a SchemaError. */
-export function extractFetchedMessage(data: Uint8Array, s: ExtractSettings): PageExtraction {
-  return extractPage(decodeFetched(data), s);
+/**
+ * Decodes a fetched-page message and extracts it; an undecodable message throws a SchemaError.
+ * A page whose body is stored beside the message needs that body (`body`, read by the caller):
+ * without it, the answer is where it is.
+ */
+export function extractFetchedMessage(data: Uint8Array, s: ExtractSettings, body?: Uint8Array): PageExtraction | { needsBody: BodyRef; url: string } {
+  const p = decodeFetched(data);
+  if (p.body_ref && !body) return { needsBody: p.body_ref, url: p.url };
+  return extractPage(p, s, body ?? p.body);
 }
 
 /**
  * The page goes to the render stage instead of on: the render stage sends back its rendered
  * DOM (or, when rendering fails, the page as it is), marked `rendered`, which extract then
  * extracts like any page. In a replay the render message reaches no one, and the rendered
- * version, retained beside the original, is what is extracted.
+ * version, retained beside the original, is what is extracted. The page goes as it came: a
+ * body stored beside it stays there, referred to.
  */
 function toRender(p: FetchedPage, reason: string, s: ExtractSettings): PageExtraction {
   return {
@@ -54,17 +61,18 @@ function pageDirectives(p: FetchedPage, doc: ExtractedHtml, token: string): Dire
   return header ? [header, ...doc.robotsMeta] : doc.robotsMeta;
 }
 
-export function extractPage(p: FetchedPage, s: ExtractSettings): PageExtraction {
-  if (p.fetch_as === 'sitemap') return extractSitemap(p, s);
+/** `p` as it came (its body possibly stored beside it) and its whole `body`. */
+export function extractPage(p: FetchedPage, s: ExtractSettings, body = p.body): PageExtraction {
+  if (p.fetch_as === 'sitemap') return extractSitemap(p, s, body);
   // a page that came back from the render stage is never sent there again
   const routable = p.rendered === undefined;
   const byPattern = routable ? renderPatternReason(p.url, s.render.patterns) : null;
   if (byPattern) return toRender(p, byPattern, s);
-  const { text: html, charset } = decodeBody(p.body, p.charset, { truncated: p.truncated });
+  const { text: html, charset } = decodeBody(body, p.charset, { truncated: p.truncated });
   const doc = extractHtml(html, p.url, { robotsToken: s.robotsToken });
   const shell = routable && s.render.auto ? appShellReason({ text: doc.text, ...doc.shell }) : null;
   if (shell) return toRender(p, shell, s);
-  const { body: _body, headers: _headers, ...meta } = p;
+  const { body: _body, body_ref: _ref, headers: _headers, ...meta } = p;
   // The extracted page carries its texts, links and structured data; together they must fit
   // one message: a quarter each for links, main text and structured data, and the full text
   // gets what the main text left of half the room (it is a superset, usually the larger).
@@ -97,8 +105,8 @@ export function extractPage(p: FetchedPage, s: ExtractSettings): PageExtraction 
       data: encodeExtracted({
         ...meta,
         charset,
-        content_length: p.body.length,
-        content_digest: contentDigest(p.body),
+        content_length: body.length,
+        content_digest: contentDigest(body),
         title: s.titles ? doc.title : '',
         text,
         text_full: textFull,

@@ -4,9 +4,10 @@ import { SchemaError } from '../../schemas/index.js';
 import { extractFetchedMessage } from './extract-page.js';
 import type { PooledExtractJob, PooledExtractReply } from './pooled-handle.js';
 
-serveJobs<PooledExtractJob, PooledExtractReply>(({ data, settings }) => {
+serveJobs<PooledExtractJob, PooledExtractReply>(({ data, settings, body }) => {
   try {
-    const extraction = extractFetchedMessage(data, settings);
+    const extraction = extractFetchedMessage(data, settings, body);
+    if ('needsBody' in extraction) return { output: extraction };
     const transfer: ArrayBuffer[] = [];
     for (const m of extraction.messages) {
       const owned = ownedCopy(m.data);

@@ -2,6 +2,7 @@ import type { FetchedPage } from '../../schemas/index.js';
 import type { Outcome, StageContext, StageInput } from '../../pipeline/stage.js';
 import { storeValidators } from '../shared/validators.js';
 import { robotsTokenOf } from '../shared/robots/robots-rules.js';
+import { bodyOf } from '../shared/messages/page-body.js';
 import { extractPage } from './extract-page.js';
 import { type ExtractSettings, type PageExtraction } from './extraction.js';
 
@@ -37,6 +38,7 @@ export function extractionOutcome(x: PageExtraction, ctx: StageContext): Outcome
 /** Extracts on the calling thread (`--extract-threads 0`, replays, tests). */
 export function createExtractHandler(opts: ExtractOptions = { titles: true }) {
   return async function handleExtract(input: StageInput<FetchedPage>, ctx: StageContext): Promise<Outcome> {
-    return extractionOutcome(extractPage(input.message, extractSettings(opts, ctx)), ctx);
+    const p = input.message;
+    return extractionOutcome(extractPage(p, extractSettings(opts, ctx), await bodyOf(p, ctx)), ctx);
   };
 }

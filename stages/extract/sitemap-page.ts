@@ -20,8 +20,8 @@ export const MAX_DROPPED_ROWS = 1000;
  * sitemaps in turn (bounded), URLs the sitemap may not list are recorded as filtered with the
  * reason, and the sitemap itself is a `fetched` row that says what it held. No page is stored.
  */
-export function extractSitemap(p: FetchedPage, s: ExtractSettings): PageExtraction {
-  const parsed = parseSitemap({ body: p.body, contentType: p.content_type, url: p.url, now: p.fetch_time });
+export function extractSitemap(p: FetchedPage, s: ExtractSettings, body = p.body): PageExtraction {
+  const parsed = parseSitemap({ body, contentType: p.content_type, url: p.url, now: p.fetch_time });
   const level = p.sitemap_level ?? 0;
   const job = p.job !== undefined ? { job: p.job } : {};
   const messages: Emit[] = [];

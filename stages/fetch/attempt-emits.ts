@@ -152,7 +152,8 @@ export function responseEmits(a: Attempt, res: HttpResponse, facts: ExchangeFact
             content_type: verdict.mimeType,
             charset: verdict.charset,
             headers: res.headers,
-            body: res.body,
+            // the body, or (too large for the message) where it is stored
+            ...(facts.placed ?? { body: res.body }),
             truncated: res.truncated,
             ...(g.redirect_chain ? { redirect_chain: g.redirect_chain } : {}),
             ...jobFieldsOf(g),

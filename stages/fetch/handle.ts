@@ -11,7 +11,7 @@ import { exchangeEmit, type ExchangeFacts } from '../shared/messages/exchange-em
 import { failureOf, fetchOutcome, notModifiedEmits, responseEmits, retryEmits, validatorsOf, withNote, type Attempt } from './attempt-emits.js';
 import { revisitEmit } from '../shared/revisits/revisit-emit.js';
 import type { FetchResult } from '../shared/revisits/revisit-policy.js';
-import { MESSAGE_OVERHEAD_BYTES } from './spec.js';
+import { placeBody, type PlacedBody } from '../shared/messages/page-body.js';
 import { PACING_GUARD_MS } from '../shared/host-state/host-pacing.js';
 import { retryFor } from '../../pipeline/retry.js';
 import { bodyWanted, declaredLength, notDownloaded } from './classify-response.js';
@@ -63,8 +63,8 @@ export async function handleFetch(input: StageInput<FetchGrant>, ctx: StageConte
       connectTimeoutMs: s.connectTimeoutMs,
       headersTimeoutMs: s.headersTimeoutMs,
       totalTimeoutMs: s.totalTimeoutMs,
-      // the body travels in one message: it must fit the server's max_payload
-      maxBodyBytes: Math.max(1024, Math.min(s.maxBodyBytes, ctx.maxPayloadBytes - MESSAGE_OVERHEAD_BYTES)),
+      // whatever the server's max_payload: a body too large for its message is stored beside it
+      maxBodyBytes: s.maxPageBytes,
       maxDecompressionRatio: s.maxDecompressionRatio,
       minBytesPerSecond: s.minTransferRate,
       // a body classify-response would not keep (a video, an archive) is not downloaded
@@ -101,6 +101,18 @@ export async function handleFetch(input: StageInput<FetchGrant>, ctx: StageConte
   const retriesLeft = retryable && (g.attempt ?? 0) < s.maxRetries;
   const pausesHost = paced !== null && paced.paused_until > 0 && !(feedback.kind !== 'ok' && feedback.failure?.throttled);
   const pacingNote = !paced ? '' : retriesLeft && pausesHost ? `not retried: ${paced.last_decision}` : paced.last_decision;
+  // the grant is redelivered: it must find the host paced by this answer (a Retry-After, a
+  // backoff) and go back to the gate, not ask again at once
+  const keepAnswer = () => retryFor(() => release(ctx, g, paceFrom, feedback, draw, false), RELEASE_RETRY_MS);
+  let placed: PlacedBody | undefined;
+  try {
+    placed = res ? await placeBody(ctx, 'fetch', g.host, res.body) : undefined;
+  } catch (err) {
+    // storing a large body failed as a publish would (the bodies stream unavailable)
+    await keepAnswer().catch(() => undefined);
+    throw err;
+  }
+  if (res?.truncated) ctx.metrics.count('fetch', 'bodies', 'truncated');
   const facts: ExchangeFacts = {
     kind: res ? 'response' : 'failure',
     captureId: `${g.fetch_id}:${g.attempt ?? 0}`,
@@ -114,6 +126,7 @@ export async function handleFetch(input: StageInput<FetchGrant>, ctx: StageConte
     requestHeaders,
     userAgent: s.userAgent,
     res,
+    ...(placed ? { placed } : {}),
     failure: failure ? `${failure.code}: ${failure.message}` : null,
     redirect: res && res.status >= 300 && res.status < 400 ? locationOf(res, g.url) : null,
     robots: 'allowed (granted by the politeness gate)',
@@ -165,10 +178,8 @@ export async function handleFetch(input: StageInput<FetchGrant>, ctx: StageConte
     kind: 'emit',
     messages: out,
     afterPublish: () => release(ctx, g, paceFrom, feedback, draw),
-    // the grant is redelivered: it must find the host paced by this answer (a Retry-After, a
-    // backoff) and go back to the gate, not ask again at once
     // (the KV store may be electing a leader too: the same outage that failed the publish)
-    onPublishFailed: () => retryFor(() => release(ctx, g, paceFrom, feedback, draw, false), RELEASE_RETRY_MS),
+    onPublishFailed: keepAnswer,
   };
 }
 

@@ -10,6 +10,3 @@ export const fetchInput: StageInputSpec = {
   maxAckPending: 2_000,
 };
 export const fetchEmits = ['fetched', 'discovered', 'results', 'frontier', 'revisits'] as const;
-
-/** Room kept in a message for everything but the body (headers, URL, fields). */
-export const MESSAGE_OVERHEAD_BYTES = 256 * 1024;

@@ -75,10 +75,9 @@ export function pageRows(p: FinalPage, crawlId: string): RowBatch {
   };
 }
 
-/** fetch_log's reason for a stored page: cut at the size cap, and what rendering did (or why it failed) */
-/** fetch_log's reason for a stored page: stored, then how it was rendered, then what its revisit found (each when there is one). */
+/** fetch_log's reason for a stored page: stored (cut at the size cap, when it was), then how it was rendered, then what its revisit found (each when there is one). */
 function storedReason(p: FinalPage): string {
-  const stored = p.truncated ? 'stored (body truncated at the size cap)' : 'stored';
+  const stored = p.truncated ? `stored (body truncated at the size cap: the first ${p.content_length} bytes kept, --max-page-bytes)` : 'stored';
   return [stored, p.render_note, p.revisit_note].filter(Boolean).join('; ');
 }
 

@@ -5,9 +5,10 @@ import { emit, retryAfter, type Outcome, type StageContext, type StageInput } fr
 import { RenderSession } from './render-session.js';
 import { type Sleep } from './host-turn.js';
 import { SubresourceCache } from './subresource-cache.js';
-import { renderedPageEmit, renderNote, unrenderedPageEmit } from './rendered-page.js';
+import { domBody, renderedPageEmit, renderNote, unrenderedPageEmit } from './rendered-page.js';
 import { MAX_RENDER_ATTEMPTS, RENDER_SETTLE_MS } from './spec.js';
-import { MESSAGE_SLACK_BYTES } from '../shared/messages/message-budget.js';
+import { bodyOf, placeBody } from '../shared/messages/page-body.js';
+import { contentDigest } from '../shared/content-digest.js';
 
 /** A render that failed in a way another try may fix (the browser died) comes back after this. */
 const RETRY_AFTER_MS = 2_000;
@@ -33,12 +34,14 @@ export function createRenderHandler(deps: RenderStageDeps) {
   return async function handleRender(input: StageInput<RenderRequest>, ctx: StageContext): Promise<Outcome> {
     const page = input.message;
     const s = ctx.settings;
+    // the page as fetched, also when its body is stored beside the message
+    const body = await bodyOf(page, ctx);
     const session = new RenderSession(ctx, page, cache, ctx.clock.now() + s.renderTimeoutMs, wait);
     let result;
     try {
       result = await deps.renderer.render({
         url: page.url,
-        document: { status: page.fetch_status, headers: page.headers, body: page.body },
+        document: { status: page.fetch_status, headers: page.headers, body },
         timeoutMs: s.renderTimeoutMs,
         settleMs: RENDER_SETTLE_MS,
         onStart: () => session.restartClock(s.renderTimeoutMs),
@@ -64,7 +67,10 @@ export function createRenderHandler(deps: RenderStageDeps) {
     ctx.metrics.count('render', 'requests', 'fetched', session.counts.fetched);
     ctx.metrics.count('render', 'requests', 'cached', session.counts.cached);
     ctx.metrics.count('render', 'requests', 'blocked', session.counts.blocked + session.counts.failed);
-    const maxBody = Math.max(1024, Math.min(s.maxBodyBytes, ctx.maxPayloadBytes - 2 * MESSAGE_SLACK_BYTES));
-    return emit(renderedPageEmit(page, result.html, note, session, maxBody, s.partitions), ...session.exchanges);
+    // the DOM is kept up to the page size cap, like a fetched page, on any server: a DOM larger
+    // than its message can carry is stored beside it
+    const dom = domBody(result.html, s.maxPageBytes);
+    const placed = await placeBody(ctx, 'render', page.host, dom.bytes);
+    return emit(renderedPageEmit(page, { placed, cut: dom.cut }, contentDigest(body), note, session, s.partitions), ...session.exchanges);
   };
 }

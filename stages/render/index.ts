@@ -16,7 +16,7 @@ export function createRenderStage(deps: RenderStageDeps & { concurrency?: number
     emits: renderEmits,
     defaultConcurrency: deps.concurrency ?? DEFAULT_RENDER_CONCURRENCY,
     // crawler_render_renders_total{outcome: settled|timeout|<failure code>}, crawler_render_requests_total{outcome: fetched|cached|blocked}
-    counts: ['renders', 'requests'],
+    counts: ['renders', 'requests', 'bodies'],
     decode: (_subject, data) => decodeRenderRequest(data),
     handle: createRenderHandler(deps),
     close: () => deps.renderer.close(),

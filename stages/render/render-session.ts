@@ -14,6 +14,7 @@ import { releaseIp } from '../shared/host-state/ip-slot.js';
 import { PACING_GUARD_MS, pacingOf } from '../shared/host-state/host-pacing.js';
 import { judgeFetch } from '../shared/failure-policy.js';
 import { exchangeEmit } from '../shared/messages/exchange-emit.js';
+import { placeBody, type PlacedBody } from '../shared/messages/page-body.js';
 import { hostDelayMs } from '../shared/robots/robots-refresh.js';
 import { robotsVerdict, takeHostSlot, type HostTurn, type Sleep } from './host-turn.js';
 import { blockCategory, blockedByPolicy } from './request-policy.js';
@@ -45,6 +46,8 @@ export class RenderSession {
   /** the last request of each host in this render: the next waits for it (one in flight per host anyway) */
   private readonly hostTail = new Map<string, Promise<unknown>>();
   private closed = false;
+  /** storing a large response body beside its exchange failed: the render is tried again (see close) */
+  private storeFailure: Error | null = null;
 
   constructor(
     private readonly ctx: StageContext,
@@ -80,10 +83,15 @@ export class RenderSession {
     return p;
   }
 
-  /** No more requests are made (late ones are blocked); resolves once those under way are done and their hosts released. */
+  /**
+   * No more requests are made (late ones are blocked); resolves once those under way are done
+   * and their hosts released. Throws when a body could not be stored for the archive: the
+   * render fails as an unavailable stream would fail its publish, and is tried again.
+   */
   async close(): Promise<void> {
     this.closed = true;
     while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+    if (this.storeFailure) throw this.storeFailure;
   }
 
   private note(line: string): void {
@@ -157,7 +165,7 @@ export class RenderSession {
         connectTimeoutMs: Math.min(s.connectTimeoutMs, timeoutMs),
         headersTimeoutMs: Math.min(s.headersTimeoutMs, timeoutMs),
         totalTimeoutMs: timeoutMs,
-        maxBodyBytes: Math.max(1024, Math.min(s.maxBodyBytes, MAX_BYTES_PER_RENDER - this.bytes)),
+        maxBodyBytes: Math.max(1024, Math.min(s.maxPageBytes, MAX_BYTES_PER_RENDER - this.bytes)),
         maxDecompressionRatio: s.maxDecompressionRatio,
         minBytesPerSecond: s.minTransferRate,
       });
@@ -170,6 +178,13 @@ export class RenderSession {
     }
     await this.release(host, slot, delayMs, res, failure, start);
     const p = this.page;
+    let placed: PlacedBody | undefined;
+    try {
+      placed = res ? await placeBody(this.ctx, 'render', host, res.body) : undefined;
+    } catch (err) {
+      this.storeFailure ??= err as Error;
+      return this.block(req, `storing its ${res!.body.length}-byte body failed: ${(err as Error).message}`, 'failed');
+    }
     const captureId = `${p.fetch_id}:render:${n}`;
     this.exchanges.push(
       exchangeEmit(
@@ -186,6 +201,7 @@ export class RenderSession {
           requestHeaders: headers,
           userAgent: s.userAgent,
           res,
+          ...(placed ? { placed } : {}),
           failure: failure ? `${failure.code}: ${failure.message}` : null,
           robots: `allowed (a ${req.resourceType} of ${p.url}, rendered)`,
           // a job's page: its requests are archived under the job's crawl id, like the page

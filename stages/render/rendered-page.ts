@@ -7,8 +7,8 @@ import { encodeExchange, type ArchivedExchange, type RenderRequest } from '../..
 import { subjectFor } from '../../pipeline/partition.js';
 import type { Emit } from '../../pipeline/stage.js';
 import type { RenderResult } from '../../ports/browser.js';
-import { contentDigest } from '../shared/content-digest.js';
 import { cutToBytes } from '../shared/messages/message-budget.js';
+import type { PlacedBody } from '../shared/messages/page-body.js';
 import type { RenderSession } from './render-session.js';
 
 /** `fetched:<id>` is the page as fetch published it; the render's version must not be taken for a duplicate of it. */
@@ -30,10 +30,20 @@ export function renderNote(page: RenderRequest, r: RenderResult, session: Render
   return `rendered (${page.render_reason}): ${ended}; ${parts.join(', ')}${why ? ` (${why})` : ''}`;
 }
 
-/** The rendered page, for extract (its body) and the archive (its exchange: a record of the DOM). */
-export function renderedPageEmit(page: RenderRequest, html: string, note: string, session: RenderSession, maxBodyBytes: number, partitions: number): Emit {
-  const cut = cutToBytes(html, maxBodyBytes);
-  const { render_reason: _reason, ...fetched } = page;
+/** The DOM as the rendered page's body: UTF-8, cut to `maxBytes` (`cut` says whether it was). */
+export function domBody(html: string, maxBytes: number): { bytes: Uint8Array; cut: boolean } {
+  const kept = cutToBytes(html, maxBytes);
+  return { bytes: new TextEncoder().encode(kept), cut: kept.length < html.length };
+}
+
+/**
+ * The rendered page, for extract (its body) and the archive (its exchange: a record of the
+ * DOM): `dom` is the DOM's body as the message carries it, `sourceDigest` the digest of the
+ * response it was rendered from.
+ */
+export function renderedPageEmit(page: RenderRequest, dom: { placed: PlacedBody; cut: boolean }, sourceDigest: string, note: string, session: RenderSession, partitions: number): Emit {
+  // the fetched page's body_ref is the response's, not the DOM's
+  const { render_reason: _reason, body_ref: _ref, ...fetched } = page;
   const message: ArchivedExchange = {
     ...fetched,
     // the DOM is serialized as UTF-8 whatever the page was sent in; the header says so, so a
@@ -41,8 +51,8 @@ export function renderedPageEmit(page: RenderRequest, html: string, note: string
     content_type: 'text/html',
     charset: 'utf-8',
     headers: { ...page.headers, 'content-type': 'text/html; charset=utf-8' },
-    body: new TextEncoder().encode(cut),
-    truncated: page.truncated || cut.length < html.length,
+    ...dom.placed,
+    truncated: page.truncated || dom.cut,
     rendered: true,
     render_note: note,
     exchange: {
@@ -57,7 +67,7 @@ export function renderedPageEmit(page: RenderRequest, html: string, note: string
       robots: null,
       refers_to_date: page.fetch_time,
       attempt: 0,
-      refers_to_digest: contentDigest(page.body),
+      refers_to_digest: sourceDigest,
       render_log: session.log,
     },
   };
@@ -65,8 +75,9 @@ export function renderedPageEmit(page: RenderRequest, html: string, note: string
 }
 
 /**
- * Rendering failed for good: the page goes on as fetched, with the reason. It has no
- * exchange, and the archive keeps nothing of it (the response is archived already).
+ * Rendering failed for good: the page goes on as fetched, with the reason (its body as it
+ * came: a body stored beside it stays there). It has no exchange, and the archive keeps
+ * nothing of it (the response is archived already).
  */
 export function unrenderedPageEmit(page: RenderRequest, why: string, partitions: number): Emit {
   const { render_reason: reason, ...fetched } = page;

@@ -21,6 +21,7 @@ describe('crawl CLI: bad input gets one line naming the problem and exit code 2'
     ['an unreadable seeds file', ['run', '--seeds-file', '/nonexistent/seeds.txt'], /cannot read seeds file \/nonexistent\/seeds.txt: ENOENT/],
     ['a bad number', ['run', '--seed', 'http://a.test/', '--max-depth', 'deep'], /--max-depth must be a whole number, got "deep"/],
     ['a number out of range', ['run', '--seed', 'http://a.test/', '--partitions', '0'], /--partitions must be between 1 and 1024/],
+    ['a page cap too small', ['run', '--seed', 'http://a.test/', '--max-page-bytes', '100'], /--max-page-bytes must be between 1024 and/],
     ['a bad thread count', ['run', '--seed', 'http://a.test/', '--extract-threads', 'all'], /--extract-threads must be a whole number, got "all"/],
     ['a bad --resolve', ['run', '--seed', 'http://a.test/', '--resolve', 'nonsense'], /--resolve/],
     ['an unknown option', ['run', '--sed', 'http://a.test/'], /unknown option '--sed'/],

@@ -42,7 +42,7 @@ import { startWorkers, useWorkerCrawl, waitUntilIdle } from '../support/worker-c
 const TOKEN = 'testcrawler';
 const SITE = { hosts: 4, pagesPerHost: 10, seed: 5 };
 const MAX_DEPTH = 3;
-/** The default body cap (--max-body-bytes is not given). */
+/** The default body cap (--max-page-bytes is not given). */
 const MAX_BODY_BYTES = 5 * 1024 * 1024;
 /** Longest the crawl may take to become idle (it took 55 s on a shared 2-core machine). */
 const IDLE_WITHIN_MS = 180_000;

@@ -3,7 +3,9 @@
  * per stage, each connected as its role's user, completes with no permission violation (so
  * the lists are enough); the seeding user can publish seeds and nothing else; a fetch worker
  * whose user may not publish its pages gets a clear permission error, and once a worker with
- * the right user takes over, every page is there: nothing was lost.
+ * the right user takes over, every page is there: nothing was lost. The server has a stock
+ * max_payload (1 MiB) and the crawl includes big.test's 5 and 6 MiB pages, so the bodies
+ * stored beside their messages (CRAWL_BODIES) are written and read under the roles too.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -13,7 +15,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
-import { expectedCrawl, startTestWeb, type TestWeb } from '../../testweb/index.js';
+import { BIG_PAGE_HOST, BIG_PAGE_PATHS, expectedCrawl, startTestWeb, type TestWeb } from '../../testweb/index.js';
 import { accountsConfig, ROLES, rolePermissions, STAGE_ROLES } from '../../ops/nats/permissions.js';
 import { connectNats } from '../../pipeline/adapters/nats-connection.js';
 import { runCli, startCli, type CliRun } from '../support/crawl-cli.js';
@@ -33,13 +35,13 @@ describe('least privilege: one user per role', () => {
   const workers: CliRun[] = [];
   const as = (role: string): NodeJS.ProcessEnv => roleEnv(nats.url, role, password(role));
   before(async () => {
-    web = await startTestWeb({ hosts: 2, pagesPerHost: 8, seed: E2E.seed });
+    web = await startTestWeb({ hosts: 2, pagesPerHost: 8, seed: E2E.seed, bigPages: true });
     dir = mkdtempSync(path.join(os.tmpdir(), 'crawl-roles-'));
     const accounts = accountsConfig((role) => (role === NARROW_FETCH ? '' : `password: ${JSON.stringify(password(role))}`));
     // the narrow fetch user: fetch's permissions without crawl.fetched.*
     const narrow = rolePermissions('fetch').publish.filter((s) => s !== 'crawl.fetched.*');
     const narrowUser = `      { user: "${NARROW_FETCH}", password: ${JSON.stringify(password(NARROW_FETCH))}, permissions: { publish: { allow: ${JSON.stringify(narrow)} }, subscribe: { allow: ["_INBOX.>"] } } },\n`;
-    nats = await startConfiguredNats(path.join(dir, 'nats'), ['max_payload: 8388608', accounts.replace('    users: [\n', `    users: [\n${narrowUser}`)], { jetstream: true });
+    nats = await startConfiguredNats(path.join(dir, 'nats'), ['max_payload: 1048576', accounts.replace('    users: [\n', `    users: [\n${narrowUser}`)], { jetstream: true });
   });
   after(async () => {
     for (const w of workers) w.child.kill('SIGKILL');
@@ -86,7 +88,7 @@ describe('least privilege: one user per role', () => {
     narrow.child.stderr!.on('data', (c: Buffer) => (narrowErr += c.toString()));
     workers.push(narrow);
     const seeds = web.model.siteHostNames.map((h) => `http://${h}/`);
-    const seeded = await runCli(['seed', ...seeds], as('seeder'), 60_000);
+    const seeded = await runCli(['seed', ...seeds, `http://${BIG_PAGE_HOST}/`], as('seeder'), 60_000);
     assert.equal(seeded.code, 0, seeded.stderr);
 
     for (let i = 0; i < 300 && !/permission denied/.test(narrowErr); i++) await sleep(100);
@@ -108,7 +110,8 @@ describe('least privilege: one user per role', () => {
     for (const w of workers) w.child.kill('SIGTERM');
     await Promise.all(workers.map((w) => w.done));
 
-    const expected = [...expectedCrawl(web.model, { userAgentToken: E2E.token, maxDepth: MAX_DEPTH, seeds, redirectHopCost: 0 }).pages.keys()].sort();
+    const bigPages = BIG_PAGE_PATHS.map((p) => `http://${BIG_PAGE_HOST}${p}`);
+    const expected = [...expectedCrawl(web.model, { userAgentToken: E2E.token, maxDepth: MAX_DEPTH, seeds, redirectHopCost: 0 }).pages.keys(), ...bigPages].sort();
     const stored = await storedPages(out);
     assert.deepEqual(stored.urls, expected, 'every page once');
     assert.equal(stored.rows, expected.length);

@@ -7,13 +7,14 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { jetstream } from '@nats-io/jetstream';
 import { openKvStores } from '../../pipeline/adapters/nats-kv.js';
+import { natsBodyStore } from '../../pipeline/adapters/body-stream.js';
 import { silentLogger } from '../../pipeline/logger.js';
 import { StageMetrics } from '../../pipeline/metrics.js';
 import { subjectFor } from '../../pipeline/partition.js';
 import { runReplay } from '../../app/replay.js';
 import { parseSettings } from '../../pipeline/settings.js';
 import { EDGES } from '../../ops/nats/edges.js';
-import { encodeFetched } from '../../schemas/index.js';
+import { decodeFetched, encodeFetched } from '../../schemas/index.js';
 import { emptyBatch, type RowBatch } from '../../stages/persist/index.js';
 import { useTestNats } from '../support/nats-server.js';
 
@@ -58,7 +59,7 @@ describe('runReplay on a real nats-server', () => {
       from: 'extract',
       range: { fromSeq: 3, untilSeq: 7 },
       crawlOf: () => 'c1',
-      ctx: { settings, clock: { now: () => Date.now() }, log: silentLogger(), metrics: new StageMetrics(), kv: await openKvStores(nats.nc), maxPayloadBytes: 1024 * 1024 },
+      ctx: { settings, clock: { now: () => Date.now() }, log: silentLogger(), metrics: new StageMetrics(), kv: await openKvStores(nats.nc), maxPayloadBytes: 1024 * 1024, bodies: natsBodyStore(nats.nc) },
       batchRows: 2,
       write: async (rows) => void written.push(rows),
     });
@@ -80,11 +81,36 @@ describe('runReplay on a real nats-server', () => {
       from: 'extract',
       range: { fromSeq: 9 },
       crawlOf: () => 'c1',
-      ctx: { settings, clock: { now: () => Date.now() }, log: silentLogger(), metrics: new StageMetrics(), kv: await openKvStores(nats.nc), maxPayloadBytes: 1024 * 1024 },
+      ctx: { settings, clock: { now: () => Date.now() }, log: silentLogger(), metrics: new StageMetrics(), kv: await openKvStores(nats.nc), maxPayloadBytes: 1024 * 1024, bodies: natsBodyStore(nats.nc) },
       write: async (rows) => void written.push(rows),
     });
     assert.deepEqual({ messages: summary.messages, last: summary.lastSeq }, { messages: 2, last: 10 });
     assert.deepEqual(written.flatMap((b) => b.pages.map((p) => p.fetch_id)), ['f9', 'f10']);
+  });
+
+  it('a page whose body is stored beside its message replays whole; one whose body retention removed is reported', async () => {
+    const js = jetstream(nats.nc);
+    const bodies = natsBodyStore(nats.nc);
+    const html = `<html><head><title>Large page</title></head><body><p>${'words of a long page '.repeat(60_000)}</p><a href="/the-end">end</a></body></html>`;
+    const body = new TextEncoder().encode(html);
+    const page = (i: number, ref: Awaited<ReturnType<typeof bodies.put>>) => ({ ...decodeFetched(fetchedPage(i)), body: new Uint8Array(0), body_ref: ref });
+    const whole = await js.publish(subjectFor('fetched', 'h.example', settings.partitions), encodeFetched(page(20, await bodies.put('crawl.bodies.0', body))));
+    const goneRef = await bodies.put('crawl.bodies.0', new TextEncoder().encode(html.replace('Large page', 'Gone page')));
+    await nats.jsm.streams.deleteMessage('CRAWL_BODIES', goneRef.seqs[0]!);
+    const gone = await js.publish(subjectFor('fetched', 'h.example', settings.partitions), encodeFetched(page(21, goneRef)));
+    const written: RowBatch[] = [];
+    const summary = await runReplay(nats.nc, {
+      from: 'extract',
+      range: { fromSeq: whole.seq, untilSeq: gone.seq },
+      crawlOf: () => 'c1',
+      ctx: { settings, clock: { now: () => Date.now() }, log: silentLogger(), metrics: new StageMetrics(), kv: await openKvStores(nats.nc), maxPayloadBytes: 1024 * 1024, bodies },
+      write: async (rows) => void written.push(rows),
+    });
+    const pages = written.flatMap((b) => b.pages);
+    assert.deepEqual(pages.map((p) => [p.fetch_id, p.title, p.content_length]), [['f20', 'Large page', body.length]]);
+    assert.ok(written.flatMap((b) => b.links).some((l) => l.dst_url === 'http://h.example/the-end'), 'the link at the end of the body was found');
+    assert.equal(summary.failed, 1);
+    assert.match(summary.failures[0]!, /reading the body of http:\/\/h\.example\/p21 .*no longer in CRAWL_BODIES/);
   });
 
   it('a start after the newest message reads nothing (and does not wait for new ones)', async () => {
@@ -92,7 +118,7 @@ describe('runReplay on a real nats-server', () => {
       from: 'extract',
       range: { since: new Date(Date.now() + 60_000) },
       crawlOf: () => 'c1',
-      ctx: { settings, clock: { now: () => Date.now() }, log: silentLogger(), metrics: new StageMetrics(), kv: await openKvStores(nats.nc), maxPayloadBytes: 1024 * 1024 },
+      ctx: { settings, clock: { now: () => Date.now() }, log: silentLogger(), metrics: new StageMetrics(), kv: await openKvStores(nats.nc), maxPayloadBytes: 1024 * 1024, bodies: natsBodyStore(nats.nc) },
       write: async () => assert.fail('nothing to write'),
     });
     assert.equal(summary.messages, 0);

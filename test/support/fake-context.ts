@@ -11,6 +11,8 @@ import { StageMetrics } from '../../pipeline/metrics.js';
 import { parseSettings, type CrawlSettingsInput } from '../../pipeline/settings.js';
 import type { BackgroundContext, Clock, Emit, Outcome, StageInput } from '../../pipeline/stage.js';
 import type { ConsumerPosition, Published, Publisher, StoredMessage, StreamAccess } from '../../ports/streams.js';
+import type { BodyStore } from '../../ports/bodies.js';
+import { chunkedBodyStore } from '../../pipeline/body-chunks.js';
 
 /** Default start time of the fake clock: 2024-01-01T00:00:00Z (any fixed, non-zero value). */
 export const T0 = Date.UTC(2024, 0, 1);
@@ -161,11 +163,29 @@ export class MemoryStreams implements StreamAccess, Publisher {
   on(prefix: string): Array<StoredMessage & { subject: string }> {
     return this.messages.filter((m) => m.subject === prefix || m.subject.startsWith(`${prefix}.`));
   }
+
+  /** removes messages (as retention would): those for which `drop` says so */
+  remove(drop: (m: StoredMessage & { subject: string }) => boolean): void {
+    for (let i = this.messages.length - 1; i >= 0; i--) if (drop(this.messages[i]!)) this.messages.splice(i, 1);
+  }
+
+  /** the body store over these streams, as the real one is over CRAWL_BODIES (the chunks are messages here) */
+  bodyStore(maxPayloadBytes: number): BodyStore {
+    return chunkedBodyStore(
+      {
+        name: 'CRAWL_BODIES',
+        publish: async (subject, data, msgId) => (await this.publish([{ subject, data, msgId }]))[0]!,
+        get: async (seq) => this.messages.find((m) => m.seq === seq) ?? null,
+      },
+      maxPayloadBytes,
+    );
+  }
 }
 
 /** A stage's context and a background task's (the publisher is the same memory streams). */
 export interface FakeContext extends BackgroundContext {
   clock: FakeClock;
+  bodies: BodyStore;
   http: FakeHttp;
   kv: FakeKv;
   streams: MemoryStreams;
@@ -190,6 +210,7 @@ export interface FakeContextOptions {
 
 export function createFakeContext(overrides: FakeContextOptions = {}): FakeContext {
   const streams = overrides.streams ?? new MemoryStreams();
+  const maxPayloadBytes = overrides.maxPayloadBytes ?? 8 * 1024 * 1024;
   return {
     settings: parseSettings({ crawlId: 'test', ...overrides.settings }),
     clock: fakeClock(overrides.now ?? T0),
@@ -207,9 +228,11 @@ export function createFakeContext(overrides: FakeContextOptions = {}): FakeConte
       jobs: overrides.kv?.jobs ?? new MemoryKvStore(),
     },
     http: fakeHttp(overrides.respond),
-    maxPayloadBytes: overrides.maxPayloadBytes ?? 8 * 1024 * 1024,
+    maxPayloadBytes,
     streams,
     publisher: streams,
+    // bodies too large for a message are chunks in the same memory streams (`crawl.bodies.<p>`)
+    bodies: streams.bodyStore(maxPayloadBytes),
     resolveHost: async (host) => (overrides.addresses && host in overrides.addresses ? overrides.addresses[host]! : '192.0.2.1'),
   };
 }

@@ -8,10 +8,13 @@ import { startEmbeddedServer, type EmbeddedServer } from '../../ops/nats/embedde
 import { connectNats } from '../../pipeline/adapters/nats-connection.js';
 import { applyCrawlTopology, type TopologyOptions } from '../../app/topology.js';
 
-/** A real nats-server with JetStream on a free loopback port and a temporary store; `stop` removes both. */
-export async function startTestNats(): Promise<EmbeddedServer & { cleanup(): Promise<void> }> {
+/**
+ * A real nats-server with JetStream on a free loopback port and a temporary store; `stop` removes both.
+ * `maxPayloadBytes`: the server's max_payload (default: the embedded server's 8 MiB; a stock server's is 1 MiB).
+ */
+export async function startTestNats(opts: { maxPayloadBytes?: number } = {}): Promise<EmbeddedServer & { cleanup(): Promise<void> }> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'crawl-nats-'));
-  const server = await startEmbeddedServer(dir);
+  const server = await startEmbeddedServer(dir, opts);
   return {
     ...server,
     async cleanup() {
@@ -31,12 +34,12 @@ export interface TestNatsFixture {
  * A real nats-server for the enclosing describe block: started and connected before its
  * tests (with the crawl topology applied, unless `topology` is null), stopped after them.
  */
-export function useTestNats(topology: TopologyOptions | null = {}): TestNatsFixture {
+export function useTestNats(topology: TopologyOptions | null = {}, serverOptions: { maxPayloadBytes?: number } = {}): TestNatsFixture {
   let server: Awaited<ReturnType<typeof startTestNats>> | undefined;
   let nc: NatsConnection | undefined;
   let jsm: JetStreamManager | undefined;
   before(async () => {
-    server = await startTestNats();
+    server = await startTestNats(serverOptions);
     nc = await connectNats(server.url, 'test');
     jsm = topology ? await applyCrawlTopology(nc, topology) : await jetstreamManager(nc);
   });

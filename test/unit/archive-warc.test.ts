@@ -413,3 +413,32 @@ describe('archive: batches as large as the exchanges it handles at once', () => 
     }
   });
 });
+
+describe('archive: a body stored beside its message', () => {
+  it('is archived whole: the record has the whole payload and its digest, as if it had come inline', async () => {
+    const dir = tmpDir();
+    try {
+      const rows: CaptureRow[] = [];
+      const stage = await createArchiveStage({
+        outDir: dir,
+        crawlId: 'c1',
+        maxWarcBytes: 1 << 30,
+        captures: { write: async (b) => void rows.push(...(b.captures ?? [])), close: async () => {} },
+        batch: { maxRows: 1, maxDelayMs: 10 },
+      });
+      const ctx = createFakeContext({ maxPayloadBytes: 1024 * 1024 });
+      const body = Buffer.from(`<html><body><p>${'a long page of words '.repeat(150_000)}</p></body></html>`);
+      const ref = await ctx.bodies.put('crawl.bodies.0', body);
+      await stage.handle(stageInput(exchange({ body: new Uint8Array(0), body_ref: ref, headers: { 'content-type': 'text/html' } })), ctx);
+      await stage.close?.(ctx);
+      assert.equal(rows.length, 1);
+      const rec = await readWarcRecord(dir, rows[0]!.warc_filename, rows[0]!.warc_record_offset, rows[0]!.warc_record_length);
+      assert.ok(Buffer.from(rec.payload).equals(body), `the whole payload (${rec.payload.length} of ${body.length} bytes)`);
+      assert.equal(rec.headers.get('warc-payload-digest'), contentDigest(body));
+      assert.equal(rows[0]!.content_digest, contentDigest(body));
+      assert.equal(rec.headers.get('warc-truncated'), undefined);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

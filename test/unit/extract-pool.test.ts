@@ -10,7 +10,7 @@ import { FIXTURE_DIR } from '../../scripts/extraction-eval.js';
 import { renderPage } from '../../testweb/render-page.js';
 import { buildSiteModel } from '../../testweb/site-model.js';
 import type { HtmlResource } from '../../testweb/model-types.js';
-import { createFakeContext, type FakeContextOptions } from '../support/fake-context.js';
+import { createFakeContext, MemoryStreams, type FakeContextOptions } from '../support/fake-context.js';
 
 function fetched(url: string, html: string, over: Partial<FetchedPage> = {}): FetchedPage {
   const host = new URL(url).hostname;
@@ -124,6 +124,27 @@ describe('extract in a worker pool', () => {
       assert.equal(got.kind, 'schema-error');
       assert.deepEqual(got, await effects(inline, data, 'x'));
     }
+  });
+
+  test('a page whose body is stored beside its message: the same messages as with the body inline, pooled or not', async () => {
+    for (const p of pages.slice(0, 6)) {
+      const streams = new MemoryStreams();
+      const beside = encodeFetched({ ...p, body: new Uint8Array(0), body_ref: await streams.bodyStore(8 * 1024 * 1024).put('crawl.bodies.0', p.body) });
+      const asInline = await effects(inline, encodeFetched(p), p.url);
+      assert.deepEqual(await effects(inline, beside, p.url, { streams }), asInline, p.url);
+      assert.deepEqual(await effects(pooled, beside, p.url, { streams }), asInline, p.url);
+    }
+  });
+
+  test('a body no longer stored (retention removed it) is a SchemaError with the same reason, pooled or not', async () => {
+    const p = pages[0]!;
+    const streams = new MemoryStreams();
+    const beside = encodeFetched({ ...p, body: new Uint8Array(0), body_ref: await streams.bodyStore(8 * 1024 * 1024).put('crawl.bodies.0', p.body) });
+    streams.remove((m) => m.subject.startsWith('crawl.bodies.'));
+    const got = await effects(pooled, beside, p.url, { streams });
+    assert.equal(got.kind, 'schema-error');
+    assert.match(got.reason!, /reading the body of .*no longer in CRAWL_BODIES/);
+    assert.deepEqual(got, await effects(inline, beside, p.url, { streams }));
   });
 
   test('the message bytes given to the pool stay intact (a dead letter carries them)', async () => {

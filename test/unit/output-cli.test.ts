@@ -6,6 +6,8 @@ import { subjectMatches } from '../../app/replay.js';
 import { s3SetupStatements } from '../../pipeline/adapters/s3-settings.js';
 import { outputPath, partitionDir } from '../../pipeline/adapters/output-layout.js';
 import { DEFAULT_RETENTION } from '../../ops/nats/topology.js';
+import { mergeSettings } from '../../cli/settings-flags.js';
+import { parseSettings } from '../../pipeline/settings.js';
 
 const NOW = Date.UTC(2026, 10, 21, 12, 0, 0);
 
@@ -41,7 +43,24 @@ describe('stream retention flags', () => {
     assert.deepEqual(p('CRAWL_RESULTS'), { maxAgeMs: 7 * 86_400_000, maxBytes: DEFAULT_RETENTION.maxBytes });
     const env = retentionPolicy({}, { CRAWL_STREAM_MAX_BYTES: '10GB' });
     assert.deepEqual(env('CRAWL_HOSTQ'), { maxAgeMs: DEFAULT_RETENTION.maxAgeMs, maxBytes: 10e9 });
-    assert.throws(() => retentionPolicy({ streamRetention: ['bodies=3d'] }, {}), /unknown stream "bodies"/);
+    assert.throws(() => retentionPolicy({ streamRetention: ['pages=3d'] }, {}), /unknown stream "pages"/);
+    // the large bodies are kept as long as the fetched pages that refer to them: no limits of their own
+    assert.throws(() => retentionPolicy({ streamRetention: ['bodies=3d'] }, {}), /CRAWL_BODIES keeps the limits of fetched.*set fetched=/);
+  });
+});
+
+describe('the page size cap', () => {
+  it('is --max-page-bytes, 5 MiB by default; --max-body-bytes, its former name, still sets it; both at once is refused', () => {
+    assert.equal(mergeSettings(null, { resolve: [], include: [], exclude: [] }).maxPageBytes, 5 * 1024 * 1024);
+    assert.equal(mergeSettings(null, { resolve: [], include: [], exclude: [], maxPageBytes: 8_000_000 }).maxPageBytes, 8_000_000);
+    assert.equal(mergeSettings(null, { resolve: [], include: [], exclude: [], maxBodyBytes: 2_000_000 }).maxPageBytes, 2_000_000);
+    assert.throws(() => mergeSettings(null, { resolve: [], include: [], exclude: [], maxBodyBytes: 2_000_000, maxPageBytes: 3_000_000 }), /--max-body-bytes is the old name of --max-page-bytes: give one of them/);
+  });
+  it('settings a crawl stored under the former name are read under the new one', () => {
+    const stored = parseSettings({ crawlId: 'c', maxBodyBytes: 3_000_000 });
+    assert.equal(stored.maxPageBytes, 3_000_000);
+    assert.ok(!('maxBodyBytes' in stored));
+    assert.equal(mergeSettings(stored, { resolve: [], include: [], exclude: [] }).maxPageBytes, 3_000_000, 'a resumed crawl keeps it');
   });
 });
 

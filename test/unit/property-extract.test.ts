@@ -18,7 +18,6 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { createExtractHandler } from '../../stages/extract/handle.js';
 import { contentDigest } from '../../stages/shared/content-digest.js';
-import { MESSAGE_OVERHEAD_BYTES } from '../../stages/fetch/spec.js';
 import { MAX_KEPT_LINKS, readValidators, type Validators } from '../../stages/shared/validators.js';
 import { partitionOf } from '../../pipeline/partition.js';
 import { decodeDiscoveredLinks, decodeExtracted, encodeFetched, decodeFetched, type ExtractedPage, type DiscoveredLinks, type FetchedPage } from '../../schemas/index.js';
@@ -429,18 +428,19 @@ describe('extract: properties (hostile documents)', () => {
   });
 
   // Found while checking message sizes (not by the random properties: it needs a large body).
-  // StageContext.maxPayloadBytes exists "so a stage can cap what it emits"; fetch caps the body
-  // at maxPayloadBytes - MESSAGE_OVERHEAD_BYTES, but extract's outputs are not capped and can be
-  // several times the body: windows-1252 bytes 0x80-0x9F decode to 3-byte UTF-8 characters (x3),
-  // and short relative hrefs become absolute URLs in both crawl.extracted and crawl.links (about
-  // x3.6 each: a 768 KB page of `<a href=N>` gives two 2.8 MB messages at the 1 MiB default).
-  // Above the server's max_payload the publish fails, and the runner naks and retries the page
-  // forever (max_deliver -1; publish errors never dead-letter).
-  test('a body within the fetch cap never yields a message larger than maxPayloadBytes (was a bug: decoded text and absolute links outgrow the body)', async () => {
+  // StageContext.maxPayloadBytes exists "so a stage can cap what it emits"; extract's outputs
+  // can be several times the body: windows-1252 bytes 0x80-0x9F decode to 3-byte UTF-8
+  // characters (x3), and short relative hrefs become absolute URLs in both crawl.extracted and
+  // crawl.links (about x3.6 each: a 768 KB page of `<a href=N>` gives two 2.8 MB messages at
+  // the 1 MiB default). Above the server's max_payload the publish fails, and the runner naks
+  // and retries the page forever (max_deliver -1; publish errors never dead-letter). The body
+  // itself may be larger than a message too, stored beside it (here twice max_payload).
+  test('a page body of any size never yields a message larger than maxPayloadBytes (was a bug: decoded text and absolute links outgrow the body)', async () => {
     const maxPayloadBytes = 512 * 1024;
     const ctx = createFakeContext({ maxPayloadBytes });
-    const body = new Uint8Array(maxPayloadBytes - MESSAGE_OVERHEAD_BYTES).fill(0x80); // 256 KiB of "€" in windows-1252
-    const out = await createExtractHandler()(stageInput({ ...basePage(body), charset: 'windows-1252' }), ctx);
+    const body = new Uint8Array(2 * maxPayloadBytes).fill(0x80); // 1 MiB of "€" in windows-1252
+    const page = { ...basePage(new Uint8Array(0)), body_ref: await ctx.bodies.put('crawl.bodies.0', body), charset: 'windows-1252' };
+    const out = await createExtractHandler()(stageInput(page), ctx);
     assert.equal(out.kind, 'emit');
     for (const m of (out as Extract<typeof out, { kind: 'emit' }>).messages) {
       assert.ok(m.data.length <= maxPayloadBytes, `${m.subject}: ${m.data.length} bytes > max payload ${maxPayloadBytes}`);

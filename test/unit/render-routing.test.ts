@@ -84,6 +84,16 @@ describe('extract routes pages to the render stage', () => {
     assert.equal(out.kind === 'emit' && out.afterPublish, undefined, 'validators wait for the rendered version');
   });
 
+  test('a shell whose body is stored beside its message goes to render referring to it, not carrying it (--render-auto decides on the whole body)', async () => {
+    const ctx = createFakeContext({ settings: { renderAuto: true } });
+    const ref = await ctx.bodies.put('crawl.bodies.0', new TextEncoder().encode(SHELL));
+    const out = await createExtractHandler()(stageInput(page('', { body: new Uint8Array(0), body_ref: ref }), { subject: 'crawl.fetched.0' }), ctx);
+    const r = onlyOn(out, 'crawl.render', decodeRenderRequest);
+    assert.match(r.render_reason, /^application shell: /);
+    assert.equal(r.body.length, 0);
+    assert.deepEqual(r.body_ref, ref);
+  });
+
   test('--render-auto sends shells and keeps articles; without it, a shell is extracted as it is', async () => {
     const shell = await extract(page(SHELL), { renderAuto: true });
     assert.match(onlyOn(shell, 'crawl.render', decodeRenderRequest).render_reason, /^application shell: /);

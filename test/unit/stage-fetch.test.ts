@@ -1,7 +1,9 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { handleFetch, PACING_GUARD_MS } from '../../stages/fetch/handle.js';
-import { MESSAGE_OVERHEAD_BYTES } from '../../stages/fetch/spec.js';
+import { MESSAGE_OVERHEAD_BYTES } from '../../stages/shared/messages/page-body.js';
+import { releaseSlot } from '../../stages/shared/host-state/host-slot.js';
+import { pacingOf } from '../../stages/shared/host-state/host-pacing.js';
 import { acquireSlot, confirmLease, type HostSlot } from '../../stages/shared/host-state/host-slot.js';
 import { acquireIp } from '../../stages/shared/host-state/ip-slot.js';
 import { storeValidators } from '../../stages/shared/validators.js';
@@ -84,7 +86,7 @@ const P = (ctx: FakeContext) => partitionOf(HOST, ctx.settings.partitions);
 describe('fetch', () => {
   test('a confirmed lease: one request with the configured fields', async () => {
     const ctx = await granted(() => htmlResponse('<p>x</p>'), {
-      settings: { connectTimeoutMs: 1111, headersTimeoutMs: 2222, totalTimeoutMs: 3333, maxBodyBytes: 100_000 },
+      settings: { connectTimeoutMs: 1111, headersTimeoutMs: 2222, totalTimeoutMs: 3333, maxPageBytes: 100_000 },
     });
     await fetch(ctx, grantFor('/a'));
     assert.equal(ctx.http.requests.length, 1);
@@ -99,11 +101,73 @@ describe('fetch', () => {
     assert.equal(req.headers?.['user-agent'], undefined, 'the client adds the user-agent');
   });
 
-  test('maxBodyBytes is capped so the body fits one message', async () => {
-    const maxPayloadBytes = 1024 * 1024;
-    const ctx = await granted(() => htmlResponse('<p>x</p>'), { maxPayloadBytes });
+  test("the body cap is --max-page-bytes (5 MiB by default), whatever the server's max_payload", async () => {
+    const ctx = await granted(() => htmlResponse('<p>x</p>'), { maxPayloadBytes: 1024 * 1024 });
     await fetch(ctx, grantFor('/a'));
-    assert.equal(ctx.http.requests[0]!.maxBodyBytes, maxPayloadBytes - MESSAGE_OVERHEAD_BYTES);
+    assert.equal(ctx.http.requests[0]!.maxBodyBytes, 5 * 1024 * 1024);
+  });
+
+  test('a body larger than a message can carry is stored beside it: the fetched message has an empty body and where it is', async () => {
+    const maxPayloadBytes = 1024 * 1024;
+    const html = `<html><head><title>Big</title></head><body><p>${'many words of text '.repeat(170_000)}</p></body></html>`;
+    const ctx = await granted(() => htmlResponse(html), { maxPayloadBytes });
+    const out = await fetch(ctx, grantFor('/big'));
+    const [m] = emitsOn(out, 'crawl.fetched');
+    assert.ok(m!.data.length < 64 * 1024, `the message carries no body (${m!.data.length} bytes)`);
+    const f = decodeFetched(m!.data);
+    assert.equal(f.body.length, 0);
+    assert.ok(f.body_ref, 'the message says where the body is');
+    const chunks = ctx.streams.on(`crawl.bodies.${P(ctx)}`);
+    assert.equal(chunks.length, Math.ceil(Buffer.byteLength(html) / (maxPayloadBytes - 4096)), 'in chunks that each fit a message');
+    for (const c of chunks) assert.ok(c.data.length <= maxPayloadBytes);
+    assert.deepEqual(f.body_ref.seqs, chunks.map((c) => c.seq));
+    assert.equal(new TextDecoder().decode(await ctx.bodies.get(f.body_ref)), html, 'the whole body reads back');
+    assert.equal(f.truncated, false);
+  });
+
+  test('a body that fits its message travels in it as before: nothing is stored beside', async () => {
+    const maxPayloadBytes = 1024 * 1024;
+    const body = new Uint8Array(maxPayloadBytes - MESSAGE_OVERHEAD_BYTES).fill(0x61);
+    const ctx = await granted(() => httpResponse(200, { headers: { 'content-type': 'text/html' }, body }), { maxPayloadBytes });
+    const f = onlyOn(await fetch(ctx, grantFor('/a')), 'crawl.fetched', decodeFetched);
+    assert.equal(f.body.length, body.length);
+    assert.equal(f.body_ref, undefined);
+    assert.deepEqual(ctx.streams.on('crawl.bodies'), []);
+  });
+
+  test('a large answer that is not a page is stored beside its exchange for the archive', async () => {
+    const maxPayloadBytes = 512 * 1024;
+    const body = new Uint8Array(700 * 1024).fill(7);
+    // a PDF: not a page, but read (its links are harvested), so its body is archived
+    const ctx = await granted(() => httpResponse(200, { headers: { 'content-type': 'application/pdf' }, body }), { maxPayloadBytes });
+    const out = await fetch(ctx, grantFor('/a.pdf'));
+    const x = onlyOn(out, 'crawl.exchanges', decodeExchange);
+    assert.equal(x.body.length, 0);
+    assert.deepEqual(new Uint8Array(await ctx.bodies.get(x.body_ref!)), body);
+    for (const m of emitted(out)) assert.ok(m.data.length <= maxPayloadBytes, m.subject);
+  });
+
+  test('fetched again (its grant regranted after the fetcher died), the same body is not stored a second time', async () => {
+    const html = `<p>${'x'.repeat(900 * 1024)}</p>`;
+    const ctx = await granted(() => htmlResponse(html), { maxPayloadBytes: 1024 * 1024 });
+    const first = onlyOn(await handleFetch(stageInput(grantFor('/big'), { subject: 'crawl.ready.0' }), ctx), 'crawl.fetched', decodeFetched);
+    const stored = ctx.streams.on('crawl.bodies').length;
+    // the fetcher died before its outputs went out: the host is freed, the gate grants the URL again
+    await releaseSlot(ctx.kv.hosts, HOST, LEASE, ctx.clock.now(), { kind: 'ok', durationMs: 1, baseDelayMs: 0 }, pacingOf(ctx), Math.random, false);
+    assert.equal((await acquireSlot(ctx.kv.hosts, HOST, ctx.clock.now() + 60_000, { leaseId: 'fetch:lease-2', leaseMs: 60_000, seq: 0 })).acquired, true);
+    ctx.clock.advance(60_000);
+    const again = onlyOn(await fetch(ctx, grantFor('/big', { lease_id: 'fetch:lease-2' })), 'crawl.fetched', decodeFetched);
+    assert.equal(ctx.streams.on('crawl.bodies').length, stored, 'no second copy');
+    assert.deepEqual(again.body_ref, first.body_ref, 'the same chunks');
+  });
+
+  test('storing a large body fails (the stream unavailable): the handler fails and the grant goes back to the gate, the host paced', async () => {
+    const ctx = await granted(() => htmlResponse(`<p>${'x'.repeat(900 * 1024)}</p>`), { maxPayloadBytes: 1024 * 1024 });
+    ctx.streams.failPublish = true;
+    await assert.rejects(handleFetch(stageInput(grantFor('/big'), { subject: 'crawl.ready.0' }), ctx), /publish failed/);
+    const slot = await slotOf(ctx);
+    assert.equal(slot.lease_id, null, 'the host is free');
+    assert.ok(!slot.done_leases.includes(LEASE), 'its redelivered grant is not taken for done: it goes back to the gate');
   });
 
   test('200 html → crawl.fetched with the body and response facts', async () => {

@@ -269,4 +269,29 @@ describe('render stage: handle', () => {
     const hang = await render(ctx, new FakeBrowser([], {}, new RenderFailure('unresponsive', 'main thread did not answer', false)), sleep, { deliveryCount: 1 });
     assert.match(renderedOf(hang).render_note!, /main thread did not answer \(not retried\)/);
   });
+
+  test('on a server that takes 1 MiB messages: the browser gets a body stored beside its message whole, and a large DOM or response is stored beside its own', async () => {
+    const MIB = 1024 * 1024;
+    const script = new Uint8Array(900 * 1024).fill(0x3b); // ';'
+    const ctx = createFakeContext({
+      maxPayloadBytes: MIB,
+      settings: { minDelayMs: 1000, renderTimeoutMs: 15_000 },
+      respond: (r) => (new URL(r.url).pathname === '/big.js' ? httpResponse(200, { body: script, headers: { 'content-type': 'text/javascript' } }) : okFor(r)),
+    });
+    const sleep = async (ms: number) => ctx.clock.advance(ms);
+    const fetchedHtml = new TextEncoder().encode(`<!DOCTYPE html><div id="root"></div><script src="/big.js"></script><!-- ${'x'.repeat(2 * MIB)} -->`);
+    const ref = await ctx.bodies.put('crawl.bodies.0', fetchedHtml);
+    const dom = `<html><body><p>${'rendered words '.repeat(100_000)}</p></body></html>`;
+    const browser = new FakeBrowser([req(`https://${HOST}/big.js`)], { html: dom });
+    const out = await render(ctx, browser, sleep, { page: renderRequest({ body: new Uint8Array(0), body_ref: ref }) });
+    assert.deepEqual(Buffer.from(browser.jobs[0]!.document.body), Buffer.from(fetchedHtml), 'the page as fetched, whole');
+    for (const m of emitted(out)) assert.ok(m.data.length <= MIB, `${m.subject}: ${m.data.length} bytes`);
+    const page = renderedOf(out);
+    assert.equal(page.body.length, 0);
+    assert.notDeepEqual(page.body_ref, ref, "the DOM's own, not the fetched body's");
+    assert.equal(new TextDecoder().decode(await ctx.bodies.get(page.body_ref!)), dom);
+    assert.equal(page.truncated, false);
+    const js = exchangesOf(out).find((e) => e.url.endsWith('/big.js'))!;
+    assert.deepEqual(new Uint8Array(await ctx.bodies.get(js.body_ref!)), script);
+  });
 });

@@ -5,6 +5,7 @@ import { subjectFor } from '../../../pipeline/partition.js';
 import type { Emit } from '../../../pipeline/stage.js';
 import { encodeExchange, type ArchivedExchange, type ExchangeInfo } from '../../../schemas/index.js';
 import { parseContentType } from '../content-type.js';
+import type { PlacedBody } from './page-body.js';
 
 /** One HTTP exchange (or attempt at one), as fetch and the gate saw it. */
 export interface ExchangeFacts {
@@ -21,6 +22,8 @@ export interface ExchangeFacts {
   requestHeaders: Record<string, string> | undefined;
   userAgent: string;
   res: HttpResponse | null;
+  /** the response's body as its message carries it (page-body.ts's placeBody); absent: inline */
+  placed?: PlacedBody;
   failure?: string | null;
   redirect?: string | null;
   robots?: string | null;
@@ -69,7 +72,7 @@ export function exchangeMessage(f: ExchangeFacts): ArchivedExchange {
     content_type: mimeType,
     charset,
     headers: f.res?.headers ?? {},
-    body: f.res?.body ?? new Uint8Array(0),
+    ...(f.placed ?? { body: f.res?.body ?? new Uint8Array(0) }),
     truncated: f.res?.truncated ?? false,
     ...(f.redirectChain?.length ? { redirect_chain: f.redirectChain } : {}),
     ...(f.job !== undefined ? { job: f.job } : {}),
