@@ -6,3 +6,4 @@
 export * from './http.js';
 export * from './kv.js';
 export * from './streams.js';
+export * from './tls-failures.js';

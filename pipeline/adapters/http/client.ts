@@ -5,6 +5,12 @@
  * request including body) and a slow-transfer cut-off, connections placed by `--resolve`
  * and checked by the SSRF guard (ssrf-connector.ts), errors mapped to the port's codes
  * (error-mapping.ts).
+ *
+ * HTTPS offers HTTP/2 by ALPN and speaks it where the server picks it, HTTP/1.1 otherwise;
+ * TLS trust and the hosts exempted from verification are in tls-options.ts. HTTP/2's
+ * multiplexing is not used (one request at a time per connection, as over HTTP/1.1): the
+ * crawler has one request in flight per host, so a host's requests follow one another on
+ * one kept-alive connection whichever version it speaks.
  */
 import { performance } from 'node:perf_hooks';
 import type { Readable } from 'node:stream';
@@ -17,6 +23,7 @@ import { parseContentEncoding, readCappedBody, type ByteSource } from './body-de
 import { fetchError } from './error-mapping.js';
 import { ensureSendHeadersSubscription, ExchangeTap, forgetPending, type ExchangeState } from './exchange-tap.js';
 import { defaultDnsCache, guardedConnector, makeLookup, type Guard } from './ssrf-connector.js';
+import { connectTls, type TlsTrust } from './tls-options.js';
 
 /** Response headers: at most this many bytes (undici's parser) and this many fields. */
 export const MAX_HEADER_BYTES = 32 * 1024;
@@ -39,6 +46,10 @@ export interface HttpClientOptions {
   maxConnectionsPerOrigin?: number;
   /** Idle keep-alive time for pooled sockets; server hints may only shorten it. Default 4000. */
   keepAliveMs?: number;
+  /** CAs trusted besides Node's default store, and hosts whose certificates are not verified. Default: none, none. */
+  tls?: TlsTrust;
+  /** false: HTTP/1.1 only, HTTP/2 is not offered. Default true. */
+  http2?: boolean;
 }
 
 const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
@@ -51,13 +62,16 @@ export function createHttpClient(opts: HttpClientOptions): HttpClient {
   const keepAliveMs = opts.keepAliveMs ?? 4000;
   // the connect timeout of the latest request in flight per origin (see guardedConnector)
   const connectTimeouts = new Map<string, { ms: number; refs: number }>();
+  const tlsFor = connectTls(opts.tls);
   const agent = new Agent({
     connections: opts.maxConnectionsPerOrigin ?? 2,
+    // over HTTP/2 too: one stream at a time per connection (see above)
     pipelining: 1,
+    allowH2: opts.http2 ?? true,
     keepAliveTimeout: keepAliveMs,
     keepAliveMaxTimeout: keepAliveMs,
     maxHeaderSize: MAX_HEADER_BYTES,
-    connect: guardedConnector(rules, guard, lookup, (origin) => connectTimeouts.get(origin)?.ms ?? DEFAULT_CONNECT_TIMEOUT_MS),
+    connect: guardedConnector(rules, guard, lookup, (origin) => connectTimeouts.get(origin)?.ms ?? DEFAULT_CONNECT_TIMEOUT_MS, tlsFor),
   });
   let closed: Promise<void> | null = null;
 
@@ -86,6 +100,8 @@ export function createHttpClient(opts: HttpClientOptions): HttpClient {
       path: `${url.pathname}${url.search}`,
       phase: 'connecting',
       remoteAddress: null,
+      protocol: null,
+      unverifiedHost: url.protocol === 'https:' && tlsFor(url.hostname).key === 'unverified',
       onRequestStart() {
         clearTimeout(headersTimer);
         headersTimer = setTimeout(() => {
@@ -170,6 +186,7 @@ export function createHttpClient(opts: HttpClientOptions): HttpClient {
         durationMs: performance.now() - started,
         remoteAddress: state.remoteAddress,
         url: req.url,
+        ...(state.protocol ? { protocol: state.protocol } : {}),
       };
     } catch (err) {
       throw fetchError(err, { ...req, url: req.url, phase: state.phase, timedOut, rawBytes, decodeErrors });

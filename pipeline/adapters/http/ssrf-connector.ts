@@ -16,6 +16,7 @@ import { buildConnector } from 'undici';
 import { matchResolve, type ResolveRule } from '../resolve-map.js';
 import { RefusedAddressError, refusal } from '../address-policy.js';
 import { DnsCache } from '../dns-cache.js';
+import type { ConnectTls } from './tls-options.js';
 
 /**
  * Name → address for every connection: a `--resolve` rule (the user's choice, never
@@ -57,28 +58,40 @@ export function defaultDnsCache(): DnsCache {
 }
 
 /**
+ * TLS sessions kept for resumption, one per host name (undici keeps 100): a crawl goes back
+ * to many more hosts than that, and a resumed handshake skips the certificate exchange and
+ * its verification. A session is a few KB.
+ */
+const TLS_SESSIONS_CACHED = 2000;
+
+/**
  * undici's connector for the agent. undici's connect timeout is a connector setting, not a
  * request option; requests carry their own, so connectors are built per timeout value and
  * a new connection uses `timeoutFor(origin)`: the timeout of the latest request in flight
  * for that origin (connections are only opened while a request for the origin is queued).
+ * The TLS options (tls-options.ts: trust, verification) and whether ALPN offers HTTP/2 (the
+ * agent's `allowH2`, passed with each connection) are connector settings too.
  */
 export function guardedConnector(
   rules: readonly ResolveRule[],
   guard: Guard | null,
   lookup: LookupFunction,
   timeoutFor: (origin: string) => number,
+  tlsFor: (hostname: string) => ConnectTls = () => ({ key: 'verified', options: { rejectUnauthorized: true } }),
 ): buildConnector.connector {
-  const connectors = new Map<number, buildConnector.connector>();
-  const connectorFor = (ms: number): buildConnector.connector => {
-    let c = connectors.get(ms);
+  const connectors = new Map<string, buildConnector.connector>();
+  const connectorFor = (ms: number, tls: ConnectTls, allowH2: boolean): buildConnector.connector => {
+    const key = `${ms} ${tls.key} ${allowH2}`;
+    let c = connectors.get(key);
     if (!c) {
-      c = buildConnector({ timeout: ms, lookup });
-      connectors.set(ms, c);
+      c = buildConnector({ timeout: ms, lookup, allowH2, ...tls.options, maxCachedSessions: TLS_SESSIONS_CACHED });
+      connectors.set(key, c);
     }
     return c;
   };
   return (o, callback) => {
     const timeoutMs = timeoutFor(`${o.protocol}//${o.host ?? o.hostname}`);
+    const allowH2 = (o as { allowH2?: boolean }).allowH2 === true;
     const rule = matchResolve(rules, o.hostname);
     let port = o.port;
     if (rule?.port !== undefined) {
@@ -95,7 +108,7 @@ export function guardedConnector(
       }
     }
     // Only the TCP target changes; host/servername (→ Host header, SNI) are untouched.
-    connectorFor(timeoutMs)(port === o.port ? o : { ...o, port }, (err, socket) => {
+    connectorFor(timeoutMs, tlsFor(o.hostname), allowH2)(port === o.port ? o : { ...o, port }, (err, socket) => {
       // and the address actually connected to is checked once more (whatever resolved it)
       const remote = socket?.remoteAddress;
       const why = !err && guard && !rule && remote ? refusal(remote, guard.allowed, false) : null;
