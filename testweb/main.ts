@@ -19,6 +19,8 @@ export interface TestWebCliArgs {
   render?: boolean;
   /** also serve the hosts whose pages change on a schedule (*.fresh.test), the schedule starting now */
   fresh?: boolean;
+  /** also answer HTTPS (HTTP/2 offered first) on the same port, with a CA made at start and the bad-certificate hosts */
+  tls?: boolean;
   /** Where the status line goes; default stdout. */
   out?: (line: string) => void;
   /** Stops the server when aborted, like a signal (for tests). */
@@ -41,6 +43,7 @@ export async function runTestWebCli(args: TestWebCliArgs): Promise<void> {
     ...(args.traps ? { traps: true } : {}),
     ...(args.render ? { render: true } : {}),
     ...(args.fresh ? { fresh: true } : {}),
+    ...(args.tls ? { tls: true } : {}),
   });
   const { siteHostNames, benchHostNames } = web.model;
   let summary = `${siteHostNames.length} hosts${range(siteHostNames)}`;
@@ -51,8 +54,11 @@ export async function runTestWebCli(args: TestWebCliArgs): Promise<void> {
   if (web.render) summary += `, ${web.render.hostNames.length} render hosts (*.render.test)`;
   if (web.fresh) summary += `, ${web.fresh.hostNames.length} fresh hosts (*.fresh.test, changing since ${new Date(web.fresh.options.startAt).toISOString()})`;
   const out = args.out ?? ((l: string) => process.stdout.write(`${l}\n`));
+  if (web.tls) summary += `; HTTPS too (HTTP/1.1 only: ${web.tls.http1OnlyPatterns.join(', ')}), bad certificates at *.badtls.test`;
   out(`testweb listening on 127.0.0.1:${web.port} (${summary})`);
-  if (args.politeness || args.hostile || args.traps || args.render || args.fresh) out(`crawl with: ${web.resolveRules.map((r) => `--resolve ${r}`).join(' ')}`);
+  const trust = web.tls ? ` --ca-file ${web.tls.caFile}` : '';
+  if (args.politeness || args.hostile || args.traps || args.render || args.fresh || args.tls) out(`crawl with: ${web.resolveRules.map((r) => `--resolve ${r}`).join(' ')}${trust}`);
+  if (web.tls) out(`trust its CA: --ca-file ${web.tls.caFile} (or NODE_EXTRA_CA_CERTS=${web.tls.caFile}; curl --cacert ${web.tls.caFile})`);
 
   await new Promise<void>((resolve) => {
     const stop = () => {
@@ -68,7 +74,7 @@ export async function runTestWebCli(args: TestWebCliArgs): Promise<void> {
   });
 }
 
-// Direct use without the CLI: node dist/testweb/main.js [--hosts N] [--port P] [--seed S] [--bench-hosts M] [--fresh]
+// Direct use without the CLI: node dist/testweb/main.js [--hosts N] [--port P] [--seed S] [--bench-hosts M] [--fresh] [--tls]
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const flag = (name: string, fallback: number): number => {
     const i = process.argv.indexOf(`--${name}`);
@@ -79,5 +85,5 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.a
     }
     return value;
   };
-  void runTestWebCli({ hosts: flag('hosts', 20), port: flag('port', 0), seed: flag('seed', 1), benchHosts: flag('bench-hosts', 0), fresh: process.argv.includes('--fresh') });
+  void runTestWebCli({ hosts: flag('hosts', 20), port: flag('port', 0), seed: flag('seed', 1), benchHosts: flag('bench-hosts', 0), fresh: process.argv.includes('--fresh'), tls: process.argv.includes('--tls') });
 }
