@@ -358,7 +358,8 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
     else respond();
   };
   if (opts.prerender) {
-    for (const host of model.hosts) for (const resource of host.resources.values()) if (resource.kind === 'html') rendered(host, resource);
+    // and as served over TLS when the web speaks it (the bench crawls both)
+    for (const host of model.hosts) for (const resource of host.resources.values()) if (resource.kind === 'html') renderedFor(host, resource, !!opts.tls);
   }
 
   /** the TLS socket a request came over, null for plain HTTP (over HTTP/2, its session's) */
@@ -397,7 +398,8 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
     if (!tlsHosts || !http1) return newServer();
     const hosts = tlsHosts;
     const h1 = http1;
-    return createNetServer((socket) => {
+    // as node:http's servers do: without it a response's last frame waits for the client's delayed ACK (40 ms)
+    return createNetServer({ noDelay: true }, (socket) => {
       track(socket);
       hosts.accept(socket, (plain) => h1.emit('connection', plain));
     });
