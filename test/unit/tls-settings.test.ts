@@ -10,6 +10,7 @@ import { rootCertificates } from 'node:tls';
 import { mergeSettings, type SettingsFlags } from '../../cli/settings-flags.js';
 import { UsageError } from '../../cli/usage-error.js';
 import { parseSettings } from '../../pipeline/settings.js';
+import { connectTls } from '../../pipeline/adapters/http/tls-options.js';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'tls-settings-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -65,4 +66,21 @@ test('--no-http2 turns HTTP/2 off; a resumed crawl keeps what it was started wit
   assert.equal(off.http2, false);
   // commander gives http2: true when --no-http2 is absent: the stored choice stands
   assert.equal(mergeSettings(off, flags({ http2: true })).http2, false);
+});
+
+test('which hosts --insecure-host exempts: the name, or one or more labels under *.domain, or every host with *', () => {
+  const keyFor = (patterns: string[], host: string) => connectTls({ caPems: [], insecureHosts: patterns })(host).key;
+  assert.equal(keyFor(['*.corp.example'], 'wiki.corp.example'), 'unverified');
+  assert.equal(keyFor(['*.corp.example'], 'A.B.CORP.EXAMPLE.'), 'unverified');
+  assert.equal(keyFor(['*.corp.example'], 'corp.example'), 'verified', 'the wildcard needs a label under it');
+  assert.equal(keyFor(['*.corp.example'], 'evilcorp.example'), 'verified');
+  assert.equal(keyFor(['intranet.example'], 'intranet.example'), 'unverified');
+  assert.equal(keyFor(['intranet.example'], 'www.intranet.example'), 'verified');
+  assert.equal(keyFor(['*'], '10.0.0.1'), 'unverified');
+  assert.equal(keyFor([], 'anything.example'), 'verified');
+  // with extra CAs the default list is given along with them (Node's `ca` replaces its default store)
+  const tls = connectTls({ caPems: ['PEM'], insecureHosts: [] })('x.example');
+  assert.equal(tls.options.ca?.at(-1), 'PEM');
+  assert.ok((tls.options.ca?.length ?? 0) > rootCertificates.length);
+  assert.equal(connectTls({ caPems: [], insecureHosts: [] })('x.example').options.ca, undefined, "no extra CA: Node's default store as it is");
 });

@@ -17,7 +17,6 @@ import { X509Certificate } from 'node:crypto';
 import { rootCertificates, type TLSSocket } from 'node:tls';
 import type { HttpProtocol } from '../../../ports/http.js';
 import { certificateFailure } from '../../../ports/tls-failures.js';
-import { matchResolve } from '../resolve-map.js';
 
 export interface TlsTrust {
   /** PEM text of the certificates trusted besides the default store (one entry per `--ca-file`) */
@@ -51,14 +50,17 @@ export function connectTls(trust: TlsTrust | undefined): (hostname: string) => C
   const ca = extra.length > 0 ? [...rootCertificates, ...environmentCas(), ...extra] : undefined;
   const verified: ConnectTls = { key: 'verified', options: { ...(ca ? { ca } : {}), rejectUnauthorized: true } };
   const unverified: ConnectTls = { key: 'unverified', options: { ...(ca ? { ca } : {}), rejectUnauthorized: false } };
-  const insecure = insecureHostRules(trust?.insecureHosts ?? []);
+  const insecure = (trust?.insecureHosts ?? []).map((p) => p.toLowerCase().replace(/\.$/, ''));
   if (insecure.length === 0) return () => verified;
-  return (hostname) => (matchResolve(insecure, hostname) ? unverified : verified);
+  return (hostname) => (insecure.some((p) => hostMatches(p, hostname)) ? unverified : verified);
 }
 
-/** `--insecure-host` patterns in the form `--resolve` matches host names by (the address is unused). */
-function insecureHostRules(patterns: readonly string[]) {
-  return patterns.map((p) => ({ pattern: p.toLowerCase().replace(/\.$/, ''), address: '0.0.0.0' }));
+/** A host name against `name`, `*.domain` (one or more labels under it) or `*` (every host, IP literals too), as `--resolve` matches. */
+function hostMatches(pattern: string, hostname: string): boolean {
+  const host = hostname.toLowerCase().replace(/\.$/, '');
+  if (pattern === '*') return true;
+  if (pattern.startsWith('*.')) return host.length > pattern.length - 1 && host.endsWith(pattern.slice(1));
+  return host === pattern;
 }
 
 /** Whether a `--insecure-host` value is a host name, `*.domain` or `*`; the reason when not. */
