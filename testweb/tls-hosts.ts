@@ -53,9 +53,13 @@ const LOCAL_ADDRESS = Symbol('testweb local address');
 const matches = (patterns: readonly string[], host: string): boolean =>
   patterns.some((p) => (p.startsWith('*.') ? host.endsWith(p.slice(1)) && host.length > p.length - 1 : host === p));
 
-/** `http://` links to the web written as a site served over HTTPS writes them (an explicit :80 dropped). */
+/**
+ * `http://` links to the web (its hosts are all under .test) written as a site served over
+ * HTTPS writes them, an explicit :80 dropped. Other URLs keep their scheme: links to the
+ * outside, and XML namespaces such as the sitemaps' (http://www.sitemaps.org/...).
+ */
 export function httpsLinks(text: string): string {
-  return text.replace(/http:\/\/([A-Za-z0-9.-]+)(?::80)?(?=[/"'<>\s?#]|$)/g, 'https://$1');
+  return text.replace(/http:\/\/([A-Za-z0-9.-]+\.test)(?::80)?(?=[/"'<>\s?#:]|$)/gi, (_, host: string) => `https://${host}`);
 }
 
 /**
