@@ -87,7 +87,12 @@ export interface RequestRecord {
   userAgent: string;
   /** Epoch milliseconds (sub-ms precision) when the request arrived. */
   start: number;
-  /** Epoch milliseconds when the response finished (or the connection closed). */
+  /**
+   * Epoch milliseconds when the server handed the response's last byte to the connection
+   * (`res.end()` returned), or the connection closed first. Not the 'finish' event: over TLS
+   * that comes event-loop turns after the bytes went out, and a loaded server then stamped
+   * two responses' ends after the start of a request the client sent once it had them both.
+   */
   end: number;
   status: number;
   /** Server address the request arrived on (req.socket.localAddress): '127.0.0.1' or '127.0.0.2'. */
@@ -338,11 +343,19 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
       if (done) return;
       done = true;
       inFlight.delete(record);
-      record.end = now();
+      record.end = handedOver ?? now();
       // A connection closed before the response was sent is logged with status 0.
       record.status = res.headersSent ? res.statusCode : (rawStatusOf.get(res) ?? 0);
       log.push(record);
     };
+    // the moment the last byte is handed over (see RequestRecord.end)
+    let handedOver: number | null = null;
+    const endResponse = res.end.bind(res) as (...args: unknown[]) => ServerResponse;
+    res.end = ((...args: unknown[]) => {
+      const out = endResponse(...args);
+      handedOver ??= now();
+      return out;
+    }) as ServerResponse['end'];
     res.once('finish', finish);
     res.once('close', finish);
     const respond = () => {
