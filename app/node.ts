@@ -76,7 +76,13 @@ export async function createNodeContext(
     proxy: { httpProxy: settings.httpProxy, httpsProxy: settings.httpsProxy, noProxy: settings.noProxy },
     ...(proxyCredentials ? { proxyCredentials } : {}),
     addressHealth,
+    tls: { caPems: settings.caCerts.map((c) => c.pem), insecureHosts: settings.insecureHosts },
+    http2: settings.http2,
   });
+  // loud, in every process that fetches: a user must not forget verification is off somewhere
+  if (settings.insecureHosts.length > 0) {
+    log.warn({ hosts: settings.insecureHosts }, `TLS certificates are NOT verified for hosts matching ${settings.insecureHosts.join(', ')} (--insecure-host); every such exchange is marked in the archive`);
+  }
   const ctx: StageContext = {
     settings,
     clock: { now: () => Date.now() },

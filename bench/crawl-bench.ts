@@ -7,90 +7,16 @@
  * The crawl's figures before the output's final merge (peak RSS, pages/s, CPU) are read when its
  * stages stop: the merge is a fixed step at the end, and this tells its cost from the crawl's.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
-import path from 'node:path';
 import { startTestWeb } from '../testweb/index.js';
-import { openOutputDatabase } from '../pipeline/adapters/duckdb-views.js';
-import { cpuSeconds, peakRssMb, ProcessWatch } from './proc-stats.js';
-import { freePort, startEmbeddedServer } from '../ops/nats/embedded-server.js';
-import { KvOpsScraper, streamTraffic, watchBacklog, type KvOpCounts, type StreamTraffic } from './stream-traffic.js';
 import { median } from './stats.js';
-import { benchSeeds, spawnBenchCrawl } from './bench-crawl.js';
-import { startMachineProbe } from './machine-probe.js';
+import { benchSeeds } from './bench-crawl.js';
+import { runOnce } from './bench-run.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const HOSTS = Number(process.env.BENCH_HOSTS ?? 200);
 const PAGES_PER_HOST = Number(process.env.BENCH_PAGES_PER_HOST ?? 55);
 
-
-async function runOnce(port: number, seeds: string[]): Promise<RunResult> {
-  const out = mkdtempSync(path.join(os.tmpdir(), 'crawl-bench-'));
-  // the bench starts the nats-server (as `crawl run` would, same configuration) so that it can
-  // read the streams after the crawl: what was published and stored per page
-  const server = await startEmbeddedServer(path.join(out, '.nats'));
-  const metricsPort = await freePort();
-  const natsCpuBefore = cpuSeconds(server.pid) ?? 0;
-  const benchCpuBefore = process.cpuUsage();
-  // a process of its own, so its CPU is not in the web's figure (this process's)
-  const probe = startMachineProbe();
-  const started = performance.now();
-  const crawl = spawnBenchCrawl({ out, webPort: port, natsUrl: server.url, metricsPort, seeds });
-  const watch = new ProcessWatch(crawl.child.pid!);
-  // read when the stages stop (the metrics server closes then), before the output's final merge:
-  // VmHWM is the peak so far, so this is the crawl's peak without the merge; and its CPU and time
-  let beforeMerge: { rssMb: number; crawlCpu: number; seconds: number } | null = null;
-  const kvOps = new KvOpsScraper(metricsPort, () => {
-    beforeMerge = { rssMb: peakRssMb(crawl.child.pid!), crawlCpu: cpuSeconds(crawl.child.pid!) ?? 0, seconds: (performance.now() - started) / 1000 };
-  });
-  const backlog = process.env.BENCH_WATCH ? watchBacklog(server.url) : null;
-  const code = await crawl.exited;
-  const probeMs = median(probe.take());
-  probe.stop();
-  const usage = watch.stop();
-  kvOps.stop();
-  await backlog?.stop();
-  const seconds = (performance.now() - started) / 1000;
-  const natsCpu = (cpuSeconds(server.pid) ?? natsCpuBefore) - natsCpuBefore;
-  const benchCpuUs = process.cpuUsage(benchCpuBefore);
-  const webCpu = (benchCpuUs.user + benchCpuUs.system) / 1e6;
-  try {
-    if (code !== 0) throw new Error(`crawl run exited ${code}: ${crawl.stderr()}`);
-    const traffic = await streamTraffic(server.url);
-    const db = await openOutputDatabase(out);
-    const res = await db.run('SELECT count(*) AS n FROM pages');
-    await db.close();
-    const crawlOnly = beforeMerge ?? { rssMb: usage.peakRssMb, crawlCpu: usage.cpuSeconds, seconds };
-    return { pages: Number(res.rows[0]![0]), seconds, rssMb: usage.peakRssMb, crawlCpu: usage.cpuSeconds, natsCpu, webCpu, beforeMerge: crawlOnly, traffic, kv: kvOps.last, probeMs };
-  } finally {
-    await server.stop();
-    rmSync(out, { recursive: true, force: true });
-  }
-}
-
-interface RunResult {
-  pages: number;
-  seconds: number;
-  /** peak RSS of the whole `crawl run` */
-  rssMb: number;
-  /** CPU seconds of the `crawl run` process (every stage) and of the nats-server */
-  crawlCpu: number;
-  natsCpu: number;
-  /**
-   * CPU seconds of this bench process while the crawl ran: the test web serving the pages
-   * (which shares the machine's cores with the crawl) and the bench's own sampling
-   */
-  webCpu: number;
-  /**
-   * the crawl alone, up to when its stages stopped, before the output's final merge (which
-   * `crawl run --until-idle` does in the same process): peak RSS, CPU seconds, wall seconds
-   */
-  beforeMerge: { rssMb: number; crawlCpu: number; seconds: number };
-  traffic: StreamTraffic;
-  kv: KvOpCounts;
-  /** the machine probe's median while the crawl ran, ms (machine-probe.ts): higher is a slower machine */
-  probeMs: number;
-}
 
 const msPerPage = (cpu: number, pages: number) => (1000 * cpu) / pages;
 const perPage = (n: number, pages: number) => n / pages;

@@ -1,6 +1,7 @@
 import { Option, type Command } from 'commander';
 import { collect, parseIntOption, parseNumberOption, UsageError } from './usage-error.js';
 import { parseResolveRule } from '../pipeline/adapters/resolve-map.js';
+import { insecureHostProblem, readCaFile } from '../pipeline/adapters/http/tls-options.js';
 import { allowList } from '../pipeline/adapters/address-policy.js';
 import { parseNamedPattern } from '../stages/shared/url-patterns.js';
 import { isValidProductToken, robotsTokenOf } from '../stages/shared/robots/robots-rules.js';
@@ -36,6 +37,9 @@ export function addSettingsOptions(cmd: Command): Command {
     .option('--proxy <url>', 'send every request through this forward proxy, http://HOST:PORT (default: HTTPS_PROXY / HTTP_PROXY); credentials from --proxy-credentials-file or the environment')
     .option('--noproxy <list>', 'hosts reached directly although a proxy is set: example.org (and its subdomains), HOST:PORT, an IP or CIDR, * for all; comma-separated, repeatable (default: NO_PROXY)', collect, [])
     .option('--dns-server <address[:port]>', 'ask this DNS server instead of the system resolver (repeatable)', collect, [])
+    .option('--ca-file <pem>', "also trust the CA certificates in this PEM file, besides Node's default store (repeatable)", collect, [])
+    .option('--insecure-host <pattern>', 'do not verify the TLS certificates of hosts matching PATTERN (a name, *.domain or *); logged as a warning, noted on each exchange (repeatable)', collect, [])
+    .option('--no-http2', 'speak HTTP/1.1 only, never offering HTTP/2 (ALPN)')
     .option('--dns-min-ttl-ms <n>', 'keep DNS answers at least this long (default 60000)', parseIntOption('--dns-min-ttl-ms', 0))
     .option('--dns-max-ttl-ms <n>', 'keep DNS answers at most this long (default 3600000)', parseIntOption('--dns-max-ttl-ms', 0))
     .option('--max-page-bytes <n>', 'bytes of a page (any response) kept, on any NATS server; a longer one is stored cut and marked truncated (default 5242880 = 5 MiB)', parseIntOption('--max-page-bytes', 1024))
@@ -111,6 +115,10 @@ export type SettingsFlags = {
   allowNetwork?: string[];
   pageType?: string[];
   dnsServer?: string[];
+  caFile?: string[];
+  insecureHost?: string[];
+  /** commander's --no-http2: false when given */
+  http2?: boolean;
   include: string[];
   exclude: string[];
   render?: string[];
@@ -144,6 +152,14 @@ export function mergeSettings(stored: CrawlSettings | null, o: SettingsFlags, en
   }
   if (o.allowNetwork && o.allowNetwork.length > 0) s.allowNetworks = o.allowNetwork;
   if (o.dnsServer && o.dnsServer.length > 0) s.dnsServers = o.dnsServer;
+  if (o.caFile && o.caFile.length > 0) s.caCerts = caCerts(o.caFile);
+  for (const h of o.insecureHost ?? []) {
+    const problem = insecureHostProblem(h);
+    if (problem) throw new UsageError(problem);
+  }
+  if (o.insecureHost && o.insecureHost.length > 0) s.insecureHosts = o.insecureHost.map((h) => h.trim().toLowerCase());
+  // only --no-http2 says anything; without it a resumed crawl keeps what it was started with
+  if (o.http2 === false) s.http2 = false;
   if (o.pageType && o.pageType.length > 0) s.pageTypes = ['text/html', 'application/xhtml+xml', ...o.pageType.map((t) => t.toLowerCase())];
   for (const p of o.render ?? []) {
     try {
@@ -175,4 +191,24 @@ export function mergeSettings(stored: CrawlSettings | null, o: SettingsFlags, en
 export function parseRobotsTokenOption(value: string): string {
   if (!isValidProductToken(value)) throw new UsageError(`--robots-token must be a product token of letters, _ and - (RFC 9309), got ${JSON.stringify(value)}`);
   return value;
+}
+
+/**
+ * The settings travel in one KV entry, whose value must fit a NATS message: CA files beyond this
+ * (a whole system bundle is about 220 KB) are refused at start rather than failing the store.
+ */
+const MAX_CA_BYTES = 512 * 1024;
+
+/** `--ca-file` paths read and checked now: their certificates travel in the settings (see CrawlSettings.caCerts). */
+function caCerts(files: readonly string[]): Array<{ file: string; pem: string }> {
+  const certs = files.map((file) => {
+    try {
+      return { file, pem: readCaFile(file) };
+    } catch (err) {
+      throw new UsageError((err as Error).message);
+    }
+  });
+  const bytes = certs.reduce((n, c) => n + c.pem.length, 0);
+  if (bytes > MAX_CA_BYTES) throw new UsageError(`--ca-file: ${bytes} bytes of certificates, more than the ${MAX_CA_BYTES} the crawl's settings can carry; give only the CAs the crawl needs`);
+  return certs;
 }

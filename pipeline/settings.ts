@@ -71,6 +71,16 @@ export const CrawlSettingsSchema = z
     noProxy: z.array(z.string()).default([]),
     /** DNS servers (ADDRESS[:PORT]) to ask instead of the system's */
     dnsServers: z.array(z.string()).default([]),
+    /**
+     * CA certificates trusted besides Node's default store (`--ca-file`): the PEM text travels
+     * in the settings, not the path, so a worker on another machine trusts the same CAs
+     * (certificates are public; no key is ever here)
+     */
+    caCerts: z.array(z.object({ file: z.string(), pem: z.string().min(1) }).strict()).default([]),
+    /** hosts (name, *.domain or *) whose TLS certificates are not verified; every such exchange says so */
+    insecureHosts: z.array(z.string()).default([]),
+    /** offer HTTP/2 over TLS (ALPN); false: HTTP/1.1 only */
+    http2: z.boolean().default(true),
     /** DNS answers are kept for their TTL, clamped to [min, max]; failures for the negative TTL */
     dnsMinTtlMs: z.number().int().min(0).default(60_000),
     dnsMaxTtlMs: z.number().int().min(0).default(3_600_000),

@@ -54,6 +54,20 @@ export interface HttpResponse {
   /** Address of the socket that carried the request, when known. */
   remoteAddress: string | null;
   url: string;
+  /** How the exchange travelled, when known (the client reports it; fakes may leave it out). */
+  protocol?: HttpProtocol;
+}
+
+/** The protocols of one exchange, with the identifiers WARC-Protocol uses. */
+export interface HttpProtocol {
+  /** the HTTP version, as ALPN names it: 'h2', or 'http/1.1' (also over plain TCP) */
+  http: 'h2' | 'http/1.1';
+  /** 'tls/1.3', 'tls/1.2'; null over plain TCP */
+  tls: string | null;
+  /** the TLS cipher suite's IANA name (TLS_AES_128_GCM_SHA256); null over plain TCP */
+  cipher: string | null;
+  /** only for a host the user exempted from certificate checks (`--insecure-host`): that it was not checked, and what checking would have found */
+  unverified?: string;
 }
 
 /**

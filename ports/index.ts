@@ -7,3 +7,4 @@ export * from './http.js';
 export * from './kv.js';
 export * from './streams.js';
 export * from './bodies.js';
+export * from './tls-failures.js';

@@ -42,6 +42,12 @@ export const ExchangeInfo = z.object({
    * `WARC-Truncated: unspecified`.
    */
   body_not_read: z.string().optional(),
+  /** the protocols the exchange went over, as WARC-Protocol names them: ['h2', 'tls/1.3'], ['http/1.1']; absent when not known */
+  protocols: z.array(z.string()).optional(),
+  /** over TLS: the cipher suite (IANA name, as WARC-Cipher-Suite writes it) */
+  cipher_suite: z.string().optional(),
+  /** a host exempted from certificate checks (`--insecure-host`): that it was not checked, and what checking would have found */
+  tls_unverified: z.string().optional(),
 });
 export type ExchangeInfo = z.infer<typeof ExchangeInfo>;
 

@@ -152,6 +152,8 @@ export const TABLES = {
     col('warc_type', 'VARCHAR'),
     col('fetch_duration_ms', 'INTEGER'),
     col('remote_ip', 'VARCHAR', true),
+    /** the HTTP version ('h2', 'http/1.1') and, over TLS, its version ('h2 tls/1.3'), as WARC-Protocol has them; null when not known (a failure) */
+    col('fetch_protocol', 'VARCHAR', true),
     col('failure_reason', 'VARCHAR', true),
     col('crawl_id', 'VARCHAR'),
   ],
@@ -275,6 +277,7 @@ export interface CaptureRow {
   warc_type: string;
   fetch_duration_ms: number;
   remote_ip: string | null;
+  fetch_protocol: string | null;
   failure_reason: string | null;
   crawl_id: string;
 }

@@ -201,3 +201,20 @@ export {
 export type { RenderHostsOptions } from './render-hosts.js';
 export { DirectiveHosts, DIRECTIVES_DOMAIN, DIRECTIVES_HOST, DIRECTIVES_SEED_URL, DIRECTIVE_PAGES, leafOf, textMarkerOf } from './directive-hosts.js';
 export type { DirectivePage, DirectiveResponse } from './directive-hosts.js';
+export {
+  TlsHosts,
+  BADTLS_DOMAIN,
+  BAD_CERT_HOSTS,
+  BADTLS_HOSTS,
+  EXPIRED_CERT_HOST,
+  UNKNOWN_CA_HOST,
+  WRONG_NAME_HOST,
+  INCOMPLETE_CHAIN_HOST,
+  SELF_SIGNED_HOST,
+  HANDSHAKE_RESET_HOST,
+  DEFAULT_HTTP1_ONLY_HOSTS,
+  httpsLinks,
+} from './tls-hosts.js';
+export type { TlsHostsOptions } from './tls-hosts.js';
+export { makeTestPki } from './test-ca.js';
+export type { TestPki, TlsIdentity } from './test-ca.js';

@@ -34,6 +34,8 @@ export interface TestWebCliArgs {
   failing?: boolean;
   /** also serve big.test (pages of 5 and 6 MiB) */
   bigPages?: boolean;
+  /** also answer HTTPS (HTTP/2 offered first) on the same port, with a CA made at start and the bad-certificate hosts */
+  tls?: boolean;
   /** Where the status line goes; default stdout. */
   out?: (line: string) => void;
   /** Stops the server when aborted, like a signal (for tests). */
@@ -62,6 +64,7 @@ export async function runTestWebCli(args: TestWebCliArgs): Promise<void> {
     ...(args.idRouted ? { idRouted: true } : {}),
     ...(args.failing ? { failing: true } : {}),
     ...(args.bigPages ? { bigPages: true } : {}),
+    ...(args.tls ? { tls: true } : {}),
   });
   const proxy = args.proxy ? await startForwardProxy() : null;
   const { siteHostNames, benchHostNames } = web.model;
@@ -78,10 +81,13 @@ export async function runTestWebCli(args: TestWebCliArgs): Promise<void> {
   if (web.directives) summary += `, ${web.directives.hostNames.join(', ')}`;
   if (web.idRouted) summary += `, ${web.idRouted.hostNames.length} ID-routed hosts (*.ids.test: ${web.idRouted.options.products} products, ${web.idRouted.options.topics} topics)`;
   if (web.bigPages) summary += ', big.test (pages of 5 and 6 MiB)';
+  if (web.tls) summary += `; HTTPS too (HTTP/1.1 only: ${web.tls.http1OnlyPatterns.join(', ')}), bad certificates at *.badtls.test`;
   const out = args.out ?? ((l: string) => process.stdout.write(`${l}\n`));
   out(`testweb listening on 127.0.0.1:${web.port} (${summary})`);
   if (proxy) out(`forward proxy on ${proxy.url} (crawl with --proxy ${proxy.url})`);
-  if (args.politeness || args.hostile || args.traps || args.render || args.fresh || args.directives || args.network || args.sitemapHosts || args.idRouted || args.failing || args.bigPages) out(`crawl with: ${web.resolveRules.map((r) => `--resolve ${r}`).join(' ')}`);
+  const trust = web.tls ? ` --ca-file ${web.tls.caFile}` : '';
+  if (args.politeness || args.hostile || args.traps || args.render || args.fresh || args.directives || args.network || args.sitemapHosts || args.idRouted || args.failing || args.bigPages || args.tls) out(`crawl with: ${web.resolveRules.map((r) => `--resolve ${r}`).join(' ')}${trust}`);
+  if (web.tls) out(`trust its CA: --ca-file ${web.tls.caFile} (or NODE_EXTRA_CA_CERTS=${web.tls.caFile}; curl --cacert ${web.tls.caFile})`);
 
   await new Promise<void>((resolve) => {
     const stop = () => {
@@ -97,7 +103,7 @@ export async function runTestWebCli(args: TestWebCliArgs): Promise<void> {
   });
 }
 
-// Direct use without the CLI: node dist/testweb/main.js [--hosts N] [--port P] [--seed S] [--bench-hosts M] [--fresh]
+// Direct use without the CLI: node dist/testweb/main.js [--hosts N] [--port P] [--seed S] [--bench-hosts M] [--fresh] [--tls]
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const flag = (name: string, fallback: number): number => {
     const i = process.argv.indexOf(`--${name}`);
@@ -108,5 +114,5 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.a
     }
     return value;
   };
-  void runTestWebCli({ hosts: flag('hosts', 20), port: flag('port', 0), seed: flag('seed', 1), benchHosts: flag('bench-hosts', 0), fresh: process.argv.includes('--fresh') });
+  void runTestWebCli({ hosts: flag('hosts', 20), port: flag('port', 0), seed: flag('seed', 1), benchHosts: flag('bench-hosts', 0), fresh: process.argv.includes('--fresh'), tls: process.argv.includes('--tls') });
 }

@@ -22,8 +22,13 @@
 // With `failing` it also serves failing.test and dead.failing.test (failing-hosts.ts): endpoints
 // that hang, drip, reset and time out beside working pages, and a host dead after its robots.txt.
 // With `bigPages` it also serves big.test (big-page-hosts.ts): HTML pages of 5 and 6 MiB.
+// With `tls` the same port also answers HTTPS, HTTP/2 offered first (tls-hosts.ts): every host
+// above, over TLS signed by a CA the web makes, plus the bad-certificate hosts *.badtls.test.
 
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttp2Server, type Http2ServerRequest } from 'node:http2';
+import { createServer as createNetServer, type Server as NetServer } from 'node:net';
+import type { TLSSocket } from 'node:tls';
 import { createHash } from 'node:crypto';
 import type { AddressInfo, Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
@@ -42,6 +47,7 @@ import { SitemapHosts } from './sitemap-hosts.js';
 import { IdRoutedHosts, type IdRoutedHostsOptions } from './id-routed-hosts.js';
 import { FailingHosts, type FailingHostsOptions } from './failing-hosts.js';
 import { BigPageHosts } from './big-page-hosts.js';
+import { httpsLinks, TlsHosts, type TlsHostsOptions } from './tls-hosts.js';
 
 export interface StartTestWebOptions {
   /** Site hosts h00.site.test ... (default 20). */
@@ -89,6 +95,12 @@ export interface StartTestWebOptions {
   /** Also serve big.test, pages of 5 and 6 MiB of text (see big-page-hosts.ts). Default off. */
   bigPages?: boolean;
   /**
+   * Also answer HTTPS on the same port, HTTP/2 offered first (see tls-hosts.ts), with a CA made
+   * at start (`tls.caFile`), and serve the bad-certificate hosts *.badtls.test. true: default
+   * options. Default off.
+   */
+  tls?: TlsHostsOptions | boolean;
+  /**
    * Render every page of the site and bench hosts at start and keep them all, instead of
    * rendering on request into a cache of PAGE_CACHE_LIMIT pages. For throughput benches: the
    * web shares the machine's cores with the crawl, and rendering a page costs it more than
@@ -107,7 +119,12 @@ export interface RequestRecord {
   userAgent: string;
   /** Epoch milliseconds (sub-ms precision) when the request arrived. */
   start: number;
-  /** Epoch milliseconds when the response finished (or the connection closed). */
+  /**
+   * Epoch milliseconds when the server handed the response's last byte to the connection
+   * (`res.end()` returned), or the connection closed first. Not the 'finish' event: over TLS
+   * that comes event-loop turns after the bytes went out, and a loaded server then stamped
+   * two responses' ends after the start of a request the client sent once it had them both.
+   */
   end: number;
   status: number;
   /** Server address the request arrived on (req.socket.localAddress): '127.0.0.1', '127.0.0.2' or '::1'. */
@@ -118,6 +135,10 @@ export interface RequestRecord {
   retryAfterMs?: number;
   /** Body of a 2xx GET /robots.txt response (the log has no other bodies; robots files are small). */
   robotsBody?: string;
+  /** The HTTP version the request came in, as ALPN names it: 'h2' or 'http/1.1'. */
+  protocol: 'h2' | 'http/1.1';
+  /** Whether it came over TLS (https). */
+  tls: boolean;
 }
 
 export interface TestWeb {
@@ -153,6 +174,8 @@ export interface TestWeb {
   failing: FailingHosts | null;
   /** The large-page host, when enabled; null otherwise. */
   bigPages: BigPageHosts | null;
+  /** TLS, when enabled: the CA file to trust, the HTTP/1.1-only hosts, the bad-certificate hosts; null otherwise. */
+  tls: TlsHosts | null;
   /** Completed requests, in order of arrival. */
   requestLog(): RequestRecord[];
   /** Requests that have arrived and are not finished yet (host, path, start). */
@@ -172,7 +195,8 @@ const PAGE_CACHE_LIMIT = 2000;
 const now = () => performance.timeOrigin + performance.now();
 
 function hostOf(req: IncomingMessage): string {
-  const raw = (req.headers.host ?? '').trim().toLowerCase();
+  // HTTP/2 names the host in :authority (a Host field is allowed too)
+  const raw = String(req.headers[':authority'] ?? req.headers.host ?? '').trim().toLowerCase();
   if (raw.startsWith('[')) return raw.slice(0, raw.indexOf(']') + 1);
   const colon = raw.indexOf(':');
   return colon < 0 ? raw : raw.slice(0, colon);
@@ -211,6 +235,8 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
   const idRouted = opts.idRouted ? new IdRoutedHosts(opts.idRouted) : null;
   const failing = opts.failing ? new FailingHosts(opts.failing) : null;
   const bigPages = opts.bigPages ? new BigPageHosts() : null;
+  // set once the servers exist (TLS connections are handed to them)
+  let tlsHosts: TlsHosts | null = null;
   /** Status to log for a response written as raw bytes on the socket (res never sent headers). */
   const rawStatusOf = new WeakMap<ServerResponse, number>();
   /** The log record of each response in progress, so send() can note Retry-After and robots bodies. */
@@ -218,7 +244,7 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
 
   // Rendering is deterministic, so a bounded cache (insertion-order eviction) is only speed.
   // It keeps the UTF-8 bytes: half the memory of a string with one character outside Latin-1.
-  const cache = new Map<string, { body: Buffer; etag: string }>();
+  const cache = new Map<string, { body: Buffer; etag: string; https?: { body: Buffer; etag: string } }>();
   const cacheLimit = opts.prerender ? Infinity : PAGE_CACHE_LIMIT;
   /** pages changed since the start (`touch`): host+path -> revision */
   const revisions = new Map<string, number>();
@@ -235,9 +261,24 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
     }
     return hit;
   };
+  /** the page as served over TLS: its links to the web written https:// */
+  const renderedFor = (host: HostModel, page: HtmlResource, secure: boolean) => {
+    const hit = rendered(host, page);
+    if (!secure) return hit;
+    if (!hit.https) {
+      const body = httpsLinks(hit.body.toString());
+      hit.https = { body: Buffer.from(body), etag: etagOf(body) };
+    }
+    return hit.https;
+  };
 
   function send(req: IncomingMessage, res: ServerResponse, status: number, type: string, body: string | Buffer, extra: Record<string, string> = {}): void {
     const record = recordOf.get(res);
+    if (record?.tls) {
+      // over TLS the web links to itself by https:// (a Buffer body is a page renderedFor chose)
+      if (typeof body === 'string' && /^(text\/|application\/(xml|xhtml))/.test(type)) body = httpsLinks(body);
+      if (extra.location !== undefined) extra = { ...extra, location: httpsLinks(extra.location) };
+    }
     if (record) {
       const retryAfter = extra['retry-after'];
       if (retryAfter !== undefined) {
@@ -264,6 +305,10 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
   }
 
   function serve(req: IncomingMessage, res: ServerResponse, hostName: string, target: string): void {
+    if (tlsHosts?.has(hostName)) {
+      const r = tlsHosts.respond(hostName, req.method ?? '', target);
+      return send(req, res, r.status, r.type, r.body);
+    }
     if (politeness?.has(hostName)) {
       const r = politeness.respond(hostName, req.method ?? '', target, now());
       return send(req, res, r.status, r.type, r.body, r.headers);
@@ -337,7 +382,7 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
     if (resource.kind === 'redirect') {
       return send(req, res, 301, 'text/html; charset=utf-8', `<!DOCTYPE html><html><head><title>Moved</title></head><body><a href="${resource.location}">Moved here</a></body></html>\n`, { location: resource.location });
     }
-    const page = rendered(host, resource);
+    const page = renderedFor(host, resource, recordOf.get(res)?.tls === true);
     const revision = revisions.get(`${host.name}${resource.path}`) ?? 0;
     const lastModified = revision > 0 ? new Date(Date.parse(LAST_MODIFIED) + revision * 86_400_000).toUTCString() : LAST_MODIFIED;
     const headers = { etag: page.etag, 'last-modified': lastModified, 'cache-control': 'max-age=0' };
@@ -367,8 +412,10 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
       start,
       end: start,
       status: 0,
-      localAddress: req.socket.localAddress ?? '',
+      localAddress: localAddressOf(req),
       remotePort: req.socket.remotePort ?? 0,
+      protocol: req.httpVersion === '2.0' ? 'h2' : 'http/1.1',
+      tls: tlsSocketOf(req) !== null,
     };
     recordOf.set(res, record);
     inFlight.add(record);
@@ -377,11 +424,19 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
       if (done) return;
       done = true;
       inFlight.delete(record);
-      record.end = now();
+      record.end = handedOver ?? now();
       // A connection closed before the response was sent is logged with status 0.
       record.status = res.headersSent ? res.statusCode : (rawStatusOf.get(res) ?? 0);
       log.push(record);
     };
+    // the moment the last byte is handed over (see RequestRecord.end)
+    let handedOver: number | null = null;
+    const endResponse = res.end.bind(res) as (...args: unknown[]) => ServerResponse;
+    res.end = ((...args: unknown[]) => {
+      const out = endResponse(...args);
+      handedOver ??= now();
+      return out;
+    }) as ServerResponse['end'];
     res.once('finish', finish);
     res.once('close', finish);
     const respond = () => {
@@ -397,32 +452,65 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
     else respond();
   };
   if (opts.prerender) {
-    for (const host of model.hosts) for (const resource of host.resources.values()) if (resource.kind === 'html') rendered(host, resource);
+    // and as served over TLS when the web speaks it (the bench crawls both)
+    for (const host of model.hosts) for (const resource of host.resources.values()) if (resource.kind === 'html') renderedFor(host, resource, !!opts.tls);
   }
 
+  /** the TLS socket a request came over, null for plain HTTP (over HTTP/2, its session's) */
+  const tlsSocketOf = (req: IncomingMessage): TLSSocket | null => {
+    const socket = (req as unknown as Http2ServerRequest).stream?.session?.socket ?? req.socket;
+    return (socket as TLSSocket | undefined)?.encrypted === true ? (socket as TLSSocket) : null;
+  };
+  /** the server address a request arrived on (a TLS socket here runs over a stream: its TCP socket's) */
+  const localAddressOf = (req: IncomingMessage): string => {
+    const secure = tlsSocketOf(req);
+    return (secure ? tlsHosts?.localAddress(secure) : req.socket.localAddress) ?? '';
+  };
+
   const sockets = new Set<Socket>();
+  const track = (s: Socket) => {
+    sockets.add(s);
+    s.once('close', () => sockets.delete(s));
+  };
   const newServer = (): Server => {
     const server = createServer({ keepAlive: true }, handler);
     server.keepAliveTimeout = 10_000;
-    server.on('connection', (s) => {
-      sockets.add(s);
-      s.once('close', () => sockets.delete(s));
-    });
+    server.on('connection', track);
     return server;
+  };
+  // With TLS, one listener per address takes every connection and hands it to plain HTTP, or
+  // through TLS to HTTP/1.1 or HTTP/2 by what ALPN chose; these servers listen on nothing.
+  let http1: Server | null = null;
+  if (opts.tls) {
+    http1 = newServer();
+    const h1 = http1;
+    const h2 = createHttp2Server({}, handler as unknown as Parameters<typeof createHttp2Server>[1]);
+    const names = ['*.site.test', '*.bench.test', ...(politeness ? ['*.polite.test', '*.sharedip.test'] : []), 'hostile.test', '*.trap.test', '*.render.test', '*.fresh.test', 'www.directives.test', '*.net.test', '*.sitemaponly.test', 'www.sitemap-elsewhere.test', '*.ids.test', 'failing.test', '*.failing.test', 'big.test', '127.0.0.1'];
+    tlsHosts = await TlsHosts.create(names, opts.tls === true ? {} : opts.tls, (socket) => (socket.alpnProtocol === 'h2' ? h2 : h1).emit('connection', socket));
+  }
+  const newListener = (): Server | NetServer => {
+    if (!tlsHosts || !http1) return newServer();
+    const hosts = tlsHosts;
+    const h1 = http1;
+    // as node:http's servers do: without it a response's last frame waits for the client's delayed ACK (40 ms)
+    return createNetServer({ noDelay: true }, (socket) => {
+      track(socket);
+      hosts.accept(socket, (plain) => h1.emit('connection', plain));
+    });
   };
 
   // 127.0.0.1 always; with politeness also 127.0.0.2 on the same port (the sharedip hosts'
   // address), with network also ::1 (and the silent 127.0.0.3), trying other free ports while
   // that one is taken on another address.
   const addresses = ['127.0.0.1', ...(politeness ? [SHARED_IP_ADDRESS] : []), ...(network ? ['::1'] : [])];
-  let servers: Server[] = [];
+  let servers: Array<Server | NetServer> = [];
   let blackHole: { close(): Promise<void> } | null = null;
   for (let attempt = 0; ; attempt++) {
     servers = [];
     try {
       let port = opts.port ?? 0;
       for (const address of addresses) {
-        const server = newServer();
+        const server = newListener();
         servers.push(server);
         await listen(server, port, address);
         port = (server.address() as AddressInfo).port;
@@ -441,7 +529,7 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
   return {
     port,
     url: (host, path = '/') => `http://${host}${path}`,
-    resolveRules: [`*.site.test=127.0.0.1:${port}`, `*.bench.test=127.0.0.1:${port}`, ...(politeness?.resolveRules(port) ?? []), ...(hostile?.resolveRules(port) ?? []), ...(traps?.resolveRules(port) ?? []), ...(renderHosts?.resolveRules(port) ?? []), ...(fresh?.resolveRules(port) ?? []), ...(directives?.resolveRules(port) ?? []), ...(network?.resolveRules(port) ?? []), ...(sitemapHosts?.resolveRules(port) ?? []), ...(idRouted?.resolveRules(port) ?? []), ...(failing?.resolveRules(port) ?? []), ...(bigPages?.resolveRules(port) ?? [])],
+    resolveRules: [`*.site.test=127.0.0.1:${port}`, `*.bench.test=127.0.0.1:${port}`, ...(politeness?.resolveRules(port) ?? []), ...(hostile?.resolveRules(port) ?? []), ...(traps?.resolveRules(port) ?? []), ...(renderHosts?.resolveRules(port) ?? []), ...(fresh?.resolveRules(port) ?? []), ...(directives?.resolveRules(port) ?? []), ...(network?.resolveRules(port) ?? []), ...(sitemapHosts?.resolveRules(port) ?? []), ...(idRouted?.resolveRules(port) ?? []), ...(failing?.resolveRules(port) ?? []), ...(bigPages?.resolveRules(port) ?? []), ...(tlsHosts?.resolveRules(port) ?? [])],
     model,
     politeness,
     hostile,
@@ -454,6 +542,7 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
     idRouted,
     failing,
     bigPages,
+    tls: tlsHosts,
     requestLog: () => log.slice().sort((a, b) => a.start - b.start),
     inFlight: () => [...inFlight].map((r) => ({ host: r.host, path: r.path, start: r.start })),
     touch: (urls) => {
@@ -471,11 +560,12 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
       for (const s of sockets) s.destroy();
       await closed;
       await blackHole?.close();
+      tlsHosts?.close();
     },
   };
 }
 
-function listen(server: Server, port: number, address: string): Promise<void> {
+function listen(server: Server | NetServer, port: number, address: string): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, address, () => {
@@ -485,7 +575,7 @@ function listen(server: Server, port: number, address: string): Promise<void> {
   });
 }
 
-function closeServer(server: Server): Promise<void> {
+function closeServer(server: Server | NetServer): Promise<void> {
   return new Promise<void>((resolve) => {
     if (!server.listening) return resolve();
     server.close(() => resolve());

@@ -62,6 +62,7 @@ export function captureRow(e: ArchivedExchange, built: BuiltRecords, where: { fi
     warc_type: built.kind === 'response' || built.kind === 'metadata' || built.kind === 'conversion' ? built.kind : 'revisit',
     fetch_duration_ms: e.duration_ms,
     remote_ip: e.exchange?.remote_ip ?? null,
+    fetch_protocol: e.exchange?.protocols?.join(' ') ?? null,
     failure_reason: e.exchange?.failure ?? null,
     crawl_id: crawlId,
   };

@@ -55,6 +55,21 @@ export function truncation(e: ArchivedExchange): 'length' | 'unspecified' | null
   return e.truncated ? 'length' : null;
 }
 
+/**
+ * The protocols an exchange went over, as the WARC-Protocol field proposal (iipc
+ * warc-specifications issue 42) writes them, one field a protocol (`h2`, then `tls/1.3`), and
+ * the TLS cipher suite as WARC-Cipher-Suite (issue 86); warcio, Browsertrix and StormCrawler
+ * write them so. The HTTP message in the record stays in HTTP/1.1 form whatever the version
+ * (an `HTTP/2 200` status line is not one that WARC readers and replay tools parse): these
+ * fields are where HTTP/2 shows.
+ */
+function protocolFields(e: ArchivedExchange): WarcHeaders {
+  const x = e.exchange;
+  const fields: WarcHeaders = (x?.protocols ?? []).map((p) => ['WARC-Protocol', p]);
+  if (x?.cipher_suite) fields.push(['WARC-Cipher-Suite', x.cipher_suite]);
+  return fields;
+}
+
 function requestBlock(e: ArchivedExchange): Buffer {
   const u = new URL(e.url);
   const line = `${e.exchange!.method} ${u.pathname}${u.search} HTTP/1.1\r\n`;
@@ -74,6 +89,7 @@ function metadataFields(e: ArchivedExchange): WarcHeaders {
     ['fetchAttempt', String(x?.attempt ?? 0)],
   ];
   if (x?.robots) f.push(['robots', x.robots]);
+  if (x?.tls_unverified) f.push(['tlsCertificate', x.tls_unverified]);
   if (x?.redirect) f.push(['redirect', x.redirect]);
   if (x?.failure) f.push(['fetchFailure', x.failure]);
   if (x?.body_not_read) f.push(['bodyNotRead', x.body_not_read]);
@@ -108,7 +124,7 @@ export function exchangeRecords(
     const block = requestBlock(e);
     records.push(
       warcRecordBytes(
-        [...baseHeaders('request', newRecordId(), date, e.url, warcinfoId), ...(failed ? [] : [concurrent]), ['Content-Type', 'application/http;msgtype=request'], blockDigestHeader(block)],
+        [...baseHeaders('request', newRecordId(), date, e.url, warcinfoId), ...(failed ? [] : [concurrent]), ...protocolFields(e), ['Content-Type', 'application/http;msgtype=request'], blockDigestHeader(block)],
         block,
       ),
     );
@@ -118,7 +134,8 @@ export function exchangeRecords(
   let kind: CaptureKind = 'metadata';
   let payloadDigest: string | null = null;
   if (!failed) {
-    const ip: WarcHeaders = x?.remote_ip ? [['WARC-IP-Address', x.remote_ip]] : [];
+    // where the response came from and over what
+    const transport: WarcHeaders = [...(x?.remote_ip ? [['WARC-IP-Address', x.remote_ip] as [string, string]] : []), ...protocolFields(e)];
     const cut = truncation(e);
     const truncated: WarcHeaders = cut ? [['WARC-Truncated', cut]] : [];
     const httpType: [string, string] = ['Content-Type', 'application/http;msgtype=response'];
@@ -127,7 +144,7 @@ export function exchangeRecords(
       const block = responseHead(e, 0);
       const refers: WarcHeaders = [['WARC-Refers-To-Target-URI', e.url]];
       if (x?.refers_to_date != null) refers.push(['WARC-Refers-To-Date', warcDate(x.refers_to_date)]);
-      records.push(warcRecordBytes([...baseHeaders('revisit', responseRecordId, date, e.url, warcinfoId), ...ip, ['WARC-Profile', PROFILE_NOT_MODIFIED], ...refers, httpType, blockDigestHeader(block)], block));
+      records.push(warcRecordBytes([...baseHeaders('revisit', responseRecordId, date, e.url, warcinfoId), ...transport, ['WARC-Profile', PROFILE_NOT_MODIFIED], ...refers, httpType, blockDigestHeader(block)], block));
       kind = 'revisit-not-modified';
     } else if (firstCapture) {
       payloadDigest = bodyDigest ?? warcDigest(e.body);
@@ -136,7 +153,7 @@ export function exchangeRecords(
         warcRecordBytes(
           [
             ...baseHeaders('revisit', responseRecordId, date, e.url, warcinfoId),
-            ...ip,
+            ...transport,
             ['WARC-Profile', PROFILE_IDENTICAL],
             ['WARC-Refers-To', firstCapture.record_id],
             ['WARC-Refers-To-Target-URI', firstCapture.url],
@@ -156,7 +173,7 @@ export function exchangeRecords(
       const block = [responseHead(e, e.body.length), e.body]; // in parts: the body is copied once, into the record
       records.push(
         warcRecordBytes(
-          [...baseHeaders('response', responseRecordId, date, e.url, warcinfoId), ...ip, ...truncated, httpType, ['WARC-Payload-Digest', payloadDigest], blockDigestHeader(block)],
+          [...baseHeaders('response', responseRecordId, date, e.url, warcinfoId), ...transport, ...truncated, httpType, ['WARC-Payload-Digest', payloadDigest], blockDigestHeader(block)],
           block,
         ),
       );

@@ -1,4 +1,5 @@
 import { HttpFetchError, type HttpResponse } from '../../ports/http.js';
+import { certificateFailure } from '../../ports/tls-failures.js';
 import { parseRetryAfter, type FetchFeedback } from './host-state/host-pacing.js';
 
 /**
@@ -60,13 +61,17 @@ const NO_SUCH_NAME = new Set(['ENOTFOUND', 'ENODATA', 'EAI_NONAME', 'EAI_NODATA'
  * | the name does not exist, or has no address     | yes       | `network_error`, `dns_error: ENOTFOUND name` |
  * | the SSRF guard refuses the address             | yes       | `refused`, the guard's reason |
  * | the forward proxy refuses the tunnel (407, 403) | yes      | `network_error`, `proxy_error: ...` (the proxy's answer) |
+ * | the certificate cannot be trusted: expired, unknown issuer, wrong name, incomplete chain, self-signed (ports/tls-failures.ts) | yes | `network_error`, `tls_error: certificate has expired` |
  * | SERVFAIL, DNS timeout, DNS server refusing     | no        | (robots.txt: disallow all, retried with backoff) |
- * | connection refused, reset, timeout, TLS, 5xx, 429 | no     | (the same)             |
+ * | connection refused, reset (in a TLS handshake too), timeout, a TLS handshake that fails otherwise, 5xx, 429 | no | (the same) |
  *
- * A crawl's settings (`--resolve`, `--allow-network`, `--dns-server`, `--proxy`) do not change while it
- * runs, so a refused address stays refused; a name that does not exist does not start to
- * within the minutes a crawl waits, and if it did the cached verdict expires (the robots
- * record's retry interval) and the next URL asks again.
+ * A crawl's settings (`--resolve`, `--allow-network`, `--dns-server`, `--proxy`, `--ca-file`,
+ * `--insecure-host`) do not change while it runs, so a refused address stays refused and an
+ * untrusted certificate untrusted; a name that does not exist does not start to, nor does a
+ * site renew its certificate, within the minutes a crawl waits; if either did, the cached
+ * verdict expires (the robots record's retry interval) and the next URL asks again. A
+ * handshake broken off (a reset, a timeout) or refused for a protocol or cipher says nothing
+ * about the certificate and is tried again, as any connection failure.
  */
 export function hostDead(err: HttpFetchError, host: string): HostDead | null {
   const root = err.rootCause;
@@ -75,6 +80,12 @@ export function hostDead(err: HttpFetchError, host: string): HostDead | null {
   if (err.code === 'dns' && root.code !== null && NO_SUCH_NAME.has(root.code)) {
     const what = root.code === 'ENODATA' || root.code === 'EAI_NODATA' ? 'the name has no address' : 'the name does not exist';
     return { outcome: 'network_error', reason: `dns_error: ${root.code} ${host} (${what})` };
+  }
+  const certificate = err.code === 'tls' ? certificateFailure(root.code) : null;
+  if (certificate !== null) {
+    // OpenSSL's words are kept where ours only explain them; Node's name check says which names the certificate has
+    const detail = certificate.includes(root.message) ? '' : ` (${root.message})`;
+    return { outcome: 'network_error', reason: `tls_error: ${certificate}${detail}` };
   }
   return null;
 }

@@ -1,11 +1,14 @@
 /**
  * A real seed list ends cleanly: two healthy test-web hosts beside a name that does not
  * exist (the test DNS server answers NXDOMAIN), a name that resolves to loopback (the SSRF
- * guard refuses it), a host that refuses connections and a host whose robots.txt answers
- * 503. One `crawl run --until-idle` with the default politeness settings (only the robots
- * give-up time shortened): it ends, the healthy hosts are complete, every seed has an
- * outcome that says what happened, and the seeds that cannot heal end within seconds.
- * While it waits on the 503 robots.txt, `crawl status` names the host and the next try.
+ * guard refuses it), a host that refuses connections, a host whose robots.txt answers 503,
+ * and HTTPS hosts whose certificates cannot be trusted (expired, from an unknown CA, for
+ * another name, sent without their intermediate; the crawl trusts the test web's CA). One
+ * `crawl run --until-idle` with the default politeness settings (only the robots give-up time
+ * shortened): it ends, the healthy hosts are complete, every seed has an outcome that says
+ * what happened, and the seeds that cannot heal end within seconds. A self-signed host the
+ * user exempts with --insecure-host is crawled, over HTTP/2, and its archive says it was not
+ * verified. While it waits on the 503 robots.txt, `crawl status` names the host and the next try.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -15,7 +18,8 @@ import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { expectedCrawl, startTestDns, startTestWeb, ROBOTS_503_HOST, type TestDns, type TestWeb } from '../../testweb/index.js';
+import { BAD_CERT_HOSTS, expectedCrawl, startTestDns, startTestWeb, ROBOTS_503_HOST, type TestDns, type TestWeb } from '../../testweb/index.js';
+import { readWarcFile, warcFiles } from '../support/warc-reader.js';
 import { openOutputDatabase } from '../../pipeline/adapters/duckdb-views.js';
 import { CLI, runCli, shellQuote, startCli } from '../support/crawl-cli.js';
 import { E2E, storedPages } from '../support/e2e-web.js';
@@ -25,6 +29,15 @@ const NXDOMAIN_SEED = 'http://gone.dead.test/';
 const LOOPBACK_SEED = 'http://loopback.dead.test/page';
 const REFUSING_SEED = 'http://refusing.dead.test/';
 const ROBOTS_503_SEED = `http://${ROBOTS_503_HOST}/`;
+/** HTTPS seeds whose certificate cannot be trusted, and the reason each must end with */
+const BAD_CERT_SEEDS: Record<string, RegExp> = {
+  [`https://${BAD_CERT_HOSTS.expired}/`]: /^tls_error: certificate has expired$/,
+  [`https://${BAD_CERT_HOSTS.unknownCa}/`]: /^tls_error: unable to get local issuer certificate/,
+  [`https://${BAD_CERT_HOSTS.wrongName}/`]: /^tls_error: certificate is not valid for this host name \(.*DNS:www\.elsewhere\.test\)$/,
+  [`https://${BAD_CERT_HOSTS.incompleteChain}/`]: /^tls_error: unable to verify the first certificate \(an incomplete chain/,
+};
+/** self-signed, but the user said not to verify it */
+const INSECURE_SEED = `https://${BAD_CERT_HOSTS.selfSigned}/`;
 /**
  * short for the test (the default is an hour); the crawl's length is about this. Long enough
  * that `crawl status`, polled while the host waits, gets its turn on a loaded machine (a
@@ -48,7 +61,7 @@ describe('a seed list with dead hosts ends cleanly', () => {
   let dns: TestDns;
   let dir: string;
   before(async () => {
-    web = await startTestWeb({ hosts: 2, pagesPerHost: 8, seed: 3, politeness: true });
+    web = await startTestWeb({ hosts: 2, pagesPerHost: 8, seed: 3, politeness: true, tls: true });
     // every name the test DNS server does not know answers NXDOMAIN
     dns = await startTestDns({ 'loopback.dead.test': { a: ['127.0.0.1'], ttl: 60 } });
     dir = mkdtempSync(path.join(os.tmpdir(), 'crawl-dead-seeds-'));
@@ -66,7 +79,8 @@ describe('a seed list with dead hosts ends cleanly', () => {
     args.push('--robots-give-up-ms', String(ROBOTS_GIVE_UP_MS), '--robots-retry-ms', '3000');
     for (const rule of web.resolveRules) args.push('--resolve', rule);
     args.push('--resolve', `refusing.dead.test=127.0.0.1:${await closedPort()}`);
-    for (const seed of [...healthy, NXDOMAIN_SEED, LOOPBACK_SEED, REFUSING_SEED, ROBOTS_503_SEED]) args.push('--seed', seed);
+    args.push('--ca-file', web.tls!.caFile, '--insecure-host', BAD_CERT_HOSTS.selfSigned);
+    for (const seed of [...healthy, NXDOMAIN_SEED, LOOPBACK_SEED, REFUSING_SEED, ROBOTS_503_SEED, ...Object.keys(BAD_CERT_SEEDS), INSECURE_SEED]) args.push('--seed', seed);
 
     const started = Date.now();
     const crawl = startCli(args, { NATS_URL: '' });
@@ -92,6 +106,7 @@ describe('a seed list with dead hosts ends cleanly', () => {
 
     const result = await crawl.done;
     assert.equal(result.code, 0, result.stderr.slice(-2000));
+    assert.match(result.stderr, /TLS certificates are NOT verified for hosts matching self-signed\.badtls\.test/, 'the exemption is said at start');
     const seconds = (Date.now() - started) / 1000;
 
     const expected = expectedCrawl(web.model, { userAgentToken: E2E.token, maxDepth: 5, seeds: healthy, redirectHopCost: 0 });
@@ -110,11 +125,32 @@ describe('a seed list with dead hosts ends cleanly', () => {
 
     const db = await openOutputDatabase(out);
     let rows: unknown[][];
+    let tlsRows: unknown[][];
+    let insecurePages: unknown[][];
     try {
       rows = (await db.run(`SELECT url, outcome, reason, epoch_ms(fetch_time) FROM fetch_log WHERE url IN ('${NXDOMAIN_SEED}', '${LOOPBACK_SEED}', '${REFUSING_SEED}', '${ROBOTS_503_SEED}') ORDER BY url`)).rows;
+      const badSeeds = Object.keys(BAD_CERT_SEEDS).map((u) => `'${u}'`).join(', ');
+      tlsRows = (await db.run(`SELECT url, outcome, reason, epoch_ms(fetch_time) FROM fetch_log WHERE url IN (${badSeeds}) ORDER BY url`)).rows;
+      insecurePages = (await db.run(`SELECT url FROM pages WHERE url LIKE 'https://${BAD_CERT_HOSTS.selfSigned}/%' ORDER BY url`)).rows;
     } finally {
       await db.close();
     }
+    // the certificates that cannot be trusted: one row each, the reason, within seconds
+    assert.equal(tlsRows.length, Object.keys(BAD_CERT_SEEDS).length, `one row per bad-certificate seed: ${JSON.stringify(tlsRows)}`);
+    for (const [url, outcome, reason, at] of tlsRows) {
+      assert.equal(outcome, 'network_error', String(url));
+      assert.match(String(reason), BAD_CERT_SEEDS[String(url)]!, String(url));
+      assert.ok(Number(at) - started < DEAD_SEED_BOUND_MS, `${String(url)} ended ${Number(at) - started} ms after the start`);
+    }
+    console.log(`bad-certificate seeds ended ${tlsRows.map((r) => Number(r[3]) - started).join(', ')} ms after the start`);
+    // the exempted host is crawled, and every record of it says it was not verified
+    assert.deepEqual(insecurePages.map((r) => String(r[0])), [INSECURE_SEED, `${INSECURE_SEED}next`]);
+    const records = (await Promise.all(warcFiles(out).map(readWarcFile))).flat().filter((r) => r.uri?.startsWith(INSECURE_SEED));
+    const notes = records.filter((r) => r.type === 'metadata').map((r) => Buffer.from(r.payload).toString());
+    assert.ok(notes.length >= 3 && notes.every((n) => n.includes('tlsCertificate: certificate not verified (--insecure-host): self-signed certificate')), notes.join('\n---\n'));
+    const response = records.find((r) => r.type === 'response' && r.uri === INSECURE_SEED);
+    assert.match(response?.headers.get('warc-protocol') ?? '', /^h2, tls\/1\.[23]$/, 'fetched over HTTP/2');
+    assert.ok(web.requestLog().filter((r) => r.host === BAD_CERT_HOSTS.selfSigned).every((r) => r.protocol === 'h2' && r.tls));
     const bySeed = new Map(rows.map((r) => [String(r[0]), { outcome: String(r[1]), reason: String(r[2]), at: Number(r[3]) }]));
     assert.equal(rows.length, 4, `one row per dead seed: ${JSON.stringify(rows)}`);
     assert.deepEqual(bySeed.get(NXDOMAIN_SEED)!.outcome, 'network_error');

@@ -5,6 +5,12 @@
  * Disallow rules and Crawl-delays, judged from the server's own request log: what a site
  * operator would see. Run once with every stage in one process, and once with three gate
  * and three fetch processes, one of which is SIGKILLed in the middle of the crawl.
+ *
+ * Both crawls are of the web over HTTPS, as most of the web is now: HTTP/2 offered first, the
+ * sharedip hosts and h01.site.test offering HTTP/1.1 only, the test web's CA trusted through
+ * --ca-file (the workers get it from the crawl's stored settings). The server's log also says
+ * every request used HTTP/2 where it was offered and HTTP/1.1 where not. (Plain HTTP crawls
+ * are audited by the other e2e tests.)
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -13,19 +19,26 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { politenessSeedUrls, startTestWeb, ROBOTS_503_HOST, SLOW_HOST, type TestWeb } from '../../testweb/index.js';
-import { mustStore, MIN_DELAY_MS, PER_IP, POLITENESS, politenessSettingsArgs as settingsArgs, SITE, TOKEN } from '../support/politeness-crawl.js';
+import { mustStore, MIN_DELAY_MS, PER_IP, POLITENESS, politenessSettingsArgs as settingsArgs, SITE, TOKEN, withScheme } from '../support/politeness-crawl.js';
 import { assertRequestLogPolite } from '../support/politeness-audit.js';
 import { runCli } from '../support/crawl-cli.js';
 import { startWorkers, useWorkerCrawl, waitUntilIdle } from '../support/worker-crawl.js';
 import { storedPages } from '../support/e2e-web.js';
 
 function seeds(web: TestWeb): string[] {
-  return [...web.model.siteHostNames.map((h) => `http://${h}/`), ...politenessSeedUrls(POLITENESS)];
+  return [...web.model.siteHostNames.map((h) => `https://${h}/`), ...politenessSeedUrls(POLITENESS).map((u) => withScheme(u, 'https'))];
 }
+
+/** The web over TLS as well as plain HTTP: the crawl is seeded with https:// URLs. */
+const startWeb = () => startTestWeb({ ...SITE, politeness: POLITENESS, tls: true });
 
 async function auditAndCheckPages(web: TestWeb, out: string): Promise<void> {
   const log = web.requestLog();
   const findings = assertRequestLogPolite(log, { token: TOKEN, minDelayMs: MIN_DELAY_MS, perIpCap: PER_IP });
+  // from the server's own log: every request over TLS, in HTTP/2 where the host offers it
+  const offered = (host: string) => (web.tls!.http1Only(host) ? 'http/1.1' : 'h2');
+  assert.deepEqual(log.filter((r) => !r.tls || r.protocol !== offered(r.host)).map((r) => `${r.host}${r.path} ${r.tls ? 'tls' : 'plain'} ${r.protocol}`), [], 'every request over TLS in the version offered');
+  assert.ok(log.some((r) => r.protocol === 'h2') && log.some((r) => r.protocol === 'http/1.1'), 'both versions were spoken');
   assert.ok(findings.counts.requests > 200, `a real crawl happened (${findings.counts.requests} requests)`);
   assert.deepEqual(
     log.filter((r) => r.host === ROBOTS_503_HOST && r.path !== '/robots.txt').map((r) => r.path),
@@ -35,7 +48,7 @@ async function auditAndCheckPages(web: TestWeb, out: string): Promise<void> {
   assert.ok(log.some((r) => r.host === ROBOTS_503_HOST), 'its robots.txt was asked for');
   assert.ok(Math.max(...Object.values(findings.maxInFlightByAddress)) <= PER_IP);
   const stored = new Set((await storedPages(out)).urls);
-  const { must, forbidden } = mustStore(web);
+  const { must, forbidden } = mustStore(web, 'https');
   assert.deepEqual([...must].filter((u) => !stored.has(u)), [], 'every page a polite crawl may fetch is stored');
   assert.deepEqual([...forbidden].filter((u) => stored.has(u)), [], 'no page robots.txt keeps out is stored');
 }
@@ -44,7 +57,7 @@ describe('politeness audit: one process', () => {
   let web: TestWeb;
   let out: string;
   before(async () => {
-    web = await startTestWeb({ ...SITE, politeness: POLITENESS });
+    web = await startWeb();
     out = mkdtempSync(path.join(os.tmpdir(), 'crawl-audit-'));
   });
   after(async () => {
@@ -62,7 +75,7 @@ describe('politeness audit: one process', () => {
 });
 
 describe('politeness audit: three gates, three fetchers SIGKILLed in the middle of a request and replaced', () => {
-  const crawl = useWorkerCrawl(() => startTestWeb({ ...SITE, politeness: POLITENESS }), 'crawl-audit-workers-');
+  const crawl = useWorkerCrawl(startWeb, 'crawl-audit-workers-');
 
   it('stays polite and complete', async () => {
     const { web, out, nats, env, workers } = crawl;

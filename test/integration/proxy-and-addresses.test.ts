@@ -25,6 +25,7 @@ import { hostAddressResolver } from '../../pipeline/adapters/host-address.js';
 import { parseResolveRule } from '../../pipeline/adapters/resolve-map.js';
 import { parseProxyUrl } from '../../pipeline/adapters/http/proxy-config.js';
 import { guardedConnector } from '../../pipeline/adapters/http/ssrf-connector.js';
+import { connectTls } from '../../pipeline/adapters/http/tls-options.js';
 import { freePort } from '../../ops/nats/embedded-server.js';
 import { startForwardProxy, startTestDns, startTestWeb, FALLBACK_HOST, SILENT_ADDRESS, V6_HOST, VIDEO_BYTES, VIDEO_PATH, type ForwardProxy, type TestDns, type TestWeb } from '../../testweb/index.js';
 
@@ -174,7 +175,7 @@ describe('through a forward proxy', () => {
           recheck: () => null,
           proxyFor: () => ({ url: parseProxyUrl(open.url, 'proxy').url, authorization: null }),
           timeoutFor: () => 3000,
-          tls: { ca: cert },
+          tlsFor: connectTls({ caPems: [cert.toString('utf8')], insecureHosts: [] }),
         }),
       });
       open.clearLog();

@@ -26,11 +26,16 @@ export function politenessSettingsArgs(web: TestWeb): string[] {
     '--timeout-ms', '5000',
   ];
   for (const rule of web.resolveRules) args.push('--resolve', rule);
+  // a web that speaks HTTPS too: the crawl trusts its CA
+  if (web.tls) args.push('--ca-file', web.tls.caFile);
   return args;
 }
 
+/** A URL of the web as a crawl seeded with `scheme` finds it (over TLS the web links by https://). */
+export const withScheme = (url: string, scheme: 'http' | 'https'): string => (scheme === 'https' ? url.replace(/^http:/, 'https:') : url);
+
 /** Pages a polite crawl must store: the site model's expectation plus the politeness hosts'. */
-export function mustStore(web: TestWeb): { must: Set<string>; forbidden: Set<string> } {
+export function mustStore(web: TestWeb, scheme: 'http' | 'https' = 'http'): { must: Set<string>; forbidden: Set<string> } {
   const site = expectedCrawl(web.model, {
     userAgentToken: TOKEN,
     maxDepth: MAX_DEPTH,
@@ -38,5 +43,6 @@ export function mustStore(web: TestWeb): { must: Set<string>; forbidden: Set<str
     redirectHopCost: 0,
   });
   const polite = politenessExpectedPages(POLITENESS);
-  return { must: new Set([...site.pages.keys(), ...polite.pages]), forbidden: polite.forbidden };
+  const urls = (list: Iterable<string>) => new Set([...list].map((u) => withScheme(u, scheme)));
+  return { must: urls([...site.pages.keys(), ...polite.pages]), forbidden: urls(polite.forbidden) };
 }

@@ -102,6 +102,27 @@ describe('archive: the records of one exchange, read back with warcio', () => {
     assert.match(Buffer.from(req.payload).toString() + req.headers.get('content-type'), /msgtype=request/);
   });
 
+  it('the protocols an exchange went over: WARC-Protocol per protocol and WARC-Cipher-Suite on request and response, the HTTP message in HTTP/1.1 form, fetch_protocol in captures', async () => {
+    const e = exchange({ url: 'https://h01.site.test/a' }, { protocols: ['h2', 'tls/1.3'], cipher_suite: 'TLS_AES_256_GCM_SHA384', tls_unverified: 'certificate not verified (--insecure-host): self-signed certificate' });
+    const built = await exchangeRecords(e, '<urn:uuid:info>', null);
+    const [req, res, meta] = await readWarcBytes(Buffer.concat(built.members));
+    // warcio joins a repeated field's values
+    for (const r of [req!, res!]) assert.deepEqual([r.headers.get('warc-protocol'), r.headers.get('warc-cipher-suite')], ['h2, tls/1.3', 'TLS_AES_256_GCM_SHA384'], r.type);
+    const raw = await readWarcRecord(writeTmp(built.members), 'f.warc.gz', built.members[0]!.length, built.members[1]!.length);
+    const head = raw.head.toString();
+    assert.match(head, /\r\nWARC-Protocol: h2\r\nWARC-Protocol: tls\/1\.3\r\n/, 'one field per protocol, HTTP first');
+    assert.match(raw.block.toString(), /^HTTP\/1\.1 200 OK\r\n/);
+    assert.equal(res!.statusCode, 200);
+    assert.match(Buffer.from(meta!.payload).toString(), /\r\ntlsCertificate: certificate not verified \(--insecure-host\): self-signed certificate\r\n/);
+    assert.equal(captureRow(e, built, { filename: 'warc/x.warc.gz', offset: 0, length: 1 }, 'c1').fetch_protocol, 'h2 tls/1.3');
+    // plain HTTP says so too; an exchange from before (no protocols) says nothing
+    const plain = exchange({}, { protocols: ['http/1.1'] });
+    const plainBuilt = await exchangeRecords(plain, '<urn:uuid:info>', null);
+    assert.equal((await readWarcBytes(plainBuilt.members[plainBuilt.main]!))[0]!.headers.get('warc-protocol'), 'http/1.1');
+    assert.equal((await readWarcBytes((await exchangeRecords(exchange(), '<urn:uuid:info>', null)).members[1]!))[0]!.headers.get('warc-protocol'), undefined);
+    assert.equal(captureRow(exchange(), built, { filename: 'warc/x.warc.gz', offset: 0, length: 1 }, 'c1').fetch_protocol, null);
+  });
+
   it('a 304 becomes a server-not-modified revisit referring to the earlier fetch', async () => {
     const e = exchange({ fetch_status: 304, body: Buffer.alloc(0) }, { kind: 'response', status_text: 'Not Modified', refers_to_date: T - 86_400_000 });
     const built = await exchangeRecords(e, '<urn:uuid:info>', null);

@@ -27,7 +27,34 @@ const CASES: Array<[string, HttpFetchError, ReturnType<typeof hostDead>]> = [
   ['connection refused', failure('connect', 'ECONNREFUSED', 'connect ECONNREFUSED 192.0.2.1:80'), null],
   ['reset', failure('reset', 'ECONNRESET', 'read ECONNRESET'), null],
   ['timeout', failure('timeout', 'UND_ERR_CONNECT_TIMEOUT', 'connect timeout'), null],
-  ['TLS', failure('tls', 'CERT_HAS_EXPIRED', 'certificate has expired'), null],
+  // a certificate that cannot be trusted ends the host; a handshake that breaks off may heal
+  ['expired certificate', failure('tls', 'CERT_HAS_EXPIRED', 'certificate has expired'), { outcome: 'network_error', reason: 'tls_error: certificate has expired' }],
+  ['certificate not yet valid', failure('tls', 'CERT_NOT_YET_VALID', 'certificate is not yet valid'), { outcome: 'network_error', reason: 'tls_error: certificate is not yet valid' }],
+  [
+    'unknown issuer',
+    failure('tls', 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'unable to get local issuer certificate'),
+    { outcome: 'network_error', reason: 'tls_error: unable to get local issuer certificate (the chain ends at a CA that is not trusted)' },
+  ],
+  [
+    'incomplete chain',
+    failure('tls', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'unable to verify the first certificate'),
+    { outcome: 'network_error', reason: 'tls_error: unable to verify the first certificate (an incomplete chain, or an unknown issuer)' },
+  ],
+  ['self-signed', failure('tls', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'self-signed certificate'), { outcome: 'network_error', reason: 'tls_error: self-signed certificate' }],
+  [
+    'self-signed root in the chain',
+    failure('tls', 'SELF_SIGNED_CERT_IN_CHAIN', 'self-signed certificate in certificate chain'),
+    { outcome: 'network_error', reason: 'tls_error: self-signed certificate in certificate chain (its root CA is not trusted)' },
+  ],
+  [
+    'wrong name',
+    failure('tls', 'ERR_TLS_CERT_ALTNAME_INVALID', "Hostname/IP does not match certificate's altnames: Host: h.example. is not in the cert's altnames: DNS:other.example"),
+    { outcome: 'network_error', reason: "tls_error: certificate is not valid for this host name (Hostname/IP does not match certificate's altnames: Host: h.example. is not in the cert's altnames: DNS:other.example)" },
+  ],
+  ['reset in the TLS handshake', failure('reset', 'ECONNRESET', 'Client network socket disconnected before secure TLS connection was established'), null],
+  ['no common TLS version or cipher', failure('tls', 'ERR_SSL_UNSUPPORTED_PROTOCOL', 'unsupported protocol'), null],
+  ['TLS alert from the server', failure('tls', 'EPROTO', 'tlsv1 alert internal error'), null],
+  ['TLS handshake timeout', failure('timeout', 'UND_ERR_CONNECT_TIMEOUT', 'connect timeout'), null],
 ];
 
 for (const [name, err, expected] of CASES) {

@@ -11,7 +11,7 @@ const OPTS: RequestLogAuditOptions = { token: 'testcrawler', minDelayMs: 100, pe
 
 /** A record at T0 + startMs .. T0 + endMs; 200 GET on 127.0.0.1 unless told otherwise. */
 function rec(host: string, path: string, startMs: number, endMs: number, extra: Partial<RequestRecord> = {}): RequestRecord {
-  return { host, path, method: 'GET', userAgent: 'testcrawler/1.0', start: T0 + startMs, end: T0 + endMs, status: 200, localAddress: '127.0.0.1', ...extra };
+  return { host, path, method: 'GET', userAgent: 'testcrawler/1.0', start: T0 + startMs, end: T0 + endMs, status: 200, localAddress: '127.0.0.1', protocol: 'http/1.1', tls: false, ...extra };
 }
 
 const robots = (host: string, startMs: number, endMs: number, body: string, extra: Partial<RequestRecord> = {}) =>

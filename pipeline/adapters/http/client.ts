@@ -6,6 +6,12 @@
  * and checked by the SSRF guard, several addresses raced, proxies tunnelled through
  * (ssrf-connector.ts), errors mapped to the port's codes (error-mapping.ts). A caller's
  * `wantBody` may decline a body from its status and headers: it is then never read.
+ *
+ * HTTPS offers HTTP/2 by ALPN and speaks it where the server picks it, HTTP/1.1 otherwise;
+ * TLS trust and the hosts exempted from verification are in tls-options.ts. HTTP/2's
+ * multiplexing is not used (one request at a time per connection, as over HTTP/1.1): the
+ * crawler has one request in flight per host, so a host's requests follow one another on
+ * one kept-alive connection whichever version it speaks.
  */
 import { performance } from 'node:perf_hooks';
 import type { Readable } from 'node:stream';
@@ -21,6 +27,7 @@ import { fetchError } from './error-mapping.js';
 import { ensureSendHeadersSubscription, ExchangeTap, forgetPending, type ExchangeState } from './exchange-tap.js';
 import { proxyRouter, type ProxyCredentials, type ProxySettings } from './proxy-config.js';
 import { defaultDnsCache, guardedConnector, type Guard } from './ssrf-connector.js';
+import { connectTls, type TlsTrust } from './tls-options.js';
 
 /** Response headers: at most this many bytes (undici's parser) and this many fields. */
 export const MAX_HEADER_BYTES = 32 * 1024;
@@ -49,6 +56,10 @@ export interface HttpClientOptions {
   proxyCredentials?: ReadonlyMap<string, ProxyCredentials>;
   /** addresses that failed to connect lately, shared with the gate's per-IP accounting (hostAddressResolver) */
   addressHealth?: AddressHealth;
+  /** CAs trusted besides Node's default store, and hosts whose certificates are not verified. Default: none, none. */
+  tls?: TlsTrust;
+  /** false: HTTP/1.1 only, HTTP/2 is not offered. Default true. */
+  http2?: boolean;
 }
 
 const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
@@ -62,9 +73,12 @@ export function createHttpClient(opts: HttpClientOptions): HttpClient {
   const keepAliveMs = opts.keepAliveMs ?? 4000;
   // the connect timeout and charged address of the latest request in flight per origin (see guardedConnector)
   const connectTimeouts = new Map<string, { ms: number; refs: number; address: string | null }>();
+  const tlsFor = connectTls(opts.tls);
   const agent = new Agent({
     connections: opts.maxConnectionsPerOrigin ?? 2,
+    // over HTTP/2 too: one stream at a time per connection (see above)
     pipelining: 1,
+    allowH2: opts.http2 ?? true,
     keepAliveTimeout: keepAliveMs,
     keepAliveMaxTimeout: keepAliveMs,
     maxHeaderSize: MAX_HEADER_BYTES,
@@ -75,6 +89,7 @@ export function createHttpClient(opts: HttpClientOptions): HttpClient {
       proxyFor: opts.proxy ? proxyRouter(opts.proxy, opts.proxyCredentials) : null,
       timeoutFor: (origin) => connectTimeouts.get(origin)?.ms ?? DEFAULT_CONNECT_TIMEOUT_MS,
       preferFor: (origin) => connectTimeouts.get(origin)?.address ?? null,
+      tlsFor,
     }),
   });
   let closed: Promise<void> | null = null;
@@ -104,6 +119,8 @@ export function createHttpClient(opts: HttpClientOptions): HttpClient {
       path: `${url.pathname}${url.search}`,
       phase: 'connecting',
       remoteAddress: null,
+      protocol: null,
+      unverifiedHost: url.protocol === 'https:' && tlsFor(url.hostname).key === 'unverified',
       onRequestStart() {
         clearTimeout(headersTimer);
         headersTimer = setTimeout(() => {
@@ -194,6 +211,7 @@ export function createHttpClient(opts: HttpClientOptions): HttpClient {
         durationMs: performance.now() - started,
         remoteAddress: state.remoteAddress,
         url: req.url,
+        ...(state.protocol ? { protocol: state.protocol } : {}),
       };
     } catch (err) {
       throw fetchError(err, { ...req, url: req.url, phase: state.phase, timedOut, rawBytes, decodeErrors });

@@ -3,11 +3,13 @@
  * HttpFetchError codes, with a message that says what was being fetched and in which phase.
  */
 import { HttpFetchError, type HttpFetchErrorCode } from '../../../ports/http.js';
+import { certificateFailure } from '../../../ports/tls-failures.js';
 
 const DNS_CODES = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_NONAME', 'EAI_FAIL', 'EAI_NODATA', 'EAI_ADDRFAMILY', 'ENODATA', 'ESERVFAIL', 'EREFUSED', 'ECONNREFUSED_DNS', 'ETIMEOUT', 'ENOTIMP', 'EBADRESP']);
 // a proxy's 502/503 to CONNECT: it could not connect to the address; its 504: it timed out doing so
 const CONNECT_CODES = new Set(['ERR_CRAWL_PROXY_BAD_GATEWAY', 'ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'EHOSTDOWN', 'ENETDOWN', 'EADDRNOTAVAIL', 'EACCES', 'EPERM']);
-const RESET_CODES = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'UND_ERR_SOCKET', 'ERR_STREAM_PREMATURE_CLOSE']);
+// an HTTP/2 stream or session the server reset or went away from is HTTP/1's dropped connection
+const RESET_CODES = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'UND_ERR_SOCKET', 'ERR_STREAM_PREMATURE_CLOSE', 'ERR_HTTP2_STREAM_ERROR', 'ERR_HTTP2_SESSION_ERROR', 'ERR_HTTP2_GOAWAY_SESSION', 'ERR_HTTP2_INVALID_SESSION', 'ERR_HTTP2_STREAM_CANCEL']);
 const TIMEOUT_CODES = new Set(['ERR_CRAWL_PROXY_GATEWAY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT']);
 const PROTOCOL_CODES = new Set(['UND_ERR_RES_CONTENT_LENGTH_MISMATCH', 'UND_ERR_HEADERS_OVERFLOW', 'UND_ERR_INFO', 'UND_ERR_RES_EXCEEDED_MAX_SIZE', 'UND_ERR_NOT_SUPPORTED']);
 
@@ -34,10 +36,9 @@ function classify(codes: string[]): HttpFetchErrorCode {
     if (TIMEOUT_CODES.has(c)) return 'timeout';
     if (DNS_CODES.has(c)) return 'dns';
     if (CONNECT_CODES.has(c)) return 'connect';
-    if (
-      c.startsWith('ERR_TLS_') || c.startsWith('ERR_SSL_') || c.startsWith('CERT_') || c.includes('CERT') ||
-      c === 'EPROTO' || c === 'DEPTH_ZERO_SELF_SIGNED_CERT' || c === 'SELF_SIGNED_CERT_IN_CHAIN' || c === 'UNABLE_TO_VERIFY_LEAF_SIGNATURE' || c === 'HOSTNAME_MISMATCH'
-    ) return 'tls';
+    // a certificate the server sent that cannot be trusted (ports/tls-failures.ts), or a
+    // handshake the two sides could not complete (EPROTO, ERR_SSL_*: no common protocol or cipher)
+    if (certificateFailure(c) !== null || c.startsWith('ERR_TLS_') || c.startsWith('ERR_SSL_') || c.includes('CERT') || c === 'EPROTO') return 'tls';
     if (RESET_CODES.has(c)) return 'reset';
     if (c.startsWith('HPE_') || c === 'UND_ERR_HTTP_PARSER' || PROTOCOL_CODES.has(c) || c.startsWith('Z_') || c.startsWith('ERR__ERROR_')) return 'protocol';
   }
@@ -81,5 +82,8 @@ export function fetchError(err: unknown, f: FailureContext): HttpFetchError {
   if (codes.includes('UND_ERR_CONNECT_TIMEOUT')) return new HttpFetchError('timeout', `${where}: connect timeout after ${f.connectTimeoutMs} ms`, { cause: err });
   if (codes.includes('UND_ERR_HEADERS_TIMEOUT')) return new HttpFetchError('timeout', `${where}: headers timeout after ${f.headersTimeoutMs} ms`, { cause: err });
   if (err instanceof Error && f.decodeErrors.has(err)) return new HttpFetchError('protocol', `${where}: decoding body: ${describe(err)}`, { cause: err });
+  // undici's own HTTP/2 notices (a GOAWAY, a stream closed before its response ended) are the
+  // server dropping the exchange, as a reset connection is in HTTP/1.1
+  if (codes[0] === 'UND_ERR_INFO' && err instanceof Error && err.message.startsWith('HTTP/2: ')) return new HttpFetchError('reset', `${where}: ${f.phase}: ${describe(err)}`, { cause: err });
   return new HttpFetchError(classify(codes), `${where}: ${f.phase}: ${describe(err)}`, { cause: err });
 }

@@ -1,7 +1,8 @@
 /**
  * What undici does not tell a request's caller: which phase a failed exchange was in
- * (for the error message) and the address of the socket that carried it (for the per-IP
- * cap and the archive).
+ * (for the error message), the address of the socket that carried it (for the per-IP
+ * cap and the archive) and the protocols it spoke (HTTP/2 or HTTP/1.1, TLS version: for the
+ * archive).
  *
  * remoteAddress: undici does not expose the socket to request handlers. The documented
  * `undici:client:sendHeaders` diagnostics channel carries it, and undici's HTTP/1 writer calls
@@ -10,16 +11,24 @@
  * subscriber hands it the socket's address (checked against origin + path for safety).
  * The address is the one the connector chose (markConnectedAddress): through a proxy the
  * socket's own peer is the proxy, and the server's address is the one it was asked to reach.
+ * Over HTTP/2 undici's stream writer does the same (onRequestStart, then sendHeaders with the
+ * session's socket), so the socket's ALPN protocol says which version the request went out in.
  */
 import diagnosticsChannel from 'node:diagnostics_channel';
 import type { Socket } from 'node:net';
 import type { Dispatcher } from 'undici';
+import type { HttpProtocol } from '../../../ports/http.js';
+import { protocolOf } from './tls-options.js';
 
 export interface ExchangeState {
   origin: string;
   path: string;
   phase: 'connecting' | 'waiting for response headers' | 'reading body';
   remoteAddress: string | null;
+  /** the protocols of the connection that carried the request, once it went out */
+  protocol: HttpProtocol | null;
+  /** the host is exempted from certificate checks (`--insecure-host`): the exchange says so */
+  unverifiedHost: boolean;
   /** Called when the request is handed to a connected socket (may repeat on undici retries). */
   onRequestStart(): void;
   /** Called when final (non-1xx) response headers arrive. */
@@ -48,6 +57,7 @@ function onSendHeaders(message: unknown): void {
   const m = message as { request?: { origin?: unknown; path?: unknown }; socket?: Socket };
   if (m.request && String(m.request.origin) === p.origin && m.request.path === p.path) {
     p.remoteAddress = connectedAddress(m.socket);
+    p.protocol = protocolOf(m.socket, p.unverifiedHost);
   }
 }
 

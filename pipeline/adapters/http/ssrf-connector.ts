@@ -21,12 +21,20 @@ import { DnsCache } from '../dns-cache.js';
 import { raceConnect } from './connect-race.js';
 import { markConnectedAddress } from './exchange-tap.js';
 import type { ProxyEndpoint } from './proxy-config.js';
+import type { ConnectTls } from './tls-options.js';
 import { authorityOf, openTunnel, ProxyRefusedError, ProxyUnreachableError } from './proxy-tunnel.js';
 
 export type { Guard } from '../connect-targets.js';
 
 /** RFC 8305's recommended Connection Attempt Delay. */
 export const ATTEMPT_DELAY_MS = 250;
+
+/**
+ * TLS sessions kept for resumption, one per host name (undici keeps 100): a crawl goes back
+ * to many more hosts than that, and a resumed handshake skips the certificate exchange and
+ * its verification. A session is a few KB.
+ */
+const TLS_SESSIONS_CACHED = 2000;
 
 /** One DNS cache per process unless the caller brings its own. */
 let sharedDnsCache: DnsCache | null = null;
@@ -52,14 +60,31 @@ export interface ConnectorOptions {
   /** the address to try first for the origin: the one its request was charged to (per-IP cap) */
   preferFor?: (origin: string) => string | null;
   attemptDelayMs?: number;
-  /** TLS options for https:// origins (trust, ALPN), as undici's buildConnector takes them */
-  tls?: buildConnector.BuildOptions;
+  /** TLS options for an https:// host (trust, verification: tls-options.ts); default: verified against Node's store */
+  tlsFor?: (hostname: string) => ConnectTls;
 }
+
+/** TLS over a socket the connector opened, for one host: by its trust options and whether ALPN offers HTTP/2. */
+type TlsConnectors = (hostname: string, allowH2: boolean) => buildConnector.connector;
+
+const VERIFIED: ConnectTls = { key: 'verified', options: { rejectUnauthorized: true } };
 
 /** undici's connector for the agent. */
 export function guardedConnector(o: ConnectorOptions): buildConnector.connector {
-  // TLS over a socket this connector opened; the deadline is ours (timeout 0: undici sets none)
-  const tls = buildConnector({ ...o.tls, timeout: 0 });
+  // connectors by TLS options and ALPN (the agent's allowH2, which undici passes with each
+  // connection); the deadline is ours (timeout 0: undici sets none)
+  const connectors = new Map<string, buildConnector.connector>();
+  const tlsFor = o.tlsFor ?? (() => VERIFIED);
+  const tls: TlsConnectors = (hostname, allowH2) => {
+    const t = tlsFor(hostname);
+    const key = `${t.key} ${allowH2}`;
+    let c = connectors.get(key);
+    if (!c) {
+      c = buildConnector({ ...t.options, allowH2, maxCachedSessions: TLS_SESSIONS_CACHED, timeout: 0 });
+      connectors.set(key, c);
+    }
+    return c;
+  };
   return (opts, callback) => {
     connect(o, tls, opts).then(
       (socket) => callback(null, socket),
@@ -68,7 +93,7 @@ export function guardedConnector(o: ConnectorOptions): buildConnector.connector 
   };
 }
 
-async function connect(o: ConnectorOptions, tls: buildConnector.connector, opts: buildConnector.Options): Promise<Socket | TLSSocket> {
+async function connect(o: ConnectorOptions, tls: TlsConnectors, opts: buildConnector.Options): Promise<Socket | TLSSocket> {
   const origin = `${opts.protocol}//${opts.host ?? opts.hostname}`;
   const port = Number(opts.port) || (opts.protocol === 'https:' ? 443 : 80);
   const timeoutMs = o.timeoutFor(origin);
@@ -113,7 +138,8 @@ async function connect(o: ConnectorOptions, tls: buildConnector.connector, opts:
     }
     const secure = await abortable(
       new Promise<TLSSocket>((resolve, reject) => {
-        tls({ ...opts, httpSocket: socket }, (err, s) => (err ? reject(err) : resolve(s as TLSSocket)));
+        const allowH2 = (opts as { allowH2?: boolean }).allowH2 === true;
+        tls(opts.hostname, allowH2)({ ...opts, httpSocket: socket }, (err, s) => (err ? reject(err) : resolve(s as TLSSocket)));
       }),
       deadline.signal,
       () => socket.destroy(),

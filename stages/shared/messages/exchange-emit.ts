@@ -52,6 +52,18 @@ export function exchangeInfo(f: ExchangeFacts): ExchangeInfo {
     refers_to_date: f.refersToDate ?? null,
     attempt: f.attempt ?? 0,
     ...(f.bodyNotRead ? { body_not_read: f.bodyNotRead } : {}),
+    ...protocolFields(f.res),
+  };
+}
+
+/** How the response travelled, for the archive's WARC-Protocol and WARC-Cipher-Suite fields. */
+function protocolFields(res: HttpResponse | null): Pick<ExchangeInfo, 'protocols' | 'cipher_suite' | 'tls_unverified'> {
+  const p = res?.protocol;
+  if (!p) return {};
+  return {
+    protocols: p.tls ? [p.http, p.tls] : [p.http],
+    ...(p.cipher ? { cipher_suite: p.cipher } : {}),
+    ...(p.unverified ? { tls_unverified: p.unverified } : {}),
   };
 }
 
