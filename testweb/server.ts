@@ -178,6 +178,12 @@ export interface TestWeb {
   tls: TlsHosts | null;
   /** Completed requests, in order of arrival. */
   requestLog(): RequestRecord[];
+  /**
+   * The client port of every TCP connection the web accepted, plain or TLS, in order: who
+   * connected, from the server's side (a request over TLS arrives on a stream whose own port
+   * is not the connection's, so the request log cannot say it).
+   */
+  connectionPorts(): number[];
   /** Requests that have arrived and are not finished yet (host, path, start). */
   inFlight(): Array<Pick<RequestRecord, 'host' | 'path' | 'start'>>;
   /** Changes these pages (`http://host/path` URLs): new content, ETag and Last-Modified. */
@@ -468,7 +474,10 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
   };
 
   const sockets = new Set<Socket>();
+  const connectionPorts: number[] = [];
   const track = (s: Socket) => {
+    // a TLS socket handed on to the HTTP servers has no port of its own: its TCP socket was tracked
+    if (!sockets.has(s) && s.remotePort !== undefined) connectionPorts.push(s.remotePort);
     sockets.add(s);
     s.once('close', () => sockets.delete(s));
   };
@@ -544,6 +553,7 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
     bigPages,
     tls: tlsHosts,
     requestLog: () => log.slice().sort((a, b) => a.start - b.start),
+    connectionPorts: () => connectionPorts.slice(),
     inFlight: () => [...inFlight].map((r) => ({ host: r.host, path: r.path, start: r.start })),
     touch: (urls) => {
       for (const u of urls) {
@@ -554,6 +564,7 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
     },
     clearLog: () => {
       log = [];
+      connectionPorts.length = 0;
     },
     close: async () => {
       const closed = Promise.all(servers.map(closeServer));

@@ -5,7 +5,8 @@
  * two private targets (a name that resolves to loopback, a loopback IP literal) are refused
  * with their reason, and the proxy was never asked to reach their port. The same crawl takes
  * an IPv6-only host and a host whose first address never answers, and stops at the headers
- * of a 64 MiB video (its outcome, its WARC capture).
+ * of a 64 MiB video (its outcome, its WARC capture). One site is crawled over HTTPS: TLS and
+ * HTTP/2 inside the tunnel, the certificate checked against the web's CA.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -42,7 +43,7 @@ describe('a crawl through a forward proxy', () => {
   let privateConnections = 0;
 
   before(async () => {
-    web = await startTestWeb({ hosts: 2, pagesPerHost: 6, seed: E2E.seed, network: true });
+    web = await startTestWeb({ hosts: 2, pagesPerHost: 6, seed: E2E.seed, network: true, tls: true });
     proxy = await startForwardProxy({ credentials: CRED });
     dns = await startTestDns({ 'intranet.test': { a: ['127.0.0.1'], ttl: 60 } });
     privateServer = createServer((s) => {
@@ -65,10 +66,11 @@ describe('a crawl through a forward proxy', () => {
     const out = path.join(dir, 'out');
     const credentials = path.join(dir, 'proxy-credentials');
     writeFileSync(credentials, `${CRED.user}:${CRED.password}\n`, { mode: 0o600 });
-    const sites = web.model.siteHostNames.map((h) => `http://${h}/`);
+    // h00 over HTTPS (HTTP/2 offered), h01 over plain HTTP
+    const sites = web.model.siteHostNames.map((h, i) => `${i === 0 ? 'https' : 'http'}://${h}/`);
     const privateSeeds = [`http://intranet.test:${privatePort}/`, `http://127.0.0.1:${privatePort}/secret`];
     const args = ['run', '--out', out, '--until-idle', '--max-depth', '2', '--min-delay-ms', '50', '--user-agent', E2E.userAgent];
-    args.push('--proxy', proxy.url, '--proxy-credentials-file', credentials, '--dns-server', `127.0.0.1:${dns.port}`);
+    args.push('--proxy', proxy.url, '--proxy-credentials-file', credentials, '--dns-server', `127.0.0.1:${dns.port}`, '--ca-file', web.tls!.caFile);
     for (const rule of web.resolveRules) args.push('--resolve', rule);
     for (const seed of [...sites, `http://${V6_HOST}/`, `http://${FALLBACK_HOST}/`, ...privateSeeds]) args.push('--seed', seed);
     const run = await runCli(args, { NATS_URL: '' }, 180_000);
@@ -77,8 +79,17 @@ describe('a crawl through a forward proxy', () => {
     // from the server's side: every request, robots.txt included, came on a proxy connection
     const requests = web.requestLog();
     assert.ok(requests.length > 10, `${requests.length} requests`);
-    const direct = requests.filter((r) => !proxy.outboundPorts().has(r.remotePort!));
+    const direct = requests.filter((r) => !r.tls && !proxy.outboundPorts().has(r.remotePort!));
     assert.deepEqual(direct.map((r) => `${r.host}${r.path}`), [], 'requests that did not come through the proxy');
+    // TLS requests too: every TCP connection the web accepted was one the proxy opened
+    const connections = web.connectionPorts();
+    assert.ok(connections.length > 0);
+    assert.deepEqual(connections.filter((p) => !proxy.outboundPorts().has(p)), [], 'connections not opened by the proxy');
+    const overTls = requests.filter((r) => r.tls);
+    assert.ok(overTls.length > 3, `${overTls.length} requests over TLS`);
+    // h00's https:// links to h01 are followed too: h01 offers HTTP/1.1 only (the test web's http1Only)
+    const [h00, h01] = web.model.siteHostNames;
+    assert.deepEqual([...new Set(overTls.map((r) => `${r.host} ${r.protocol}`))].sort(), [`${h00} h2`, `${h01} http/1.1`], 'HTTP/2 inside the tunnel where offered, HTTP/1.1 where not');
     assert.ok(proxy.log().every((r) => r.method === 'CONNECT' && r.authorized), 'every tunnel was asked for with the credentials');
 
     // the crawl completed: every page of the network hosts, and each site host's pages
