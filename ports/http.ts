@@ -45,6 +45,12 @@ export interface HttpResponse {
   status: number;
   /** Lowercased names; repeated headers joined with ', '; set-cookie dropped. Content-Encoding is kept as received even though `body` is decoded. */
   headers: Record<string, string>;
+  /**
+   * The fields the server sent more than once (set-cookie aside), each line as sent, in order;
+   * absent when none was. `headers` joins them, which keeps a list's items but not where one
+   * line ended: an `X-Robots-Tag` line's `botname:` prefix covers that line only.
+   */
+  headerLines?: Record<string, string[]>;
   /** At most maxBodyBytes of decoded content. */
   body: Uint8Array;
   truncated: boolean;

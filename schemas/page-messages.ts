@@ -32,6 +32,8 @@ export const FetchedPage = z.object({
   content_type: z.string(),
   charset: z.string().nullable(),
   headers: z.record(z.string(), z.string()),
+  /** the fields sent more than once, each line as sent (HttpResponse.headerLines); `headers` joins them */
+  header_lines: z.record(z.string(), z.array(z.string())).optional(),
   /** empty when the body is stored beside the message (`body_ref`) */
   body: bytes,
   /**

@@ -1,7 +1,7 @@
 // The host of robots directives, opt-in through startTestWeb({ directives: true }):
 // www.directives.test, whose pages say noindex and nofollow in the ways real sites do: the
 // X-Robots-Tag header (plain, `none`, addressed to the test crawler's token, addressed to
-// another bot only, two headers, unavailable_after), <meta name="TestCrawler">, a meta for
+// another bot only, two headers, another bot's line then everyone's, unavailable_after), <meta name="TestCrawler">, a meta for
 // another bot, header and meta together, and a PDF whose header says nofollow.
 //
 // Each page has a text marker of its own and links to one leaf page, /after/<slug>.html,
@@ -43,6 +43,8 @@ export const DIRECTIVE_PAGES: readonly DirectivePage[] = Object.freeze([
   page('/xrt-other-bot.html', { xRobotsTag: ['otherbot: noindex, nofollow'] }),
   // joined by the client as "googlebot: noindex, TestCrawler: nofollow"
   page('/xrt-two-headers.html', { xRobotsTag: ['googlebot: noindex', `${TOKEN}: nofollow`], nofollow: true }),
+  // another bot's line, then one for everyone: the noindex is ours (each line read on its own)
+  page('/xrt-other-then-all.html', { xRobotsTag: ['otherbot: nofollow', 'noindex'], noindex: true }),
   page('/xrt-unavailable.html', { xRobotsTag: ['unavailable_after: 25 Jun 2010 15:00:00 PST'], noindex: true }),
   page('/meta-ours.html', { meta: `<meta name="${TOKEN}" content="noindex, nofollow">`, noindex: true, nofollow: true }),
   page('/meta-other-bot.html', { meta: '<meta name="otherbot" content="noindex, nofollow">' }),

@@ -33,13 +33,13 @@ export const PROFILE_IDENTICAL = 'http://netpreserve.org/warc/1.1/revisit/identi
 /**
  * The client hands over the body decoded; so that a WARC reader does not decode it twice, the
  * transfer headers are kept under Common Crawl's `X-Crawler-` names and Content-Length is the
- * stored length.
+ * stored length. A field sent more than once is written a line each, as sent (`lines`).
  */
-export function storedResponseHeaders(headers: Record<string, string>, bodyLength: number): WarcHeaders {
+export function storedResponseHeaders(headers: Record<string, string>, bodyLength: number, lines?: Record<string, string[]>): WarcHeaders {
   const out: WarcHeaders = [];
   for (const [k, v] of Object.entries(headers)) {
     if (k === 'content-encoding' || k === 'transfer-encoding' || k === 'content-length') out.push([`x-crawler-${k}`, v]);
-    else out.push([k, v]);
+    else for (const line of lines?.[k] ?? [v]) out.push([k, line]);
   }
   out.push(['content-length', String(bodyLength)]);
   return out;
@@ -78,7 +78,7 @@ function requestBlock(e: ArchivedExchange): Buffer {
 
 function responseHead(e: ArchivedExchange, bodyLength: number): Buffer {
   const text = e.exchange?.status_text ?? '';
-  return Buffer.from(`HTTP/1.1 ${e.fetch_status}${text ? ' ' + text : ''}\r\n` + fieldLines(storedResponseHeaders(e.headers, bodyLength)) + '\r\n', 'utf8');
+  return Buffer.from(`HTTP/1.1 ${e.fetch_status}${text ? ' ' + text : ''}\r\n` + fieldLines(storedResponseHeaders(e.headers, bodyLength, e.header_lines)) + '\r\n', 'utf8');
 }
 
 /** `name: value` lines of the metadata record: what the crawler knew at fetch time (outlinks come later, from extract). */

@@ -57,7 +57,7 @@ function toRender(p: FetchedPage, reason: string, s: ExtractSettings): PageExtra
 
 /** The robots rules the page gave the crawler: its X-Robots-Tag header, then its meta tags. */
 function pageDirectives(p: FetchedPage, doc: ExtractedHtml, token: string): DirectiveGroup[] {
-  const header = xRobotsTagGroup(p.headers, token);
+  const header = xRobotsTagGroup(p.headers, token, p.header_lines);
   return header ? [header, ...doc.robotsMeta] : doc.robotsMeta;
 }
 

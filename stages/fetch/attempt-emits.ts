@@ -30,7 +30,7 @@ import { robotsTokenOf } from '../shared/robots/robots-rules.js';
 
 /** `X-Robots-Tag: nofollow` (or none) for the crawler, as the reason says it, or null. */
 function pdfNofollow(res: HttpResponse, ctx: StageContext): string | null {
-  const group = xRobotsTagGroup(res.headers, robotsTokenOf(ctx.settings));
+  const group = xRobotsTagGroup(res.headers, robotsTokenOf(ctx.settings), res.headerLines);
   return group && indexingVerdict([group]).nofollow ? `X-Robots-Tag: ${group.rules.join(', ')}` : null;
 }
 
@@ -152,6 +152,7 @@ export function responseEmits(a: Attempt, res: HttpResponse, facts: ExchangeFact
             content_type: verdict.mimeType,
             charset: verdict.charset,
             headers: res.headers,
+            ...(res.headerLines ? { header_lines: res.headerLines } : {}),
             // the body, or (too large for the message) where it is stored
             ...(facts.placed ?? { body: res.body }),
             truncated: res.truncated,

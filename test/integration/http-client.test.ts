@@ -145,6 +145,8 @@ describe('http-client (loopback servers)', () => {
     assert.equal(res.truncated, false);
     assert.equal(res.headers['content-type'], 'text/plain');
     assert.equal(res.headers['x-multi'], 'a, b');
+    // the lines of a field sent twice, apart (X-Robots-Tag's bot prefix covers its line only); none for set-cookie
+    assert.deepEqual(res.headerLines, { 'x-multi': ['a', 'b'] });
     assert.equal(res.headers['set-cookie'], undefined);
     assert.equal(res.remoteAddress, '127.0.0.1');
     assert.equal(res.url, `http://127.0.0.1:${port}/ok`);

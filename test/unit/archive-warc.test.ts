@@ -123,6 +123,14 @@ describe('archive: the records of one exchange, read back with warcio', () => {
     assert.equal(captureRow(exchange(), built, { filename: 'warc/x.warc.gz', offset: 0, length: 1 }, 'c1').fetch_protocol, null);
   });
 
+  it('a field the server sent more than once is a line each in the record, as sent', async () => {
+    const e = exchange({ headers: { 'content-type': 'text/html', 'x-robots-tag': 'otherbot: nofollow, noindex' }, header_lines: { 'x-robots-tag': ['otherbot: nofollow', 'noindex'] } });
+    const built = await exchangeRecords(e, '<urn:uuid:info>', null);
+    const raw = await readWarcRecord(writeTmp(built.members), 'f.warc.gz', built.members[0]!.length, built.members[1]!.length);
+    const httpHead = raw.block.subarray(0, raw.block.indexOf('\r\n\r\n')).toString();
+    assert.match(httpHead, /\r\nx-robots-tag: otherbot: nofollow\r\nx-robots-tag: noindex(\r\n|$)/);
+  });
+
   it('a 304 becomes a server-not-modified revisit referring to the earlier fetch', async () => {
     const e = exchange({ fetch_status: 304, body: Buffer.alloc(0) }, { kind: 'response', status_text: 'Not Modified', refers_to_date: T - 86_400_000 });
     const built = await exchangeRecords(e, '<urn:uuid:info>', null);

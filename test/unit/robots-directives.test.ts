@@ -152,6 +152,18 @@ describe('X-Robots-Tag', () => {
     assert.deepEqual(xRobotsTagGroup({ 'x-robots-tag': 'noindex, googlebot: nofollow' }, TOKEN), { source: 'x-robots-tag', rules: ['noindex'] });
   });
 
+  test('[G] "Multiple X-Robots-Tag headers can be combined": each line on its own, a user agent covering its line only', () => {
+    // X-Robots-Tag: otherbot: nofollow
+    // X-Robots-Tag: noindex
+    const headers = { 'x-robots-tag': 'otherbot: nofollow, noindex' };
+    const lines = { 'x-robots-tag': ['otherbot: nofollow', 'noindex'] };
+    assert.deepEqual(xRobotsTagGroup(headers, TOKEN, lines), { source: 'x-robots-tag', rules: ['noindex'] });
+    // ours on the first line, everyone's on the second
+    assert.deepEqual(xRobotsTagGroup({}, TOKEN, { 'x-robots-tag': ['ExampleBot: nofollow', 'noarchive'] }), { source: 'x-robots-tag', rules: ['nofollow', 'noarchive'] });
+    // joined (the lines unknown), the prefix runs on: otherbot's
+    assert.equal(xRobotsTagGroup(headers, TOKEN), null);
+  });
+
   test('a header of thousands of rules keeps 32 of them, counted after other bots\' are left out', () => {
     assert.equal(xRobotsTagRules(Array(5000).fill('noarchive').join(', '), TOKEN).length, 32);
     const others = Array.from({ length: 40 }, (_, i) => `bot${i}: noarchive`).join(', ');

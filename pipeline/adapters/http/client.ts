@@ -161,11 +161,11 @@ export function createHttpClient(opts: HttpClientOptions): HttpClient {
       });
       rawBody = res.body;
       live.add(res.body);
-      const outHeaders = responseHeaders(res.headers, req.url);
+      const { headers: outHeaders, lines: headerLines } = responseHeaders(res.headers, req.url);
       if (method !== 'HEAD' && req.wantBody && !req.wantBody(res.statusCode, outHeaders)) {
         // not one byte of it is wanted: the stream is destroyed below (on HTTP/1.1 that
         // closes the connection, the only way to stop a body that is on its way)
-        return { status: res.statusCode, headers: outHeaders, body: new Uint8Array(0), truncated: false, bodyNotRead: true, durationMs: performance.now() - started, remoteAddress: state.remoteAddress, url: req.url };
+        return { status: res.statusCode, headers: outHeaders, ...(headerLines ? { headerLines } : {}), body: new Uint8Array(0), truncated: false, bodyNotRead: true, durationMs: performance.now() - started, remoteAddress: state.remoteAddress, url: req.url };
       }
 
       const bodyStart = performance.now();
@@ -206,6 +206,7 @@ export function createHttpClient(opts: HttpClientOptions): HttpClient {
       return {
         status: res.statusCode,
         headers: outHeaders,
+        ...(headerLines ? { headerLines } : {}),
         body,
         truncated,
         durationMs: performance.now() - started,
@@ -247,16 +248,21 @@ function checkedUrl(raw: string): URL {
   return url;
 }
 
-/** Lowercased names; repeated headers joined with ', '; set-cookie dropped; at most MAX_HEADER_FIELDS. */
-function responseHeaders(raw: Record<string, string | string[] | undefined>, url: string): Record<string, string> {
+/**
+ * Lowercased names; repeated headers joined with ', ' (and their lines kept apart in `lines`);
+ * set-cookie dropped; at most MAX_HEADER_FIELDS.
+ */
+function responseHeaders(raw: Record<string, string | string[] | undefined>, url: string): { headers: Record<string, string>; lines?: Record<string, string[]> } {
   const fieldCount = Object.keys(raw).length;
   if (fieldCount > MAX_HEADER_FIELDS) {
     throw new HttpFetchError('protocol', `fetching ${url}: ${fieldCount} response header fields (at most ${MAX_HEADER_FIELDS})`);
   }
-  const out: Record<string, string> = {};
+  const headers: Record<string, string> = {};
+  let lines: Record<string, string[]> | undefined;
   for (const [name, value] of Object.entries(raw)) {
     if (value === undefined || name === 'set-cookie') continue;
-    out[name] = Array.isArray(value) ? value.join(', ') : value;
+    headers[name] = Array.isArray(value) ? value.join(', ') : value;
+    if (Array.isArray(value) && value.length > 1) (lines ??= {})[name] = value;
   }
-  return out;
+  return lines ? { headers, lines } : { headers };
 }

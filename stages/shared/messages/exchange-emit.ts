@@ -84,6 +84,7 @@ export function exchangeMessage(f: ExchangeFacts): ArchivedExchange {
     content_type: mimeType,
     charset,
     headers: f.res?.headers ?? {},
+    ...(f.res?.headerLines ? { header_lines: f.res.headerLines } : {}),
     ...(f.placed ?? { body: f.res?.body ?? new Uint8Array(0) }),
     truncated: f.res?.truncated ?? false,
     ...(f.redirectChain?.length ? { redirect_chain: f.redirectChain } : {}),

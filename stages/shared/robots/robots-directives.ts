@@ -9,8 +9,9 @@
  *    verdicts of every source are OR-ed;
  *  - an `X-Robots-Tag` rule may be preceded by a user agent (`googlebot: noindex`), which
  *    applies to the rules after it until the next user agent; rules before any user agent
- *    are for every crawler. Several headers arrive joined by ", " (RFC 9110 section 5.3, and the
- *    HTTP client), so a user agent can appear mid-list;
+ *    are for every crawler. Each header line is read on its own (a user agent's rules end
+ *    with its line), when the lines are known: the HTTP client joins several lines by ", "
+ *    (RFC 9110 section 5.3) and keeps them apart too; joined, a user agent can appear mid-list;
  *  - `unavailable_after: <date>`: the page is not to be shown after that date. Here a date
  *    before the page's fetch time makes the page noindex; a date that does not parse is ignored,
  *    as Google ignores it. RFC 822/850/1123 and ISO 8601 dates are read; one without a zone is
@@ -76,11 +77,14 @@ export function xRobotsTagRules(value: string, token: string): string[] {
     .map((r) => r.rule);
 }
 
-/** The header's group for the crawler, or null when the response has none (or none for it). */
-export function xRobotsTagGroup(headers: Readonly<Record<string, string>>, token: string): DirectiveGroup | null {
-  const value = headers['x-robots-tag'];
-  if (value === undefined) return null;
-  const rules = xRobotsTagRules(value, token);
+/**
+ * The header's group for the crawler, or null when the response has none (or none for it).
+ * `lines`: the fields sent more than once, each line apart (HttpResponse.headerLines), so that
+ * `otherbot: nofollow` on one line does not take in the `noindex` of the next.
+ */
+export function xRobotsTagGroup(headers: Readonly<Record<string, string>>, token: string, lines?: Readonly<Record<string, readonly string[]>>): DirectiveGroup | null {
+  const values = lines?.['x-robots-tag'] ?? (headers['x-robots-tag'] === undefined ? [] : [headers['x-robots-tag']]);
+  const rules = values.flatMap((v) => xRobotsTagRules(v, token)).slice(0, MAX_RULES);
   return rules.length > 0 ? { source: 'x-robots-tag', rules } : null;
 }
 
