@@ -12,8 +12,8 @@
 // Deterministic: every body depends only on its path. The large bodies are made once, on
 // their first request, and kept.
 
-import { deriveSeed, mulberry32, randInt, type Rng } from './prng.js';
-import { WORDS } from './words.js';
+import { deriveSeed, mulberry32, randInt } from './prng.js';
+import { englishWords as words } from './plain-pages.js';
 
 export const BIG_PAGE_HOST = 'big.test';
 /** The page exactly at the crawler's default size cap. */
@@ -35,10 +35,6 @@ export interface BigPageResponse {
 
 const HTML = 'text/html; charset=utf-8';
 
-function words(rng: Rng, n: number): string {
-  const list = WORDS.en;
-  return Array.from({ length: n }, () => list[randInt(rng, 0, list.length - 1)]).join(' ');
-}
 
 const small = (title: string, body: string): BigPageResponse => ({
   status: 200,

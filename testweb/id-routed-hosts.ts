@@ -15,8 +15,7 @@
 // and have 40 to 60 words of text, enough to be fingerprinted for near-duplicates.
 
 import { deriveSeed, mulberry32, randInt, type Rng } from './prng.js';
-import { escapeHtml } from './render-page.js';
-import { WORDS } from './words.js';
+import { englishWords as words, linkList as links, plainPage as page } from './plain-pages.js';
 
 export const ID_ROUTED_DOMAIN = 'ids.test';
 export const SHOP_HOST = `shop.${ID_ROUTED_DOMAIN}`;
@@ -51,16 +50,6 @@ export interface IdRoutedResponse {
 const HTML = 'text/html; charset=utf-8';
 const ROBOTS: IdRoutedResponse = { status: 200, type: 'text/plain; charset=utf-8', body: 'User-agent: *\nAllow: /\n' };
 
-function page(title: string, body: string): string {
-  return `<!DOCTYPE html><html lang="en"><head><title>${escapeHtml(title)}</title></head><body><h1>${escapeHtml(title)}</h1>\n${body}\n</body></html>\n`;
-}
-
-const links = (hrefs: Array<[href: string, text: string]>) => `<ul>${hrefs.map(([h, t]) => `<li><a href="${escapeHtml(h)}">${escapeHtml(t)}</a></li>`).join('')}</ul>`;
-
-function words(rng: Rng, n: number): string {
-  const list = WORDS.en;
-  return Array.from({ length: n }, () => list[randInt(rng, 0, list.length - 1)]).join(' ');
-}
 
 /** `n` distinct indexes in [0, size) other than `self`, chosen by `rng`. */
 function others(rng: Rng, size: number, self: number, n: number): number[] {

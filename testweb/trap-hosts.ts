@@ -13,9 +13,9 @@
 // - soft404.trap.test: 200 for every path: the same "not found" template with a few words
 //   of the path in it, linking to more nonexistent paths.
 
-import { deriveSeed, mulberry32, randInt, type Rng } from './prng.js';
+import { deriveSeed, mulberry32, randInt } from './prng.js';
+import { englishWords as words, linkList as links, plainPage as page } from './plain-pages.js';
 import { escapeHtml } from './render-page.js';
-import { WORDS } from './words.js';
 
 export const TRAP_DOMAIN = 'trap.test';
 export const CALENDAR_TRAP_HOST = `calendar.${TRAP_DOMAIN}`;
@@ -41,16 +41,6 @@ const HTML = 'text/html; charset=utf-8';
 const NOT_FOUND: TrapResponse = { status: 404, type: HTML, body: page('Not found', '<p>Not found.</p>') };
 const ROBOTS_NONE: TrapResponse = { status: 404, type: 'text/plain; charset=utf-8', body: 'no robots.txt\n' };
 
-function page(title: string, body: string): string {
-  return `<!DOCTYPE html><html lang="en"><head><title>${escapeHtml(title)}</title></head><body><h1>${escapeHtml(title)}</h1>\n${body}\n</body></html>\n`;
-}
-
-const links = (hrefs: Array<[href: string, text: string]>) => `<ul>${hrefs.map(([h, t]) => `<li><a href="${escapeHtml(h)}">${escapeHtml(t)}</a></li>`).join('')}</ul>`;
-
-function words(rng: Rng, n: number): string {
-  const list = WORDS.en;
-  return Array.from({ length: n }, () => list[randInt(rng, 0, list.length - 1)]).join(' ');
-}
 
 /** A normal page of a trap host: text of its own, so no two hosts' pages are near-duplicates. */
 function aboutPage(host: string): TrapResponse {
