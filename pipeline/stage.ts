@@ -73,6 +73,8 @@ export interface StageContext {
     traps: KvStore;
     robots: KvStore;
     seen: KvStore;
+    /** the seen set's exact record (stages/seen-filter/exact-key.ts) */
+    seenKeys: KvStore;
     fingerprints: KvStore;
     scope: KvStore;
     validators: KvStore;

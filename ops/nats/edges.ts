@@ -70,6 +70,8 @@ export const BUCKETS = {
   robots: 'crawl-robots',
   /** the seen set: per-partition Bloom filter snapshots (in chunks) per crawl id, partition leases, the admitted counter */
   seen: 'crawl-seen',
+  /** the seen set's exact record: a key per URL the seen-filter decided (crawl id + 128-bit hash), which confirms a Bloom hit */
+  seenKeys: 'crawl-seen-keys',
   /** SimHash block index and content digests for near-duplicate detection */
   fingerprints: 'crawl-fingerprints',
   /** registrable domains of the seeds: the default crawl scope */

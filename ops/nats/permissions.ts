@@ -53,8 +53,8 @@ export const STAGE_ROLES: Record<string, StageRole> = {
     durable: 'seen-filter',
     partitioned: true,
     outputs: [every(SUBJECTS.frontier), every(SUBJECTS.outcomes)],
-    read: [BUCKETS.seen],
-    write: [BUCKETS.seen],
+    read: [BUCKETS.seen, BUCKETS.seenKeys],
+    write: [BUCKETS.seen, BUCKETS.seenKeys],
     // it declares the consumers of the partitions it takes over
     api: [`$JS.API.CONSUMER.CREATE.${EDGES.normalized.stream}.>`, `$JS.API.CONSUMER.DURABLE.CREATE.${EDGES.normalized.stream}.>`],
   },

@@ -81,7 +81,7 @@ export class NatsKvStore implements KvStore {
   }
 }
 
-export type KvStores = Record<'hosts' | 'traps' | 'robots' | 'seen' | 'fingerprints' | 'scope' | 'validators' | 'config' | 'digests' | 'jobs', KvStore>;
+export type KvStores = Record<'hosts' | 'traps' | 'robots' | 'seen' | 'seenKeys' | 'fingerprints' | 'scope' | 'validators' | 'config' | 'digests' | 'jobs', KvStore>;
 
 /** Opens (never creates) the crawl's buckets: the topology owns them. */
 export async function openKvStores(nc: NatsConnection): Promise<KvStores> {
@@ -105,6 +105,7 @@ export async function openKvStores(nc: NatsConnection): Promise<KvStores> {
     traps: await open(BUCKETS.traps),
     robots: await open(BUCKETS.robots),
     seen: await open(BUCKETS.seen),
+    seenKeys: await open(BUCKETS.seenKeys),
     fingerprints: await open(BUCKETS.fingerprints),
     scope: await open(BUCKETS.scope),
     validators: await open(BUCKETS.validators),

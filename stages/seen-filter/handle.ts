@@ -4,7 +4,8 @@ import { subjectFor } from '../../pipeline/partition.js';
 import { emit, type Emit, type Outcome, type StageContext, type StageInput } from '../../pipeline/stage.js';
 import { stableId } from '../shared/messages/stage-ids.js';
 import { outcomeEmit } from '../shared/messages/outcome-emit.js';
-import type { PartitionSeenSet } from './partition-seen-set.js';
+import type { PartitionSeenSet, Verdict } from './partition-seen-set.js';
+import { exactKeyOf } from './exact-key.js';
 import { JobBook } from '../shared/job-book.js';
 import { crawlIdOf, jobOf } from '../shared/job-fields.js';
 import { perKey } from '../shared/per-key.js';
@@ -68,18 +69,21 @@ function overLimit(ctx: StageContext, c: CandidateUrl, limit: number): Emit {
 
 /**
  * Admits each URL of a candidate message (one, or a page's batch, schemas/url-batches.ts) the
- * first time its partition's seen set meets it. The set belongs to this
- * process while it holds the partition's lease (pipeline/partition-owner.ts), so no other
- * process decides for these URLs meanwhile. A URL the set reports as seen is dropped
- * silently (counted under `seen`): a Bloom false positive drops a new URL the same way, about
- * 0.05 % of them (README, "The seen set"); no fetch_log row, since a row per repeated link
- * would be most of the log and a false positive cannot be told from a repeat. A redelivery of
- * a message repeats the decision made for each of its URLs: admitted with the same fetch id, or
+ * first time its partition's seen set meets it. The set belongs to this process while it holds
+ * the partition's lease (pipeline/partition-owner.ts), so no other process decides for these
+ * URLs meanwhile. A Bloom miss is a new URL for certain. A Bloom hit is confirmed: seen if a
+ * message being handled holds the URL, or the partition's recent keys know it, or its key is
+ * in the exact record (one KV read, all of a message's at once); a hit on none of these was
+ * a false positive, and the URL is new. Every URL decided here (admitted, or over the page
+ * limit) has its key written to the exact record before the message is acked, so no URL is
+ * ever lost to a false positive, nor decided twice. A URL seen before is dropped with no row
+ * (counted under `seen`): a row per repeated link would be most of the log. A redelivery of a
+ * message repeats the decision made for each of its URLs: admitted with the same fetch id, or
  * over the page limit.
  */
 export async function handleSeenFilter(input: StageInput<CandidateUrl[]>, ctx: StageContext, seen: PartitionSeenSet): Promise<Outcome> {
   const outcomes: Emit[] = [];
-  const admitted: AdmittedUrl[] = [];
+  const admitted: Array<{ index: number; url: AdmittedUrl }> = [];
   const limits = new Map<string | undefined, number>();
   const limitOf = async (c: CandidateUrl): Promise<number> => {
     let limit = limits.get(c.job);
@@ -89,40 +93,83 @@ export async function handleSeenFilter(input: StageInput<CandidateUrl[]>, ctx: S
     }
     return limit;
   };
-  // new, or learnt from a replay without its decision: decided below, in message order
-  const fresh: Array<{ c: CandidateUrl; index: number; limit: number }> = [];
+  const seq = input.streamSeq;
+  // decided here (new, or learnt from a replay without its decision): decided below, in message order
+  const fresh: Candidate[] = [];
+  // decided by an earlier delivery of this message: decided the same way, their keys written again
+  const repeated: Candidate[] = [];
+  const repeatedOverLimit: Candidate[] = [];
+  const unconfirmed: Candidate[] = [];
+  const sort = (verdict: Verdict, candidate: Candidate) => {
+    if (verdict.kind === 'seen') ctx.metrics.count('seen-filter', 'urls', 'seen');
+    else if (verdict.kind === 'unconfirmed') unconfirmed.push(candidate);
+    else if (verdict.kind === 'new' || verdict.decision === 'unknown') fresh.push(candidate);
+    else {
+      repeated.push(candidate);
+      if (verdict.decision === 'admitted') admitted.push({ index: candidate.index, url: admittedUrl(ctx, candidate.c) });
+      else repeatedOverLimit.push(candidate);
+    }
+  };
   for (const [index, c] of input.message.entries()) {
     if (c.via === 'revisit') {
       // a known URL fetched again (a job's schedule): past the set, which holds it already
       ctx.metrics.count('seen-filter', 'urls', 'revisit');
-      admitted.push(admittedUrl(ctx, c));
+      admitted.push({ index, url: admittedUrl(ctx, c) });
       continue;
     }
-    const verdict = seen.check(seenKeyOf(c), input.streamSeq, index);
-    if (verdict.kind === 'seen') {
-      ctx.metrics.count('seen-filter', 'urls', 'seen');
-      continue;
-    }
-    const limit = await limitOf(c);
-    if (verdict.kind === 'again' && verdict.decision === 'admitted') admitted.push(admittedUrl(ctx, c));
-    else if (verdict.kind === 'again' && verdict.decision === 'over_limit') outcomes.push(overLimit(ctx, c, limit));
-    else fresh.push({ c, index, limit });
+    const key = seenKeyOf(c);
+    const exact = exactKeyOf(ctx.settings.crawlId, key);
+    const verdict = seen.check(key, exact, seq, index);
+    if (verdict.kind === 'seen') ctx.metrics.count('seen-filter', 'bloom_hits', verdict.by === 'bloom' ? 'unconfirmed' : verdict.by);
+    sort(verdict, { c, index, exact });
   }
+  if (unconfirmed.length > 0) {
+    const found = await Promise.all(unconfirmed.map((u) => ctx.kv.seenKeys.get(u.exact)));
+    // decided together after the reads, with no await in between: a URL two messages both
+    // found missing is taken up by the first only
+    for (const [i, u] of unconfirmed.entries()) {
+      const verdict = seen.resolve(u.exact, found[i] !== null, seq, u.index);
+      ctx.metrics.count('seen-filter', 'bloom_hits', found[i] !== null ? 'in_record' : verdict.kind === 'new' ? 'false_positive' : 'taken_meanwhile');
+      sort(verdict, u);
+    }
+    fresh.sort((a, b) => a.index - b.index);
+  }
+  // written while the page limit is counted; awaited before the outcome goes to the runner,
+  // which acks the message only after publishing it
+  const recording = seen.confirmsHits ? Promise.all([...fresh, ...repeated].map((f) => ctx.kv.seenKeys.put(f.exact, NO_VALUE))) : Promise.resolve([]);
+  recording.catch(() => undefined); // awaited below; a failure then fails the message
+  for (const r of repeatedOverLimit) outcomes.push(overLimit(ctx, r.c, await limitOf(r.c)));
+  const limited = await Promise.all(fresh.map((f) => limitOf(f.c)));
   // counted against the page limit, so the limit is never exceeded (after a crash a URL may be
   // counted twice: stricter, not looser); one counter write for all of a crawl's new URLs here
-  const counts = await countAdmissions(ctx, fresh.filter((f) => f.limit > 0).map((f) => f.c));
-  for (const { c, index, limit } of fresh) {
+  const counts = await countAdmissions(ctx, fresh.filter((_, i) => limited[i]! > 0).map((f) => f.c));
+  for (const [i, { c, index }] of fresh.entries()) {
+    const limit = limited[i]!;
     if (limit > 0 && counts.next(crawlIdOf(ctx, c)) > limit) {
-      seen.decide(input.streamSeq, 'over_limit', index);
+      seen.decide(seq, 'over_limit', index);
       outcomes.push(overLimit(ctx, c, limit));
       continue;
     }
-    seen.decide(input.streamSeq, 'admitted', index);
+    seen.decide(seq, 'admitted', index);
     ctx.metrics.count('seen-filter', 'urls', 'admitted');
-    admitted.push(admittedUrl(ctx, c));
+    admitted.push({ index, url: admittedUrl(ctx, c) });
   }
-  return emit(...admittedEmits(ctx, admitted, input), ...outcomes);
+  await recording;
+  for (const f of [...fresh, ...repeated]) seen.recorded(f.exact);
+  // in message order, whatever the order of decisions: a redelivery then publishes the same batches
+  admitted.sort((a, b) => a.index - b.index);
+  return emit(...admittedEmits(ctx, admitted.map((a) => a.url), input), ...outcomes);
 }
+
+interface Candidate {
+  c: CandidateUrl;
+  /** its place in the message */
+  index: number;
+  exact: string;
+}
+
+/** the exact record's keys carry no value: their presence is the record */
+const NO_VALUE = new Uint8Array(0);
 
 /**
  * Adds the candidates to their crawl's admitted count, one write a crawl; `next(crawl)` then

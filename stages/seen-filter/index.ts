@@ -10,7 +10,7 @@ export const seenFilterStage: PartitionedStage<CandidateUrl[]> = {
   emits: seenFilterEmits,
   // per partition held: a process holding all 16 handles up to 256 candidate messages at once
   defaultConcurrency: 16,
-  counts: ['urls'],
+  counts: ['urls', 'bloom_hits'],
   // a message holds one candidate or a page's batch of them (schemas/url-batches.ts)
   decode: (_subject, data) => decodeCandidates(data),
   openPartition: (partition, ctx) => openSeenPartition(seenFilterStage, partition, ctx),

@@ -2,6 +2,7 @@ import { decodeCandidates, type CandidateUrl } from '../../schemas/index.js';
 import { type OpenPartition, type PartitionedStage, type StageContext } from '../../pipeline/stage.js';
 import { partitionInput } from '../../ops/nats/consumer-spec.js';
 import { handleSeenFilter, seenKeyOf } from './handle.js';
+import { exactKeyOf } from './exact-key.js';
 import { PartitionSeenSet } from './partition-seen-set.js';
 import { decodeSnapshot, encodeSnapshot } from './snapshot-codec.js';
 import { SnapshotStore, type SnapshotManifest } from './snapshot-store.js';
@@ -41,7 +42,9 @@ export async function openSeenPartition(
     }
     for (const [index, c] of candidates.entries()) {
       if (c.via === 'revisit') continue; // never checked against the set
-      seen.replay(seenKeyOf(c), m.seq, position.ackFloor, index);
+      const key = seenKeyOf(c);
+      // above the ack floor the message may come again, and its URLs count as being decided
+      seen.replay(key, m.seq, position.ackFloor, index, m.seq > position.ackFloor ? exactKeyOf(ctx.settings.crawlId, key) : undefined);
       replayed += 1;
     }
   }

@@ -4,7 +4,7 @@ import { KEY_STRIDE, PartitionSeenSet, type Decision } from './partition-seen-se
 
 /**
  * Binary form of one partition's seen set:
- *   "SEEN" | version u8 | hash version u8 | 0 u16 | partition u32 | settled seq f64
+ *   "SEEN" | version u8 | hash version u8 | flags u16 | partition u32 | settled seq f64
  *   | slices u32 | per slice: capacity f64, count f64, hashes u32, bytes u32, bits
  *   | unsettled u32 | per entry: key f64, decision u8
  *   | first 8 bytes of the SHA-256 of all the above
@@ -12,6 +12,9 @@ import { KEY_STRIDE, PartitionSeenSet, type Decision } from './partition-seen-se
  * than a filter that silently forgets URLs. An entry's key is the candidate's (stream
  * sequence, place in its message), partition-seen-set.ts KEY_STRIDE; version 1, from before
  * messages carried several candidates, stored the sequence alone (place 0), and is still read.
+ * Flags: bit 0 set when every URL in the filter has its key in the exact record (the set
+ * confirms Bloom hits there); a set begun by a version without the exact record has it clear,
+ * and that version, reading a snapshot of this one, ignores it and writes it clear.
  */
 const MAGIC = 0x4e454553; // "SEEN" read as little-endian u32
 const VERSION = 2;
@@ -19,6 +22,7 @@ const READABLE_VERSIONS = new Set([1, 2]);
 /** bloom-filter.ts hashKey: bump when the hash or the position scheme changes */
 const HASH_VERSION = 1;
 const DECISIONS: readonly Decision[] = ['admitted', 'over_limit', 'unknown'];
+const CONFIRMS_HITS = 1;
 
 export class SnapshotError extends Error {
   override name = 'SnapshotError';
@@ -34,7 +38,7 @@ export function encodeSnapshot(partition: number, set: PartitionSeenSet): Uint8A
   view.setUint32(at, MAGIC, true);
   view.setUint8(at + 4, VERSION);
   view.setUint8(at + 5, HASH_VERSION);
-  view.setUint16(at + 6, 0, true);
+  view.setUint16(at + 6, set.confirmsHits ? CONFIRMS_HITS : 0, true);
   view.setUint32(at + 8, partition, true);
   view.setFloat64(at + 12, set.settledSeq, true);
   at += 20;
@@ -75,6 +79,7 @@ export function decodeSnapshot(data: Uint8Array, partition: number): PartitionSe
   const stored = view.getUint32(8, true);
   if (stored !== partition) throw new SnapshotError(`seen-set snapshot: holds partition ${stored}, expected ${partition}`);
   const settledSeq = view.getFloat64(12, true);
+  const confirmsHits = (view.getUint16(6, true) & CONFIRMS_HITS) !== 0;
   let at = 20;
   const need = (n: number) => {
     if (at + n > body.length) throw new SnapshotError(`seen-set snapshot of partition ${partition}: truncated at byte ${at}`);
@@ -94,7 +99,7 @@ export function decodeSnapshot(data: Uint8Array, partition: number): PartitionSe
     slices.push(new BloomSlice(capacity, hashes, data.slice(at + 24, at + 24 + bytes), count));
     at += 24 + bytes;
   }
-  const set = new PartitionSeenSet(new ScalableBloomFilter(slices), settledSeq);
+  const set = new PartitionSeenSet(new ScalableBloomFilter(slices), settledSeq, confirmsHits);
   need(4);
   const entries = view.getUint32(at, true);
   at += 4;

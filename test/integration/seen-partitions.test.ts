@@ -19,7 +19,7 @@ import { leaseKey } from '../../pipeline/partition-leases.js';
 import { parseSettings, type CrawlSettings } from '../../pipeline/settings.js';
 import { partitionOf } from '../../pipeline/partition.js';
 import { EDGES } from '../../ops/nats/edges.js';
-import { decodeAdmitted, encodeCandidate } from '../../schemas/index.js';
+import { batchesBy, decodeAdmittedBatch, encodeCandidate, encodeCandidates, type CandidateUrl } from '../../schemas/index.js';
 import { seenFilterStage } from '../../stages/seen-filter/index.js';
 import { useTestNats } from '../support/nats-server.js';
 
@@ -57,15 +57,13 @@ describe('partitioned seen set on a real nats-server', () => {
     }
   };
   const drained = () => until('the seen-filter backlog to drain', async () => (await pipelineBacklog(nats.jsm)).perStage['seen-filter'] === 0);
-  /** every admission on the frontier, by URL: the test's view of what would be fetched */
+  /** every admission on the frontier (a message of one, or a batch), by URL: the test's view of what would be fetched */
   const frontier = async (): Promise<Map<string, number>> => {
     const counts = new Map<string, number>();
     const last = (await nats.jsm.streams.info(EDGES.frontier.stream)).state.last_seq;
     for (let seq = 1; seq <= last; seq++) {
       const m = await nats.jsm.streams.getMessage(EDGES.frontier.stream, { seq }).catch(() => null);
-      if (!m) continue;
-      const url = decodeAdmitted(m.data).url;
-      counts.set(url, (counts.get(url) ?? 0) + 1);
+      for (const { url } of m ? decodeAdmittedBatch(m.data) : []) counts.set(url, (counts.get(url) ?? 0) + 1);
     }
     return counts;
   };
@@ -111,6 +109,46 @@ describe('partitioned seen set on a real nats-server', () => {
     const keys: string[] = [];
     for await (const key of (await openKvStores(nats.nc)).seen.keys()) keys.push(key);
     assert.ok(keys.length <= 3 * PARTITIONS + 2, `crawl-seen holds ${keys.length} keys: ${keys.join(' ')}`);
+  });
+
+  it('a Bloom filter small enough to err: every distinct URL is admitted once and repeats are dropped, across a takeover', async () => {
+    // 1,024 URLs a partition planned, 20,000 sent: the filters grow and wrongly take about 17
+    // new URLs for seen (the number is fixed by the URLs and the hash), which the exact
+    // record in crawl-seen-keys then finds missing
+    const settings = parseSettings({ crawlId: 'exact', partitions: PARTITIONS, seenExpectedUrls: 4096 });
+    const all = urls('fp', 20_000);
+    const [earlier, later] = [all.slice(0, 12_000), all.slice(12_000)];
+    /** as normalize sends them: a message per partition of up to 100 candidates */
+    const publishBatched = async (list: string[]) => {
+      const js = jetstream(nats.nc);
+      const candidates: CandidateUrl[] = list.map((url) => ({ v: 1, url, host: new URL(url).hostname, domain: 'example.com', depth: 1, source_url: null, via: 'link' }));
+      const sends = [];
+      for (let at = 0; at < candidates.length; at += 100) {
+        for (const { key, items } of batchesBy(candidates.slice(at, at + 100), (c) => `crawl.normalized.${partitionOf(c.host, PARTITIONS)}`)) sends.push(js.publish(key, encodeCandidates(items)));
+      }
+      await Promise.all(sends);
+    };
+    const a = await owner(nats.url, settings);
+    await until('A to serve every partition', () => a.owner.serving.length === PARTITIONS);
+    await publishBatched(earlier);
+    await drained();
+    await a.owner.stop();
+    await a.nc.close();
+    // B starts with no recent keys: the repeats it meets are confirmed in the exact record
+    const b = await owner(nats.url, settings);
+    await until('B to serve every partition', () => b.owner.serving.length === PARTITIONS);
+    await publishBatched([...later, ...earlier.slice(0, 6_000), ...later.slice(0, 3_000)]);
+    await drained();
+    await b.owner.stop();
+    await b.nc.close();
+
+    const total = (what: string, outcome: string) => a.metrics.total('seen-filter', what, outcome) + b.metrics.total('seen-filter', what, outcome);
+    assert.ok(total('bloom_hits', 'false_positive') > 0, 'the filters did err on new URLs');
+    assert.ok(b.metrics.total('seen-filter', 'bloom_hits', 'in_record') > 0, 'B confirmed repeats in the exact record');
+    assert.equal(total('urls', 'admitted'), all.length, 'every distinct URL admitted once');
+    assert.equal(total('urls', 'seen'), 9_000, 'every repeat dropped');
+    const counts = await frontier();
+    assert.deepEqual(all.filter((u) => counts.get(u) !== 1), [], 'each on the frontier exactly once');
   });
 
   it('two processes split the partitions; when one stops, the other serves them all', async () => {

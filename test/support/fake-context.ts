@@ -110,6 +110,7 @@ export interface FakeKv {
   traps: MemoryKvStore;
   robots: MemoryKvStore;
   seen: MemoryKvStore;
+  seenKeys: MemoryKvStore;
   fingerprints: MemoryKvStore;
   scope: MemoryKvStore;
   validators: MemoryKvStore;
@@ -221,6 +222,7 @@ export function createFakeContext(overrides: FakeContextOptions = {}): FakeConte
       traps: overrides.kv?.traps ?? new MemoryKvStore(),
       robots: overrides.kv?.robots ?? new MemoryKvStore(),
       seen: overrides.kv?.seen ?? new MemoryKvStore(),
+      seenKeys: overrides.kv?.seenKeys ?? new MemoryKvStore(),
       fingerprints: overrides.kv?.fingerprints ?? new MemoryKvStore(),
       scope: overrides.kv?.scope ?? new MemoryKvStore(),
       validators: overrides.kv?.validators ?? new MemoryKvStore(),

@@ -2,13 +2,14 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { MemoryKvStore } from '../../pipeline/kv-store.js';
 import { PartitionSeenSet } from '../../stages/seen-filter/partition-seen-set.js';
+import { exactKeyOf } from '../../stages/seen-filter/exact-key.js';
 import { decodeSnapshot, encodeSnapshot, SnapshotError } from '../../stages/seen-filter/snapshot-codec.js';
 import { SnapshotStore } from '../../stages/seen-filter/snapshot-store.js';
 import { KvConflictError } from '../../ports/kv.js';
 
 function filled(n: number, planned = 2048): PartitionSeenSet {
   const set = PartitionSeenSet.empty(planned, 10);
-  for (let i = 0; i < n; i++) set.check(`https://example.com/${i}`, 100 + i);
+  for (let i = 0; i < n; i++) set.check(`https://example.com/${i}`, exactKeyOf('t', `https://example.com/${i}`), 100 + i);
   set.decide(100, 'admitted');
   set.decide(101, 'over_limit');
   set.settle(101); // 100 and 101 acked: 102... stay unsettled
@@ -23,9 +24,19 @@ describe('seen-set snapshot codec', () => {
     assert.equal(back.settledSeq, 101);
     assert.equal(back.filter.count, set.filter.count);
     assert.deepEqual(back.filter.slices.map((s) => [s.capacity, s.hashes, s.bits.length]), set.filter.slices.map((s) => [s.capacity, s.hashes, s.bits.length]));
-    for (let i = 0; i < 5000; i += 13) assert.equal(back.check(`https://example.com/${i}`, 99_999).kind, 'seen');
+    // a Bloom hit, which the exact record confirms (the recent keys are not in a snapshot)
+    for (let i = 0; i < 5000; i += 13) assert.equal(back.check(`https://example.com/${i}`, exactKeyOf('t', `https://example.com/${i}`), 99_999).kind, 'unconfirmed');
     assert.deepEqual([...back.unsettledEntries()].sort((a, b) => a.key - b.key), [...set.unsettledEntries()].sort((a, b) => a.key - b.key));
-    assert.deepEqual(back.check('https://example.com/2', 102), { kind: 'again', decision: 'unknown' });
+    assert.deepEqual(back.check('https://example.com/2', exactKeyOf('t', 'https://example.com/2'), 102), { kind: 'again', decision: 'unknown' });
+    assert.equal(back.confirmsHits, true);
+  });
+
+  test('a set begun without the exact record stays so: its Bloom hits are taken as seen', () => {
+    const old = new PartitionSeenSet(PartitionSeenSet.empty(1000, 0).filter, 0, false);
+    old.check('https://example.com/a', exactKeyOf('t', 'https://example.com/a'), 1);
+    const back = decodeSnapshot(encodeSnapshot(0, old), 0);
+    assert.equal(back.confirmsHits, false);
+    assert.deepEqual(back.check('https://example.com/a', exactKeyOf('t', 'https://example.com/a'), 2), { kind: 'seen', by: 'bloom' });
   });
 
   test('a damaged, truncated or foreign snapshot is a clear error, never a silently smaller set', () => {

@@ -2,6 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { fetchIdOf, handleSeenFilter } from '../../stages/seen-filter/handle.js';
 import { PartitionSeenSet } from '../../stages/seen-filter/partition-seen-set.js';
+import { exactKeyOf } from '../../stages/seen-filter/exact-key.js';
 import { partitionOf } from '../../pipeline/partition.js';
 import { decodeAdmitted, decodeAdmittedBatch, decodeOutcome, type CandidateUrl } from '../../schemas/index.js';
 import { createFakeContext, emitted, onlyOn, stageInput, T0, type FakeContext } from '../support/fake-context.js';
@@ -141,8 +142,10 @@ describe('seen-filter', () => {
     const ctx = createFakeContext();
     const set = seenSetOf(ctx);
     set.replay('https://example.com/acked', 5, 6);
-    set.replay('https://example.com/in-flight', 7, 6);
+    set.replay('https://example.com/in-flight', 7, 6, 0, exactKeyOf('test', 'https://example.com/in-flight'));
     set.settle(6);
+    // the previous owner wrote the key of what it decided before it acked
+    await ctx.kv.seenKeys.put(exactKeyOf('test', 'https://example.com/acked'), new Uint8Array(0));
     assert.deepEqual(emitted(await run(ctx, candidate('https://example.com/acked'), 9)), []);
     const again = onlyOn(await run(ctx, candidate('https://example.com/in-flight'), 7, 2), 'crawl.frontier', decodeAdmitted);
     assert.equal(again.fetch_id, fetchIdOf(ctx.settings.crawlId, 'https://example.com/in-flight'), 'the fetch id the previous owner used');
@@ -194,6 +197,99 @@ describe('seen-filter', () => {
       const out = emitted(await runBatch(ctx, [candidate('https://example.com/x'), candidate('https://example.com/y')], 7, 2));
       assert.deepEqual(out.flatMap((e) => decodeAdmittedBatch(e.data).map((a) => a.url)), ['https://example.com/x', 'https://example.com/y']);
       assert.deepEqual(emitted(await runBatch(ctx, [candidate('https://example.com/y')], 8)), [], 'a later message with one of them is seen');
+    });
+  });
+
+  describe('Bloom hits confirmed against the exact record', () => {
+    /** a set whose filter answers "probably seen" for every URL: each new URL is a false positive */
+    const saturated = () => {
+      const set = PartitionSeenSet.empty(1024, 0);
+      for (const slice of set.filter.slices) slice.bits.fill(0xff);
+      return set;
+    };
+    /** counts the exact record's reads and writes */
+    const counting = (ctx: FakeContext) => {
+      const ops = { get: 0, put: 0 };
+      const { get, put } = ctx.kv.seenKeys;
+      ctx.kv.seenKeys.get = (k) => ((ops.get += 1), get.call(ctx.kv.seenKeys, k));
+      ctx.kv.seenKeys.put = (k, v) => ((ops.put += 1), put.call(ctx.kv.seenKeys, k, v));
+      return ops;
+    };
+    const handle = (ctx: FakeContext, set: PartitionSeenSet, urls: string[], streamSeq: number, deliveryCount = 1) =>
+      handleSeenFilter(stageInput(urls.map((u) => candidate(u)), { streamSeq, deliveryCount, subject: 'crawl.normalized.0' }), ctx, set);
+    const frontierUrls = (out: Awaited<ReturnType<typeof handle>>) => emitted(out).filter((e) => e.subject.startsWith('crawl.frontier.')).flatMap((e) => decodeAdmittedBatch(e.data).map((a) => a.url));
+
+    test('a new URL the Bloom filter takes for seen is admitted, once, and its key written before the outcome', async () => {
+      const ctx = createFakeContext();
+      const ops = counting(ctx);
+      const set = saturated();
+      assert.deepEqual(frontierUrls(await handle(ctx, set, ['https://example.com/a', 'https://example.com/b'], 1)), ['https://example.com/a', 'https://example.com/b']);
+      assert.deepEqual(ops, { get: 2, put: 2 }, 'one read per hit (both in one go), one write per URL decided');
+      assert.equal(ctx.metrics.total('seen-filter', 'bloom_hits', 'false_positive'), 2);
+      // a later message with one of them: seen, from the keys this process recorded, no read
+      assert.deepEqual(frontierUrls(await handle(ctx, set, ['https://example.com/a'], 2)), []);
+      assert.equal(ops.get, 2);
+      // a process that takes the partition over (no recent keys) reads the record: seen
+      const taken = saturated();
+      assert.deepEqual(frontierUrls(await handle(ctx, taken, ['https://example.com/b', 'https://example.com/c'], 3)), ['https://example.com/c']);
+      assert.equal(ops.get, 4);
+      assert.equal(ctx.metrics.total('seen-filter', 'bloom_hits', 'in_record'), 1);
+      assert.ok(await ctx.kv.seenKeys.get(exactKeyOf('test', 'https://example.com/a')), 'the key is in the exact record');
+    });
+
+    test('two messages with the same falsely-hit URL at once: the first admits it, the second sees it', async () => {
+      const ctx = createFakeContext();
+      const set = saturated();
+      const [one, two] = await Promise.all([handle(ctx, set, ['https://example.com/x'], 1), handle(ctx, set, ['https://example.com/x'], 2)]);
+      assert.deepEqual([...frontierUrls(one), ...frontierUrls(two)], ['https://example.com/x']);
+    });
+
+    test('a URL still being decided by one message is seen by another without a read', async () => {
+      const ctx = createFakeContext();
+      const ops = counting(ctx);
+      const set = PartitionSeenSet.empty(1024, 0);
+      let release!: () => void;
+      const put = ctx.kv.seenKeys.put;
+      ctx.kv.seenKeys.put = async (k, v) => {
+        await new Promise<void>((r) => (release = r));
+        return put.call(ctx.kv.seenKeys, k, v);
+      };
+      const first = handle(ctx, set, ['https://example.com/slow'], 1);
+      await new Promise((r) => setImmediate(r));
+      assert.deepEqual(frontierUrls(await handle(ctx, set, ['https://example.com/slow'], 2)), [], 'seen while the first one writes its key');
+      release();
+      assert.deepEqual(frontierUrls(await first), ['https://example.com/slow']);
+      assert.equal(ops.get, 0);
+    });
+
+    test('a failed write fails the message; its redelivery admits the URL and writes the key', async () => {
+      const ctx = createFakeContext();
+      const set = saturated();
+      const put = ctx.kv.seenKeys.put;
+      ctx.kv.seenKeys.put = async () => {
+        throw new Error('kv unavailable');
+      };
+      await assert.rejects(handle(ctx, set, ['https://example.com/a'], 1), /kv unavailable/);
+      ctx.kv.seenKeys.put = put;
+      assert.deepEqual(frontierUrls(await handle(ctx, set, ['https://example.com/a'], 1, 2)), ['https://example.com/a']);
+      assert.ok(await ctx.kv.seenKeys.get(exactKeyOf('test', 'https://example.com/a')));
+      assert.deepEqual(frontierUrls(await handle(ctx, saturated(), ['https://example.com/a'], 2)), [], 'and a new owner finds it');
+    });
+
+    test('a URL over the page limit is recorded too: a later link to it gets no second row', async () => {
+      const ctx = createFakeContext({ settings: { maxPages: 1 } });
+      const set = saturated();
+      await handle(ctx, set, ['https://example.com/a', 'https://example.com/b'], 1);
+      assert.ok(await ctx.kv.seenKeys.get(exactKeyOf('test', 'https://example.com/b')));
+      assert.deepEqual(emitted(await handle(ctx, saturated(), ['https://example.com/b'], 2)), []);
+    });
+
+    test('a set begun by a version without the exact record takes hits as seen and writes no keys', async () => {
+      const ctx = createFakeContext();
+      const ops = counting(ctx);
+      const old = new PartitionSeenSet(saturated().filter, 0, false);
+      assert.deepEqual(frontierUrls(await handle(ctx, old, ['https://example.com/a'], 1)), []);
+      assert.deepEqual(ops, { get: 0, put: 0 });
     });
   });
 });

@@ -119,23 +119,25 @@ describe('the gate\'s trap budgets over a frontier batch', () => {
 describe('seen-set snapshots from before batching', () => {
   test('a version 1 snapshot (unsettled entries keyed by sequence alone) still loads, as place 0 of each message', () => {
     const set = PartitionSeenSet.empty(1000, 10);
-    set.check('https://example.com/a', 11);
+    set.check('https://example.com/a', 'k-a', 11);
     set.decide(11, 'admitted');
-    set.check('https://example.com/b', 12);
+    set.check('https://example.com/b', 'k-b', 12);
     set.decide(12, 'over_limit');
     const v2 = encodeSnapshot(0, set);
     // the same snapshot as version 1 wrote it: version byte 1, each entry's key the bare sequence
     const v1 = v2.slice(0, v2.length - 8);
     const view = new DataView(v1.buffer);
     view.setUint8(4, 1);
+    view.setUint16(6, 0, true); // no flags then: no exact record
     const entriesAt = v1.length - 2 * 9;
     for (let at = entriesAt; at < v1.length; at += 9) view.setFloat64(at, view.getFloat64(at, true) / KEY_STRIDE, true);
     const withSum = new Uint8Array(v2.length);
     withSum.set(v1);
     withSum.set(createHash('sha256').update(v1).digest().subarray(0, 8), v1.length);
     const back = decodeSnapshot(withSum, 0);
-    assert.deepEqual(back.check('https://example.com/a', 11), { kind: 'again', decision: 'admitted' });
-    assert.deepEqual(back.check('https://example.com/b', 12, 0), { kind: 'again', decision: 'over_limit' });
-    assert.deepEqual(back.check('https://example.com/c', 12, 1), { kind: 'new' }, 'another place of the same message is its own candidate');
+    assert.deepEqual(back.check('https://example.com/a', 'k-a', 11), { kind: 'again', decision: 'admitted' });
+    assert.deepEqual(back.check('https://example.com/b', 'k-b', 12, 0), { kind: 'again', decision: 'over_limit' });
+    assert.deepEqual(back.check('https://example.com/c', 'k-c', 12, 1), { kind: 'new' }, 'another place of the same message is its own candidate');
+    assert.equal(back.confirmsHits, false, 'its Bloom hits are not confirmed: that version kept no exact record');
   });
 });
