@@ -174,8 +174,12 @@ export function decideAcquire(
   if (opts.seq > 0 && opts.seq <= effectiveCursor(slot, now, lane)) {
     return { result: { acquired: false, retryAt: now, reason: 'already handed out' } };
   }
-  // a URL's lane moves past it; a robots.txt fetch (seq 0) settles a lapsed grant's lane as it was
-  const moved = opts.seq > 0 ? withLaneCursor(slot, lane, opts.seq) : withLaneCursor(slot, slot.lease_lane ?? '', effectiveCursor(slot, now, slot.lease_lane ?? ''));
+  // a lapsed grant no fetcher confirmed puts its URL back at the head of its lane before the
+  // lease is overwritten (which ends the rewind effectiveCursor makes): whether this grant is
+  // robots.txt (seq 0), that URL again, or another lane's URL, it is served later, not skipped
+  const settled = withLaneCursor(slot, slot.lease_lane ?? '', effectiveCursor(slot, now, slot.lease_lane ?? ''));
+  // a URL's lane moves past it
+  const moved = opts.seq > 0 ? withLaneCursor(settled, lane, opts.seq) : settled;
   const next: HostSlot = {
     ...moved,
     lease_id: opts.leaseId,
