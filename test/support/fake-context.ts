@@ -148,6 +148,17 @@ export class MemoryStreams implements StreamAccess, Publisher {
     return m ? { seq: m.seq, data: m.data } : null;
   }
 
+  /** sequences deleted through deleteMessage, in order */
+  readonly deleted: number[] = [];
+
+  async deleteMessage(_stream: string, seq: number): Promise<boolean> {
+    const i = this.messages.findIndex((m) => m.seq === seq);
+    if (i < 0) return false;
+    this.messages.splice(i, 1);
+    this.deleted.push(seq);
+    return true;
+  }
+
   async *replay(_stream: string, subject: string, fromSeq: number, toSeq: number): AsyncIterable<StoredMessage> {
     for (const m of this.messages) if (m.subject === subject && m.seq >= fromSeq && m.seq <= toSeq) yield { seq: m.seq, data: m.data };
   }

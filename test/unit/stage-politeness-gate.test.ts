@@ -128,6 +128,9 @@ describe('politeness gate: serving a host', () => {
       ],
     );
     assert.equal(grants(ctx)[0]!.url, `https://${HOST}/ok`);
+    // the settled URLs leave the host's queue; the granted one waits for its fetcher to confirm
+    assert.deepEqual(ctx.streams.deleted, [1, 2]);
+    assert.deepEqual(ctx.streams.on(hostQueueSubject(HOST, ctx.settings.partitions)).map((m) => m.seq), [3]);
   });
 
   test('Crawl-delay sets the gap (clamped to the maximum)', async () => {
