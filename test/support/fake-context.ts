@@ -249,12 +249,13 @@ export function createFakeContext(overrides: FakeContextOptions = {}): FakeConte
 }
 
 /** Wraps a decoded message as a stage input (first delivery, stream sequence 1 unless told). */
-export function stageInput<T>(message: T, opts: { subject?: string; deliveryCount?: number; streamSeq?: number } = {}): StageInput<T> {
+export function stageInput<T>(message: T, opts: { subject?: string; deliveryCount?: number; streamSeq?: number; publishedAt?: number } = {}): StageInput<T> {
   return {
     subject: opts.subject ?? 'test.subject',
     message,
     deliveryCount: opts.deliveryCount ?? 1,
     streamSeq: opts.streamSeq ?? 1,
+    ...(opts.publishedAt !== undefined ? { publishedAt: opts.publishedAt } : {}),
   };
 }
 
