@@ -21,6 +21,8 @@ export interface RetentionOptions {
 
 /** Two weeks of messages: enough to replay a stage after a bug fix found in a week. */
 export const DEFAULT_RETENTION: RetentionOptions = { maxAgeMs: 14 * 24 * 3600 * 1000, maxBytes: -1 };
+/** How long a message published again (same msgId) is recognised, on every stream but the bodies. */
+const DUPLICATE_WINDOW_MS = 2 * 60 * 1000;
 /** How long a large body stored again is recognised as stored (see applyTopology). */
 const BODY_DUPLICATE_WINDOW_MS = 60 * 60 * 1000;
 /** A schedule (the revisits) keeps its messages until they are taken and purged. */
@@ -56,8 +58,9 @@ function streamConfig(name: string, subjects: readonly string[], retention: Rete
     discard: DiscardPolicy.Old,
     max_age: nanos(retention.maxAgeMs),
     max_bytes: retention.maxBytes,
-    // the window in which a re-published message (same Nats-Msg-Id) is dropped by the server
-    duplicate_window: nanos(2 * 60 * 1000),
+    // the window in which a re-published message (same Nats-Msg-Id) is dropped by the server;
+    // the server refuses one longer than the stream's age limit (`--stream-max-age 1m`)
+    duplicate_window: nanos(retention.maxAgeMs > 0 ? Math.min(DUPLICATE_WINDOW_MS, retention.maxAgeMs) : DUPLICATE_WINDOW_MS),
     num_replicas: 1,
     // the gate reads its per-host queues by subject and sequence (direct get, next_by_subj)
     allow_direct: true,
@@ -89,7 +92,10 @@ async function ensureStream(jsm: JetStreamManager, config: Partial<StreamConfig>
     await jsm.streams.add({ ...config, num_replicas: replicas ?? 1 });
     return;
   }
-  if (keep === 'age-and-size') config.max_age = current.config.max_age;
+  if (keep === 'age-and-size') {
+    config.max_age = current.config.max_age;
+    if (config.max_age > 0 && (config.duplicate_window ?? 0) > config.max_age) config.duplicate_window = config.max_age;
+  }
   if (keep !== 'none') config.max_bytes = current.config.max_bytes;
   // nats-server 2.9 changes limits and the discard policy of a stream in place (a host-queue
   // stream made before it was a queue loses its age limit here, its messages kept)
