@@ -15,7 +15,8 @@ export const HOSTQ_REMOVED = 'hostq_removed';
  * lease lapses unconfirmed is served again from this message (host-slot.ts effectiveCursor).
  *
  * A delete that fails (the server unavailable for a moment) costs only the space of one
- * message: it is logged and counted, never retried in the way of the crawl.
+ * message: it is counted, and logged at most once a minute (an accounts file from before the
+ * permission would otherwise log every URL), never retried in the way of the crawl.
  */
 export async function removeServed(ctx: StageContext, stage: string, seq: number, host: string): Promise<void> {
   if (seq <= 0) return;
@@ -24,6 +25,15 @@ export async function removeServed(ctx: StageContext, stage: string, seq: number
     ctx.metrics.count(stage, HOSTQ_REMOVED, removed ? 'ok' : 'gone');
   } catch (err) {
     ctx.metrics.count(stage, HOSTQ_REMOVED, 'failed');
-    ctx.log.warn({ host, seq, err: (err as Error).message }, 'removing a served URL from the host-queue stream failed: its message stays (space only)');
+    failedSinceLog++;
+    const now = ctx.clock.now();
+    if (now - lastLoggedAt < LOG_EVERY_MS) return;
+    lastLoggedAt = now;
+    ctx.log.warn({ host, seq, failed: failedSinceLog, err: (err as Error).message }, 'removing served URLs from the host-queue stream failed: their messages stay (space only)');
+    failedSinceLog = 0;
   }
 }
+
+const LOG_EVERY_MS = 60_000;
+let lastLoggedAt = 0;
+let failedSinceLog = 0;
