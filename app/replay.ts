@@ -80,7 +80,7 @@ function sealedContext(ctx: ReplayContext): StageContext {
   return {
     ...ctx,
     http: { request: refuse('fetch URLs'), close: async () => undefined },
-    streams: { readNext: refuse('read host queues'), replay: refuse('read other streams'), consumerPosition: refuse('read consumer positions') },
+    streams: { readNext: refuse('read host queues'), deleteMessage: refuse('delete from host queues'), replay: refuse('read other streams'), consumerPosition: refuse('read consumer positions') },
     // a page's body stored beside its message is read as the live stages read it; nothing is stored
     bodies: { get: (ref) => ctx.bodies.get(ref), put: refuse('store bodies') },
     resolveHost: refuse('resolve hosts'),

@@ -65,8 +65,14 @@ export function retentionPolicy(o: RetentionFlags, env: NodeJS.ProcessEnv = proc
   for (const rule of o.streamRetention ?? []) {
     const m = /^([^=]+)=([^,]+)(?:,(.+))?$/.exec(rule.trim());
     if (!m) throw new UsageError(`--stream-retention must look like fetched=3d or fetched=3d,200GB, got "${rule}"`);
-    perStream.set(streamName('--stream-retention', m[1]!), {
-      maxAgeMs: parseAge('--stream-retention', m[2]!),
+    const stream = streamName('--stream-retention', m[1]!);
+    const maxAgeMs = parseAge('--stream-retention', m[2]!);
+    const queue = Object.entries(EDGES).find(([, e]) => e.stream === stream && 'queue' in e);
+    if (queue && maxAgeMs !== 0) {
+      throw new UsageError(`--stream-retention: ${stream} holds the URLs waiting for their host, which wait as long as their host makes them: it has no age limit (a size limit refuses new URLs instead: ${queue[0]}=0,50GB)`);
+    }
+    perStream.set(stream, {
+      maxAgeMs,
       ...(m[3] !== undefined ? { maxBytes: parseSize('--stream-retention', m[3]) } : {}),
     });
   }

@@ -78,7 +78,7 @@ export class StageRunner<T> {
       let outcome: Outcome;
       try {
         const message = def.decode(msg.subject, msg.data);
-        outcome = await def.handle({ subject: msg.subject, message, deliveryCount, streamSeq: msg.seq }, ctx);
+        outcome = await def.handle({ subject: msg.subject, message, deliveryCount, streamSeq: msg.seq, publishedAt: Math.floor(msg.info.timestampNanos / 1e6) }, ctx);
       } catch (err) {
         if (err instanceof SchemaError) {
           outcome = { kind: 'fail', reason: err.message };
@@ -118,7 +118,7 @@ export class StageRunner<T> {
           // a failure here naks the input (see process): it is redelivered and its publishes deduplicated
           if (outcome.beforeAck) await outcome.beforeAck(published);
         } catch (err) {
-          await outcome.onPublishFailed?.().catch((e: Error) =>
+          await outcome.onPublishFailed?.(err as Error).catch((e: Error) =>
             ctx.log.warn({ stage: def.name, err: e.message }, 'keeping what the handling learnt failed too'),
           );
           throw err;

@@ -29,14 +29,14 @@ export type StageName = (typeof STAGE_NAMES)[number];
  *   (every such message has a msgId); then ack; then `afterPublish`, state that may change
  *   only once the outputs are safely out and may be lost without harm (it expires or is
  *   rebuilt), so its failure is only logged. Both get what the publishes were acked with.
- *   If publishing (or `beforeAck`) fails, `onPublishFailed` runs before the input is handed
+ *   If publishing (or `beforeAck`) fails, `onPublishFailed` (given the error) runs before the input is handed
  *   back for redelivery: what the handling learnt that a redelivery cannot learn again (the
  *   answer a fetch got) is kept there; its own failure is only logged;
  * - retry: nak the input so the server redelivers it after `afterMs`;
  * - fail: the message cannot be processed: dead-letter it with the reason, then ack.
  */
 export type Outcome =
-  | { kind: 'emit'; messages: Emit[]; beforeAck?: AfterPublishStep; afterPublish?: AfterPublishStep; onPublishFailed?: () => Promise<void> }
+  | { kind: 'emit'; messages: Emit[]; beforeAck?: AfterPublishStep; afterPublish?: AfterPublishStep; onPublishFailed?: (err: Error) => Promise<void> }
   | { kind: 'retry'; afterMs: number; reason: string }
   | { kind: 'fail'; reason: string };
 
@@ -55,6 +55,8 @@ export interface StageInput<T> {
   /** 1 on first delivery */
   deliveryCount: number;
   streamSeq: number;
+  /** when the message was stored in its stream (ms since the epoch; absent in unit tests that do not say) */
+  publishedAt?: number;
 }
 
 export interface Clock {

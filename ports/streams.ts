@@ -15,6 +15,11 @@ export interface StreamAccess {
   readNext(stream: string, subject: string, fromSeq: number): Promise<StoredMessage | null>;
   /** the messages on `subject` with `fromSeq` ≤ seq ≤ `toSeq`, in order (one ordered consumer, not one request each) */
   replay(stream: string, subject: string, fromSeq: number, toSeq: number): AsyncIterable<StoredMessage>;
+  /**
+   * Deletes the message at `seq` (a host queue's URL once it is served: the queue is a frontier,
+   * not a log). False when it was gone already.
+   */
+  deleteMessage(stream: string, seq: number): Promise<boolean>;
   /** where a durable consumer is: everything up to `ackFloor` is acked; `delivered` is the last sequence it delivered */
   consumerPosition(stream: string, durable: string): Promise<ConsumerPosition>;
 }

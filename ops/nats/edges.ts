@@ -9,8 +9,13 @@ export const EDGES = {
   discovered: { stream: 'CRAWL_DISCOVERED', subjects: ['crawl.seeds', 'crawl.links.*'] },
   normalized: { stream: 'CRAWL_NORMALIZED', subjects: ['crawl.normalized.*'] },
   frontier: { stream: 'CRAWL_FRONTIER', subjects: ['crawl.frontier.*'] },
-  /** queues per host, `crawl.hostq.<p>.<hostkey>[.<lane>]`: URLs waiting for their host, read by sequence */
-  hostq: { stream: 'CRAWL_HOSTQ', subjects: ['crawl.hostq.*.*', 'crawl.hostq.*.*.*'] },
+  /**
+   * queues per host, `crawl.hostq.<p>.<hostkey>[.<lane>]`: URLs waiting for their host, read by
+   * sequence. A frontier, not a log: no age limit (a URL waits as long as its host makes it), a
+   * served URL's message is deleted, and a size limit refuses new URLs instead of dropping
+   * waiting ones (`queue`).
+   */
+  hostq: { stream: 'CRAWL_HOSTQ', subjects: ['crawl.hostq.*.*', 'crawl.hostq.*.*.*'], queue: true },
   ready: { stream: 'CRAWL_READY', subjects: ['crawl.ready.*'] },
   fetched: { stream: 'CRAWL_FETCHED', subjects: ['crawl.fetched.*', 'crawl.exchanges.*'] },
   /** fetched pages extract hands to the render stage (headless Chromium) */

@@ -70,6 +70,8 @@ export const STAGE_ROLES: Record<string, StageRole> = {
       `$JS.API.DIRECT.GET.${EDGES.hostq.stream}`,
       `$JS.API.DIRECT.GET.${EDGES.hostq.stream}.>`,
       `$JS.API.STREAM.MSG.GET.${EDGES.hostq.stream}`,
+      // a URL it settles without a request leaves its host's queue (served-urls.ts)
+      `$JS.API.STREAM.MSG.DELETE.${EDGES.hostq.stream}`,
       // "this host has no work" is confirmed by the hosts bucket's leader when it has replicas
       `$JS.API.STREAM.INFO.KV_${BUCKETS.hosts}`,
       `$JS.API.STREAM.MSG.GET.KV_${BUCKETS.hosts}`,
@@ -93,7 +95,8 @@ export const STAGE_ROLES: Record<string, StageRole> = {
     read: [BUCKETS.hosts, BUCKETS.validators],
     write: [BUCKETS.hosts],
     // a grant is dropped as lost only on the hosts bucket leader's copy when it has replicas
-    api: [`$JS.API.STREAM.INFO.KV_${BUCKETS.hosts}`, `$JS.API.STREAM.MSG.GET.KV_${BUCKETS.hosts}`],
+    // and a URL whose grant it confirmed leaves its host's queue (served-urls.ts)
+    api: [`$JS.API.STREAM.INFO.KV_${BUCKETS.hosts}`, `$JS.API.STREAM.MSG.GET.KV_${BUCKETS.hosts}`, `$JS.API.STREAM.MSG.DELETE.${EDGES.hostq.stream}`],
   },
   render: {
     stream: EDGES.render.stream,

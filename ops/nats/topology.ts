@@ -21,6 +21,8 @@ export interface RetentionOptions {
 
 /** Two weeks of messages: enough to replay a stage after a bug fix found in a week. */
 export const DEFAULT_RETENTION: RetentionOptions = { maxAgeMs: 14 * 24 * 3600 * 1000, maxBytes: -1 };
+/** How long a message published again (same msgId) is recognised, on every stream but the bodies. */
+const DUPLICATE_WINDOW_MS = 2 * 60 * 1000;
 /** How long a large body stored again is recognised as stored (see applyTopology). */
 const BODY_DUPLICATE_WINDOW_MS = 60 * 60 * 1000;
 /** A schedule (the revisits) keeps its messages until they are taken and purged. */
@@ -56,17 +58,30 @@ function streamConfig(name: string, subjects: readonly string[], retention: Rete
     discard: DiscardPolicy.Old,
     max_age: nanos(retention.maxAgeMs),
     max_bytes: retention.maxBytes,
-    // the window in which a re-published message (same Nats-Msg-Id) is dropped by the server
-    duplicate_window: nanos(2 * 60 * 1000),
+    // the window in which a re-published message (same Nats-Msg-Id) is dropped by the server;
+    // the server refuses one longer than the stream's age limit (`--stream-max-age 1m`)
+    duplicate_window: nanos(retention.maxAgeMs > 0 ? Math.min(DUPLICATE_WINDOW_MS, retention.maxAgeMs) : DUPLICATE_WINDOW_MS),
     num_replicas: 1,
     // the gate reads its per-host queues by subject and sequence (direct get, next_by_subj)
     allow_direct: true,
   };
 }
 
+/**
+ * A queue (the host queues): messages stay until they are served and deleted, so no age
+ * limit, whatever the replay window; a size limit, if one is set, refuses new messages
+ * (the gate's intake is then told no and its input waits) instead of dropping waiting ones.
+ */
+function queueConfig(name: string, subjects: readonly string[], maxBytes: number): Partial<StreamConfig> & { name: string } {
+  return { ...streamConfig(name, subjects, { maxAgeMs: 0, maxBytes }), discard: DiscardPolicy.New };
+}
+
 const isNotFound = (err: unknown) => (err as Error).name === 'StreamNotFoundError' || /not found/i.test((err as Error).message);
 
-async function ensureStream(jsm: JetStreamManager, config: Partial<StreamConfig> & { name: string }, keepLimits: boolean, replicas: number | undefined): Promise<void> {
+/** Which of an existing stream's limits an update keeps (the ones no flag set). */
+type KeptLimits = 'none' | 'age-and-size' | 'size';
+
+async function ensureStream(jsm: JetStreamManager, config: Partial<StreamConfig> & { name: string }, keep: KeptLimits, replicas: number | undefined): Promise<void> {
   let current: Awaited<ReturnType<JetStreamManager['streams']['info']>> | null = null;
   try {
     current = await jsm.streams.info(config.name);
@@ -77,10 +92,13 @@ async function ensureStream(jsm: JetStreamManager, config: Partial<StreamConfig>
     await jsm.streams.add({ ...config, num_replicas: replicas ?? 1 });
     return;
   }
-  if (keepLimits) {
+  if (keep === 'age-and-size') {
     config.max_age = current.config.max_age;
-    config.max_bytes = current.config.max_bytes;
+    if (config.max_age > 0 && (config.duplicate_window ?? 0) > config.max_age) config.duplicate_window = config.max_age;
   }
+  if (keep !== 'none') config.max_bytes = current.config.max_bytes;
+  // nats-server 2.9 changes limits and the discard policy of a stream in place (a host-queue
+  // stream made before it was a queue loses its age limit here, its messages kept)
   await jsm.streams.update(config.name, { ...config, num_replicas: replicas ?? current.config.num_replicas });
 }
 
@@ -127,7 +145,13 @@ export async function applyTopology(
   if (copies.replicas !== undefined) await checkReplicas(jsm, copies.replicas);
   for (const edge of Object.values(EDGES)) {
     if ('schedule' in edge) {
-      await ensureStream(jsm, streamConfig(edge.stream, edge.subjects, SCHEDULE_RETENTION), false, copies.replicas);
+      await ensureStream(jsm, streamConfig(edge.stream, edge.subjects, SCHEDULE_RETENTION), 'none', copies.replicas);
+      continue;
+    }
+    if ('queue' in edge) {
+      // only a size limit applies to a queue; none named: an existing one keeps the one it has
+      const limits = typeof retention === 'function' ? retention(edge.stream) : retention;
+      await ensureStream(jsm, queueConfig(edge.stream, edge.subjects, limits?.maxBytes ?? -1), limits === undefined ? 'size' : 'none', copies.replicas);
       continue;
     }
     if ('retainedWith' in edge) {
@@ -140,11 +164,11 @@ export async function applyTopology(
       // fetcher died, the host backed off first) gets the first copy back instead of a second;
       // the ids it keeps are a few per large body (it may not exceed the stream's max age)
       stored.duplicate_window = nanos(limits.maxAgeMs > 0 ? Math.min(BODY_DUPLICATE_WINDOW_MS, limits.maxAgeMs) : BODY_DUPLICATE_WINDOW_MS);
-      await ensureStream(jsm, stored, false, copies.replicas);
+      await ensureStream(jsm, stored, 'none', copies.replicas);
       continue;
     }
     const limits = typeof retention === 'function' ? retention(edge.stream) : retention;
-    await ensureStream(jsm, streamConfig(edge.stream, edge.subjects, limits ?? DEFAULT_RETENTION), limits === undefined, copies.replicas);
+    await ensureStream(jsm, streamConfig(edge.stream, edge.subjects, limits ?? DEFAULT_RETENTION), limits === undefined ? 'age-and-size' : 'none', copies.replicas);
   }
   for (const spec of consumers) if (!spec.partitioned) await ensureConsumer(jsm, spec);
   const kvm = new Kvm(nc);

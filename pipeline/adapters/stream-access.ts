@@ -31,6 +31,15 @@ export function streamAccess(nc: NatsConnection): StreamAccess {
       const confirmed = await (await manager()).streams.getMessage(stream, query as unknown as { seq: number });
       return confirmed ? { seq: confirmed.seq, data: confirmed.data } : null;
     },
+    async deleteMessage(stream: string, seq: number): Promise<boolean> {
+      try {
+        // not erased (overwritten on disk): the message is a URL, and erasing costs a block rewrite
+        return await (await manager()).streams.deleteMessage(stream, seq, false);
+      } catch (err) {
+        if (/no message found/i.test((err as Error).message)) return false;
+        throw err;
+      }
+    },
     async *replay(stream: string, subject: string, fromSeq: number, toSeq: number): AsyncIterable<StoredMessage> {
       if (toSeq < fromSeq) return;
       const consumer = await js.consumers.get(stream, {

@@ -2,7 +2,8 @@ import { encodeAdmitted, type FetchGrant, type RevisitState } from '../../schema
 import { HttpFetchError, type HttpResponse } from '../../ports/http.js';
 import { subjectFor } from '../../pipeline/partition.js';
 import { emit, type Emit, type Outcome, type StageContext, type StageInput } from '../../pipeline/stage.js';
-import { confirmLease, emptySlot, readSlot, releaseSlot } from '../shared/host-state/host-slot.js';
+import { confirmLeaseOf, emptySlot, readSlot, releaseSlot } from '../shared/host-state/host-slot.js';
+import { removeServed } from '../shared/host-state/served-urls.js';
 import { nextPacing, pacingOf, type FetchFeedback, type Pacing } from '../shared/host-state/host-pacing.js';
 import { judgeFetch } from '../shared/failure-policy.js';
 import { conditionalHeaders, readValidators, type Validators } from '../shared/validators.js';
@@ -39,7 +40,9 @@ export async function handleFetch(input: StageInput<FetchGrant>, ctx: StageConte
   const g = input.message;
   const s = ctx.settings;
   const leaseMs = s.totalTimeoutMs + 10_000;
-  const lease = await confirmLease(ctx.kv.hosts, g.host, g.lease_id, ctx.clock.now(), leaseMs);
+  const { check: lease, seq: queuedAt } = await confirmLeaseOf(ctx.kv.hosts, g.host, g.lease_id, ctx.clock.now(), leaseMs);
+  // the grant is this fetcher's now (redelivered if it dies): the URL no longer waits in its host's queue
+  if (lease === 'ours' || lease === 'resumed') await removeServed(ctx, 'fetch', queuedAt, g.host);
   // rare, and what an operator needs to follow a URL that waited: said once per grant
   if (lease !== 'ours') ctx.log.info({ host: g.host, url: g.url, lease: g.lease_id, granted_ms_ago: ctx.clock.now() - g.granted_at, delivery: input.deliveryCount, found: lease }, 'grant not fetched as granted');
   if (lease === 'done') {

@@ -8,7 +8,7 @@ export const fetchStage: ConsumerStage<FetchGrant> = {
   input: fetchInput,
   emits: fetchEmits,
   defaultConcurrency: 64,
-  counts: ['responses', 'bytes', 'errors', 'retries', 'redirects', 'grants', 'bodies_not_downloaded', 'bytes_not_downloaded', 'address_fallbacks', 'bodies'],
+  counts: ['responses', 'bytes', 'errors', 'retries', 'redirects', 'grants', 'bodies_not_downloaded', 'bytes_not_downloaded', 'address_fallbacks', 'bodies', 'hostq_removed'],
   decode: (_subject, data) => decodeGrant(data),
   handle: handleFetch,
 };

@@ -4,6 +4,7 @@ import type { Emit, Outcome, StageContext, StageInput } from '../../pipeline/sta
 import { noteQueued } from '../shared/host-state/host-slot.js';
 import { laneOf } from '../shared/host-state/host-lanes.js';
 import { judgeNewUrls, trapOutcome } from './trap-check.js';
+import { fullSpell, HOSTQ_FULL_RETRY_MS, HOSTQ_FULL_WAIT_MS, noRoomOutcome, noteRefused, noteRoom, waitedForRoom } from './hostq-room.js';
 
 /**
  * The gate's intake: each admitted URL of a frontier message (one, or the seen-filter's batch
@@ -16,9 +17,17 @@ import { judgeNewUrls, trapOutcome } from './trap-check.js';
  * hold the other hosts up, and nothing is redelivered while it waits.
  * A URL that a crawl-trap defence stops (trap-check.ts) is not queued: it ends as `filtered`;
  * one it wants to look at again before the fetch is queued marked `novelty_check`.
+ * While the host-queue stream is at its size limit, URLs wait in the frontier (hostq-room.ts).
  */
 export async function handleGateIntake(input: StageInput<AdmittedUrl[]>, ctx: StageContext): Promise<Outcome> {
   const urls = input.message;
+  const spell = fullSpell(ctx);
+  if (spell) {
+    const waited = waitedForRoom(spell, input.publishedAt, ctx.clock.now());
+    if (waited >= HOSTQ_FULL_WAIT_MS) return { kind: 'emit', messages: urls.map((m) => noRoomOutcome(ctx, m, waited)) };
+    ctx.metrics.count('politeness-gate', 'urls', 'hostq_wait', urls.length);
+    return { kind: 'retry', afterMs: HOSTQ_FULL_RETRY_MS, reason: 'host queues full' };
+  }
   const verdicts = await judgeNewUrls(urls, input.deliveryCount, ctx);
   const queued: Emit[] = [];
   const tails: Array<{ host: string; lane: string }> = [];
@@ -51,6 +60,8 @@ export async function handleGateIntake(input: StageInput<AdmittedUrl[]>, ctx: St
       });
       await Promise.all([...newest.values()].map((t) => noteQueued(ctx.kv.hosts, t.host, t.seq, t.lane)));
       ctx.metrics.count('politeness-gate', 'urls', 'queued', tails.length);
+      noteRoom(ctx);
     },
+    onPublishFailed: async (err) => noteRefused(ctx, err),
   };
 }

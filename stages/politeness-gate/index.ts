@@ -81,7 +81,7 @@ export const politenessGateStage: ConsumerStage<AdmittedUrl[]> = {
   input: gateInput,
   emits: gateEmits,
   defaultConcurrency: 64,
-  counts: ['urls', 'robots_fetches', 'turns'],
+  counts: ['urls', 'robots_fetches', 'turns', 'hostq_removed'],
   // a message holds one admitted URL (a fetch's retry) or the seen-filter's batch (schemas/url-batches.ts)
   decode: (_subject, data) => decodeAdmittedBatch(data),
   handle: handleGateIntake,

@@ -2,7 +2,7 @@ import { decodeAdmitted, encodeGrant, type AdmittedUrl } from '../../schemas/ind
 import { hostQueueSubject, subjectFor } from '../../pipeline/partition.js';
 import type { BackgroundContext, Emit, StageContext } from '../../pipeline/stage.js';
 import { EDGES } from '../../ops/nats/edges.js';
-import { lanesWithWork, readSlot, readTail, readyAt, skipQueued, undoAcquire, type HostSlot } from '../shared/host-state/host-slot.js';
+import { effectiveCursor, lanesWithWork, readSlot, readTail, readyAt, skipQueued, undoAcquire, type HostSlot } from '../shared/host-state/host-slot.js';
 import { pickLane } from './pick-lane.js';
 import { laneLevel, type LaneLevel } from '../shared/host-state/host-lanes.js';
 import { sitemapsOfSeed } from './seed-sitemaps.js';
@@ -18,6 +18,7 @@ import { checkBeforeFetch } from './trap-check.js';
 import { robotsGiveUpAt } from '../shared/robots/robots-fetch-policy.js';
 import { revisitEmit } from '../shared/revisits/revisit-emit.js';
 import { failingHostEnd } from './failing-host.js';
+import { removeServed } from '../shared/host-state/served-urls.js';
 
 /** What the scheduler does with a host after a turn. */
 export type HostTurn =
@@ -53,6 +54,8 @@ type SettledOutcome = 'robots_disallowed' | 'network_error' | 'http_error' | 're
 async function settleQueued(ctx: BackgroundContext, m: AdmittedUrl, seq: number, reason: string, outcome: SettledOutcome, lane: string, also: Emit[] = [], status: number | null = null): Promise<void> {
   await ctx.publisher.publish([settledOutcome(ctx, m, reason, outcome, status), ...also]);
   await skipQueued(ctx.kv.hosts, m.host, seq, lane);
+  // its outcome is out and its lane has moved past it: it waits no more
+  await removeServed(ctx, 'politeness-gate', seq, m.host);
 }
 
 function settledOutcome(ctx: StageContext, m: AdmittedUrl, reason: string, outcome: SettledOutcome, status: number | null = null): Emit {
@@ -109,6 +112,17 @@ async function readHostWork(ctx: StageContext, host: string, now: number) {
 }
 
 /**
+ * Whether a lane that read as having work was in fact served up to `laneTail` (its last URL's
+ * grant confirmed, so its message deleted) and only a copy of the slot that lags said otherwise:
+ * confirmed on the bucket leader's copy, where there is one.
+ */
+async function servedMeanwhile(ctx: StageContext, host: string, lane: string, laneTail: number, now: number): Promise<boolean> {
+  const leader = readingFromLeader(ctx.kv.hosts);
+  const slot = await readSlot(leader, host).catch(() => null);
+  return slot !== null && effectiveCursor(slot, now, lane) >= laneTail;
+}
+
+/**
  * One turn of a host: looks at the head of its queue and either hands the URL to fetch
  * (taking the host's lease, and a place on its IP), records it as blocked by robots.txt
  * and moves on, fetches robots.txt first, or says when to come back. Every decision is
@@ -127,9 +141,13 @@ export async function serveHostRanked(ctx: BackgroundContext, host: string): Pro
     const level = laneLevel(lane);
     const stored = await ctx.streams.readNext(EDGES.hostq.stream, hostQueueSubject(host, s.partitions, lane), cursor + 1);
     if (!stored) {
-      // the lane's messages are gone (stream retention): nothing left to serve in it; said
-      // out loud, since those URLs end without a row
-      ctx.log.warn({ host, lane, from_seq: cursor + 1, to_seq: laneTail }, 'queued URLs of this host are gone from the host-queue stream (retention): skipped');
+      if (await servedMeanwhile(ctx, host, lane, laneTail, now)) continue;
+      // the lane's messages are gone: the host-queue stream has no age limit and refuses what it
+      // has no room for, so only a hand (a purge, a deleted stream) or limits from before it was
+      // a queue removed them. Nothing is left to serve in the lane; said out loud and counted,
+      // since the URLs are not known to give them their rows
+      ctx.metrics.count('politeness-gate', 'urls', 'gone');
+      ctx.log.warn({ host, lane, from_seq: cursor + 1, to_seq: laneTail }, 'queued URLs of this host are gone from the host-queue stream (removed by hand, or by its limits before it was a queue): skipped');
       await skipQueued(ctx.kv.hosts, host, laneTail, lane);
       continue;
     }

@@ -149,6 +149,17 @@ export class MemoryStreams implements StreamAccess, Publisher {
     return m ? { seq: m.seq, data: m.data } : null;
   }
 
+  /** sequences deleted through deleteMessage, in order */
+  readonly deleted: number[] = [];
+
+  async deleteMessage(_stream: string, seq: number): Promise<boolean> {
+    const i = this.messages.findIndex((m) => m.seq === seq);
+    if (i < 0) return false;
+    this.messages.splice(i, 1);
+    this.deleted.push(seq);
+    return true;
+  }
+
   async *replay(_stream: string, subject: string, fromSeq: number, toSeq: number): AsyncIterable<StoredMessage> {
     for (const m of this.messages) if (m.subject === subject && m.seq >= fromSeq && m.seq <= toSeq) yield { seq: m.seq, data: m.data };
   }
@@ -240,12 +251,13 @@ export function createFakeContext(overrides: FakeContextOptions = {}): FakeConte
 }
 
 /** Wraps a decoded message as a stage input (first delivery, stream sequence 1 unless told). */
-export function stageInput<T>(message: T, opts: { subject?: string; deliveryCount?: number; streamSeq?: number } = {}): StageInput<T> {
+export function stageInput<T>(message: T, opts: { subject?: string; deliveryCount?: number; streamSeq?: number; publishedAt?: number } = {}): StageInput<T> {
   return {
     subject: opts.subject ?? 'test.subject',
     message,
     deliveryCount: opts.deliveryCount ?? 1,
     streamSeq: opts.streamSeq ?? 1,
+    ...(opts.publishedAt !== undefined ? { publishedAt: opts.publishedAt } : {}),
   };
 }
 

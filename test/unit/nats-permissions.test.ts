@@ -65,8 +65,11 @@ describe('per-role NATS permissions (ops/nats/permissions.ts)', () => {
       }
       assert.ok(!publish.some((p) => covers(p, 'crawl.seeds')), `${name} cannot seed`);
       const manages = /^\$JS\.API\.STREAM\.(CREATE|UPDATE|DELETE|PURGE|MSG\.DELETE|SNAPSHOT|RESTORE|PEER|LEADER)|^\$JS\.API\.CONSUMER\.DELETE\.CRAWL|^\$JS\.API\.STREAM\.>$/;
-      assert.ok(!publish.some((p) => p === '>' || manages.test(p)), `${name} cannot manage streams`);
+      // the host queues are a frontier: a served URL's message is deleted, by the gate or the fetcher that served it
+      const removesServed = (p: string) => p === `$JS.API.STREAM.MSG.DELETE.${EDGES.hostq.stream}` && (name === 'politeness-gate' || name === 'fetch');
+      assert.ok(!publish.some((p) => p === '>' || (manages.test(p) && !removesServed(p))), `${name} cannot manage streams`);
     }
+    for (const name of ['politeness-gate', 'fetch']) assert.ok(rolePermissions(name).publish.includes(`$JS.API.STREAM.MSG.DELETE.${EDGES.hostq.stream}`), `${name} removes served URLs`);
   });
 
   test('the seeder publishes crawl.seeds only; the operator has the account', () => {

@@ -46,6 +46,9 @@ describe('stream retention flags', () => {
     assert.throws(() => retentionPolicy({ streamRetention: ['pages=3d'] }, {}), /unknown stream "pages"/);
     // the large bodies are kept as long as the fetched pages that refer to them: no limits of their own
     assert.throws(() => retentionPolicy({ streamRetention: ['bodies=3d'] }, {}), /CRAWL_BODIES keeps the limits of fetched.*set fetched=/);
+    // the host queues wait as long as their hosts make them: a size cap only
+    assert.throws(() => retentionPolicy({ streamRetention: ['hostq=3d'] }, {}), /CRAWL_HOSTQ holds the URLs waiting for their host.*no age limit.*hostq=0,50GB/);
+    assert.deepEqual(retentionPolicy({ streamRetention: ['hostq=0,2GB'] }, {})('CRAWL_HOSTQ'), { maxAgeMs: 0, maxBytes: 2e9 });
   });
 });
 

@@ -8,7 +8,7 @@ import { acquireSlot, confirmLease, type HostSlot } from '../../stages/shared/ho
 import { acquireIp } from '../../stages/shared/host-state/ip-slot.js';
 import { storeValidators } from '../../stages/shared/validators.js';
 import { parseJsonValue } from '../../pipeline/kv-store.js';
-import { partitionOf } from '../../pipeline/partition.js';
+import { hostQueueSubject, partitionOf } from '../../pipeline/partition.js';
 import { HttpFetchError } from '../../ports/http.js';
 import {
   decodeAdmitted,
@@ -99,6 +99,20 @@ describe('fetch', () => {
     assert.equal(req.maxBodyBytes, 100_000);
     assert.match(req.headers?.['accept'] ?? '', /text\/html/);
     assert.equal(req.headers?.['user-agent'], undefined, 'the client adds the user-agent');
+  });
+
+  test("a confirmed grant's URL leaves its host's queue; a grant not confirmed leaves it there", async () => {
+    const ctx = createFakeContext();
+    ctx.http.respond = () => htmlResponse('<p>x</p>');
+    const queued = await ctx.streams.append(hostQueueSubject(HOST, ctx.settings.partitions), new Uint8Array([1]));
+    const other = await ctx.streams.append(hostQueueSubject(HOST, ctx.settings.partitions), new Uint8Array([2]));
+    assert.equal((await acquireSlot(ctx.kv.hosts, HOST, ctx.clock.now(), { leaseId: LEASE, leaseMs: 60_000, seq: queued })).acquired, true);
+    // a grant whose lease is not this one's (lost): back to the gate, the queue untouched
+    await fetch(ctx, grantFor('/a', { lease_id: 'fetch:someone-else' }));
+    assert.deepEqual(ctx.streams.deleted, []);
+    await fetch(ctx, grantFor('/a'));
+    assert.deepEqual(ctx.streams.deleted, [queued], 'the granted URL is deleted once its fetcher has the grant');
+    assert.ok(ctx.streams.messages.some((m) => m.seq === other), 'the URL still waiting stays');
   });
 
   test("the body cap is --max-page-bytes (5 MiB by default), whatever the server's max_payload", async () => {
@@ -396,7 +410,7 @@ describe('fetch: a grant redelivered before its request was recorded', () => {
     assert.equal(first.kind, 'emit');
     const end = ctx.clock.now();
     // the runner could not publish: it runs onPublishFailed, then naks the grant
-    if (first.kind === 'emit') await first.onPublishFailed?.();
+    if (first.kind === 'emit') await first.onPublishFailed?.(new Error('publish failed: no responders'));
     const paced = await slotOf(ctx);
     assert.equal(paced.lease_id, null, 'the host is free for the gate to grant again');
     assert.equal(paced.next_allowed_at, end + PACING_GUARD_MS + 2000, 'not before the Retry-After');
@@ -422,7 +436,7 @@ describe('fetch: a grant redelivered before its request was recorded', () => {
 
   test('outputs that failed to publish after the lease lapsed: the redelivery goes back to the gate, and the new holder keeps the host', async () => {
     const { ctx, g, first } = await stalledPastLease();
-    await first.onPublishFailed?.();
+    await first.onPublishFailed?.(new Error('publish failed: no responders'));
     assert.equal((await slotOf(ctx)).lease_id, 'fetch:lease-2', 'the late release does not free a lease that is not ours');
     const again = await fetch(ctx, g);
     assert.deepEqual(subjectsOf(again), [`crawl.frontier.${P(ctx)}`], 'the URL is not lost: it is queued again');

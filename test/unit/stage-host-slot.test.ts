@@ -50,6 +50,18 @@ describe('host slot: decideAcquire (pure)', () => {
     assert.equal(effectiveCursor({ ...lapsed, lease_until: T + 1 }, T), 9);
     assert.equal(effectiveCursor({ ...lapsed, lease_seq: 0 }, T), 9);
   });
+
+  test("a grant in another lane keeps a lapsed unconfirmed grant's URL at the head of its own lane", () => {
+    // lane 'h' had its URL 9 granted, never confirmed (the gate died before publishing); lane '' is served next
+    const lapsed = slot({ cursor: 4, cursors: { h: 9 }, lease_id: 'x', lease_seq: 9, lease_lane: 'h', lease_until: T - 1, lease_confirmed: false });
+    const { next, result } = decideAcquire(lapsed, HOST, T, { leaseId: 'me', leaseMs: 60_000, seq: 5, lane: '' });
+    assert.equal(result.acquired, true);
+    assert.equal(next!.cursor, 5);
+    assert.equal(effectiveCursor(next!, T, 'h'), 8, 'URL 9 of lane h is served again, not skipped');
+    // the same URL granted again moves its lane past it as before
+    const again = decideAcquire(lapsed, HOST, T, { leaseId: 'me', leaseMs: 60_000, seq: 9, lane: 'h' }).next!;
+    assert.equal(effectiveCursor(again, T, 'h'), 9);
+  });
 });
 
 /** A store where the gate granted the host to `leaseId` for the URL at `seq`. */

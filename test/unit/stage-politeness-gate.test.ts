@@ -2,6 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { KvStore } from '../../ports/kv.js';
 import { handleGateIntake } from '../../stages/politeness-gate/handle.js';
+import { HOSTQ_FULL_RETRY_MS, HOSTQ_FULL_WAIT_MS } from '../../stages/politeness-gate/hostq-room.js';
 import { serveHost } from '../../stages/politeness-gate/serve-host.js';
 import { jsonValue, parseJsonValue } from '../../pipeline/kv-store.js';
 import { startHostScheduler } from '../../stages/politeness-gate/index.js';
@@ -77,6 +78,42 @@ describe('politeness gate: intake queues URLs per host', () => {
     assert.equal(await ctx.kv.hosts.get(HOST), null, "the host's politeness slot is not touched by queueing");
   });
 
+  test('full host queues (a size limit refusing new messages): URLs wait in the frontier, and end with a row after waiting too long', async () => {
+    const ctx = gateContext(robots(404));
+    const refused = await handleGateIntake(stageInput([admitted('/a')], { streamSeq: 1, publishedAt: ctx.clock.now() }), ctx);
+    // the runner's publish is refused by the server: it tells the outcome, then naks the message
+    assert.equal(refused.kind, 'emit');
+    if (refused.kind === 'emit') await refused.onPublishFailed?.(new Error('maximum bytes exceeded'));
+    const sent = ctx.clock.now();
+    ctx.clock.advance(1000);
+    const held = await handleGateIntake(stageInput([admitted('/b'), admitted('/c')], { streamSeq: 2, publishedAt: sent }), ctx);
+    assert.deepEqual(held.kind === 'retry' && [held.afterMs, held.reason], [HOSTQ_FULL_RETRY_MS, 'host queues full'], 'no publish is tried while the stream is full');
+    assert.equal(ctx.streams.messages.length, 0);
+    // still refused ten minutes on: the URLs end, each with its row
+    ctx.clock.advance(HOSTQ_FULL_WAIT_MS);
+    const again = await handleGateIntake(stageInput([admitted('/d')], { streamSeq: 3, publishedAt: sent }), ctx);
+    if (again.kind === 'emit') await again.onPublishFailed?.(new Error('maximum bytes exceeded'));
+    const ended = await handleGateIntake(stageInput([admitted('/b'), admitted('/c')], { streamSeq: 2, publishedAt: sent, deliveryCount: 20 }), ctx);
+    await settleLikeRunner(ctx, ended);
+    assert.deepEqual(
+      outcomes(ctx).map((o) => [o.url, o.outcome]),
+      [
+        [`https://${HOST}/b`, 'filtered'],
+        [`https://${HOST}/c`, 'filtered'],
+      ],
+    );
+    assert.match(outcomes(ctx)[0]!.reason, /^host queues full: CRAWL_HOSTQ at its size limit, no room for 60\d s$/);
+    // another failure (the server unavailable) is not a full stream: publishes go on being tried
+    const other = gateContext(robots(404));
+    const failed = await handleGateIntake(stageInput([admitted('/a')], { streamSeq: 1 }), other);
+    if (failed.kind === 'emit') await failed.onPublishFailed?.(new Error('publish failed: no responders'));
+    assert.ok(queuedOnly(await handleGateIntake(stageInput([admitted('/a')], { streamSeq: 1, deliveryCount: 2 }), other)));
+    // once a publish is taken again, the spell is over
+    ctx.clock.advance(10_000);
+    await settleLikeRunner(ctx, await handleGateIntake(stageInput([admitted('/e')], { streamSeq: 4 }), ctx));
+    assert.ok(queuedOnly(await handleGateIntake(stageInput([admitted('/f')], { streamSeq: 5 }), ctx)));
+  });
+
   test('a redelivered frontier message is queued once (same msgId, same sequence)', async () => {
     const ctx = gateContext(robots(404));
     const m = admitted('/a');
@@ -128,6 +165,9 @@ describe('politeness gate: serving a host', () => {
       ],
     );
     assert.equal(grants(ctx)[0]!.url, `https://${HOST}/ok`);
+    // the settled URLs leave the host's queue; the granted one waits for its fetcher to confirm
+    assert.deepEqual(ctx.streams.deleted, [1, 2]);
+    assert.deepEqual(ctx.streams.on(hostQueueSubject(HOST, ctx.settings.partitions)).map((m) => m.seq), [3]);
   });
 
   test('Crawl-delay sets the gap (clamped to the maximum)', async () => {

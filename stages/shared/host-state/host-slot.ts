@@ -174,8 +174,12 @@ export function decideAcquire(
   if (opts.seq > 0 && opts.seq <= effectiveCursor(slot, now, lane)) {
     return { result: { acquired: false, retryAt: now, reason: 'already handed out' } };
   }
-  // a URL's lane moves past it; a robots.txt fetch (seq 0) settles a lapsed grant's lane as it was
-  const moved = opts.seq > 0 ? withLaneCursor(slot, lane, opts.seq) : withLaneCursor(slot, slot.lease_lane ?? '', effectiveCursor(slot, now, slot.lease_lane ?? ''));
+  // a lapsed grant no fetcher confirmed puts its URL back at the head of its lane before the
+  // lease is overwritten (which ends the rewind effectiveCursor makes): whether this grant is
+  // robots.txt (seq 0), that URL again, or another lane's URL, it is served later, not skipped
+  const settled = withLaneCursor(slot, slot.lease_lane ?? '', effectiveCursor(slot, now, slot.lease_lane ?? ''));
+  // a URL's lane moves past it
+  const moved = opts.seq > 0 ? withLaneCursor(settled, lane, opts.seq) : settled;
   const next: HostSlot = {
     ...moved,
     lease_id: opts.leaseId,
@@ -251,22 +255,31 @@ export type LeaseCheck = 'ours' | 'resumed' | 'done' | 'lost';
  * host must not be asked again before that answer's pacing is applied.
  */
 export async function confirmLease(store: KvStore, host: string, leaseId: string, now: number, leaseMs: number): Promise<LeaseCheck> {
-  const check = (current: HostSlot | null): { value?: HostSlot; result: LeaseCheck } => {
-    if (current?.done_leases?.includes(leaseId)) return { result: 'done' };
-    if (!current || current.lease_id !== leaseId || current.lease_until <= now) return { result: 'lost' };
+  return (await confirmLeaseOf(store, host, leaseId, now, leaseMs)).check;
+}
+
+/**
+ * confirmLease, and the host-queue sequence of the URL the lease is for (0: none, or not
+ * ours): once confirmed, that URL no longer waits in its queue (served-urls.ts).
+ */
+export async function confirmLeaseOf(store: KvStore, host: string, leaseId: string, now: number, leaseMs: number): Promise<{ check: LeaseCheck; seq: number }> {
+  type Seen = { check: LeaseCheck; seq: number };
+  const check = (current: HostSlot | null): { value?: HostSlot; result: Seen } => {
+    if (current?.done_leases?.includes(leaseId)) return { result: { check: 'done', seq: 0 } };
+    if (!current || current.lease_id !== leaseId || current.lease_until <= now) return { result: { check: 'lost', seq: 0 } };
     const extended = { ...asSlot(host, current), lease_until: now + leaseMs, lease_confirmed: true };
-    return { value: extended, result: current.lease_confirmed ? 'resumed' : 'ours' };
+    return { value: extended, result: { check: current.lease_confirmed ? 'resumed' : 'ours', seq: current.lease_seq ?? 0 } };
   };
-  const seen = await casUpdate<HostSlot, LeaseCheck>(store, host, check);
+  const seen = await casUpdate<HostSlot, Seen>(store, host, check);
   // 'lost' drops the grant and writes nothing: a replica that lags (a direct get may be answered
   // by any server of a replicated bucket) can show the slot from before the gate took the
   // lease, and the host would sit until the lease lapsed. Only the leader's copy says so.
-  if (seen !== 'lost') return seen;
+  if (seen.check !== 'lost') return seen;
   const leader = readingFromLeader(store);
   if (leader === store) return seen;
   // the leader unreachable (an election) or not readable by this user (permissions from before
   // this check): the replica's answer stands, as it did before; a grant dropped is regranted
-  return casUpdate<HostSlot, LeaseCheck>(leader, host, check).catch(() => seen);
+  return casUpdate<HostSlot, Seen>(leader, host, check).catch(() => seen);
 }
 
 /**
