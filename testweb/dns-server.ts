@@ -41,6 +41,8 @@ export interface DnsQueryRecord {
   type: string;
   /** Epoch ms when the query arrived. */
   at: number;
+  /** The query's ID: a client resending a query it got no answer to (a lost packet) sends the same one. */
+  id: number;
 }
 
 export interface TestDnsOptions {
@@ -271,7 +273,7 @@ export async function startTestDns(records: Record<string, DnsEntry> | Map<strin
     let reply: Buffer | null;
     try {
       const q = parseQuery(msg);
-      if (q && !('error' in q)) log.push({ name: q.name, type: dnsTypeName(q.type), at });
+      if (q && !('error' in q)) log.push({ name: q.name, type: dnsTypeName(q.type), at, id: q.id });
       reply = dnsResponse(msg, lookup, zoneOf);
     } catch {
       reply = null;

