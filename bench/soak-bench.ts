@@ -148,6 +148,9 @@ function row(s: Sample, prev: Sample | undefined): string {
 
 const HEADER = `${'minute'.padStart(6)} ${'RSS MB'.padStart(7)} ${'nats MB'.padStart(8)} ${'fds'.padStart(5)} ${'KV MB'.padStart(7)} ${'streams MB'.padStart(10)} ${'KB/request'.padStart(13)} ${'requests'.padStart(9)} ${'pages'.padStart(7)} ${'out MB'.padStart(8)}`;
 
+/** How many samples the warm-up takes: the first at least. */
+const warmupSamples = () => Math.max(1, Math.round(WARMUP_S / EVERY_S));
+
 /** How far the later half's high-water mark rose over the earlier half's: a leak climbs, a burst of work does not. */
 function climb(values: number[]): number {
   const half = Math.floor(values.length / 2);
@@ -157,7 +160,7 @@ function climb(values: number[]): number {
 }
 
 function verdict(samples: Sample[]): boolean {
-  const after = samples.slice(Math.max(1, Math.round(WARMUP_S / EVERY_S)));
+  const after = samples.slice(warmupSamples());
   if (after.length < 2) {
     console.log(`verdict: not enough samples after the warm-up (${after.length}; need 2): run longer or sample more often`);
     return false;
@@ -230,12 +233,13 @@ async function main() {
     }
     const status = (await (await fetch(`${api}/api/v1/jobs/${job.id}`)).json()) as { state?: string };
     console.log(`job ${job.id}: ${status.state ?? 'unknown'}; DNS lookups in crawl serve: ${dnsFigures}; queries at the DNS server: ${dns.queries().length}`);
-    if (bucketsAt.length >= 2) {
+    const warm = warmupSamples();
+    if (bucketsAt.length > warm) {
       // which bucket moved, from the first sample after warm-up to the last
-      const from = bucketsAt[Math.min(1, bucketsAt.length - 2)]!;
+      const from = bucketsAt[warm]!;
       const to = bucketsAt.at(-1)!;
       const moved = [...to].map(([name, b]) => `${name} ${Math.round((from.get(name)?.bytes ?? 0) / 1024)}→${Math.round(b.bytes / 1024)} KB (${from.get(name)?.keys ?? 0}→${b.keys} entries)`);
-      console.log(`KV buckets from minute ${samples[Math.min(1, samples.length - 2)]!.minute.toFixed(1)}: ${moved.join('; ')}`);
+      console.log(`KV buckets from minute ${samples[warm]!.minute.toFixed(1)}: ${moved.join('; ')}`);
     }
     const flat = verdict(samples);
     process.exitCode = flat ? 0 : 1;
