@@ -6,7 +6,7 @@ import { streamAccess } from '../pipeline/adapters/stream-access.js';
 import { natsBodyStore } from '../pipeline/adapters/body-stream.js';
 import { checkMaxPayload } from '../ops/nats/max-payload.js';
 import { hostAddressResolver } from '../pipeline/adapters/host-address.js';
-import { DnsCache } from '../pipeline/adapters/dns-cache.js';
+import { DnsCache, dnsCacheOptions } from '../pipeline/adapters/dns-cache.js';
 import { AddressHealth } from '../pipeline/adapters/address-health.js';
 import type { ProxyCredentials } from '../pipeline/adapters/http/proxy-config.js';
 import { openKvStores, type KvStores } from '../pipeline/adapters/nats-kv.js';
@@ -60,12 +60,8 @@ export async function createNodeContext(
   const kv = timedKvStores(await openKvStores(nc), metrics);
   reportDeniedPermissions(nc, log);
   const resolveRules = settings.resolve.map(parseResolveRule);
-  const dns = new DnsCache({
-    minTtlMs: settings.dnsMinTtlMs,
-    maxTtlMs: settings.dnsMaxTtlMs,
-    negativeTtlMs: settings.dnsNegativeTtlMs,
-    servers: settings.dnsServers,
-  });
+  const dns = new DnsCache(dnsCacheOptions(settings));
+  metrics.dnsCache(() => dns.stats());
   // which of a host's addresses failed lately: the client tries them last, the gate charges the first
   const addressHealth = new AddressHealth();
   const http = createHttpClient({

@@ -42,6 +42,11 @@ export function addSettingsOptions(cmd: Command): Command {
     .option('--no-http2', 'speak HTTP/1.1 only, never offering HTTP/2 (ALPN)')
     .option('--dns-min-ttl-ms <n>', 'keep DNS answers at least this long (default 60000)', parseIntOption('--dns-min-ttl-ms', 0))
     .option('--dns-max-ttl-ms <n>', 'keep DNS answers at most this long (default 3600000)', parseIntOption('--dns-max-ttl-ms', 0))
+    .option('--dns-negative-ttl-ms <n>', "keep 'no such host' (NXDOMAIN, NODATA) this long when the zone's SOA gives no minimum (default 30000)", parseIntOption('--dns-negative-ttl-ms', 0))
+    .option('--dns-negative-max-ttl-ms <n>', "keep 'no such host' at most this long, whatever the SOA minimum (default 3600000)", parseIntOption('--dns-negative-max-ttl-ms', 0))
+    .option('--dns-failure-ttl-ms <n>', 'keep a DNS failure (SERVFAIL, timeout, refused) this long (default 5000)', parseIntOption('--dns-failure-ttl-ms', 0, 300_000))
+    .option('--dns-max-in-flight <n>', 'DNS lookups out at once per process; the others wait their turn (default 64)', parseIntOption('--dns-max-in-flight', 1, 10_000))
+    .option('--dns-cache-entries <n>', 'host names the DNS cache keeps per process, the least recently used leaving first (default 100000)', parseIntOption('--dns-cache-entries', 100))
     .option('--max-page-bytes <n>', 'bytes of a page (any response) kept, on any NATS server; a longer one is stored cut and marked truncated (default 5242880 = 5 MiB)', parseIntOption('--max-page-bytes', 1024))
     // the option's name before --max-page-bytes: scripts that use it keep working, told the new name
     .addOption(new Option('--max-body-bytes <n>').hideHelp().argParser(oldName('--max-body-bytes', '--max-page-bytes', parseIntOption('--max-body-bytes', 1024))))
@@ -93,6 +98,11 @@ const DIRECT_SETTINGS = [
   'seenExpectedUrls',
   'dnsMinTtlMs',
   'dnsMaxTtlMs',
+  'dnsNegativeTtlMs',
+  'dnsNegativeMaxTtlMs',
+  'dnsFailureTtlMs',
+  'dnsMaxInFlight',
+  'dnsCacheEntries',
   'maxPageBytes',
   'minTransferRate',
   'maxPagesPerHost',

@@ -112,6 +112,42 @@ export class StageMetrics {
     });
   }
 
+  /**
+   * The DNS cache's figures, read when scraped: `crawler_dns_lookups_total{answer}` (cache,
+   * negative_cache, shared: joined a lookup under way, resolved: sent to DNS), and the gauges
+   * `crawler_dns_lookups_in_flight`, `crawler_dns_lookups_queued` (waiting for a slot under
+   * --dns-max-in-flight) and `crawler_dns_cache_entries`.
+   */
+  dnsCache(read: () => { hits: number; negativeHits: number; shared: number; resolved: number; inFlight: number; queued: number; entries: number }): void {
+    const registers = [this.registry];
+    new Counter({
+      name: 'crawler_dns_lookups_total',
+      help: 'host name lookups by where the answer came from: cache, negative_cache (a cached NXDOMAIN, NODATA or failure), shared (a lookup of the name under way), resolved (asked DNS)',
+      labelNames: ['answer'],
+      registers,
+      collect() {
+        const s = read();
+        this.reset();
+        this.inc({ answer: 'cache' }, s.hits);
+        this.inc({ answer: 'negative_cache' }, s.negativeHits);
+        this.inc({ answer: 'shared' }, s.shared);
+        this.inc({ answer: 'resolved' }, s.resolved);
+      },
+    });
+    const gauge = (name: string, help: string, value: (s: ReturnType<typeof read>) => number) =>
+      new Gauge({
+        name,
+        help,
+        registers,
+        collect() {
+          this.set(value(read()));
+        },
+      });
+    gauge('crawler_dns_lookups_in_flight', 'DNS lookups out now', (s) => s.inFlight);
+    gauge('crawler_dns_lookups_queued', 'DNS lookups waiting for a slot (--dns-max-in-flight)', (s) => s.queued);
+    gauge('crawler_dns_cache_entries', 'host names in the DNS cache', (s) => s.entries);
+  }
+
   /** the running total of one counter, summed over outcomes unless one is named (or a test on it given) */
   total(stage: string, what: string, outcome?: string | ((outcome: string) => boolean)): number {
     let sum = 0;

@@ -81,10 +81,18 @@ export const CrawlSettingsSchema = z
     insecureHosts: z.array(z.string()).default([]),
     /** offer HTTP/2 over TLS (ALPN); false: HTTP/1.1 only */
     http2: z.boolean().default(true),
-    /** DNS answers are kept for their TTL, clamped to [min, max]; failures for the negative TTL */
+    /** DNS answers are kept for their TTL, clamped to [min, max] */
     dnsMinTtlMs: z.number().int().min(0).default(60_000),
     dnsMaxTtlMs: z.number().int().min(0).default(3_600_000),
+    /** NXDOMAIN / NODATA: the zone's SOA minimum (RFC 2308), else the negative TTL; at most the negative max */
     dnsNegativeTtlMs: z.number().int().min(0).default(30_000),
+    dnsNegativeMaxTtlMs: z.number().int().min(0).default(3_600_000),
+    /** SERVFAIL, timeouts, refusals: kept briefly, the server may recover (RFC 2308 §7: at most 5 minutes) */
+    dnsFailureTtlMs: z.number().int().min(0).max(300_000).default(5000),
+    /** DNS lookups out at once per process (a crawl finding 20,000 hosts must not send 40,000 queries at once) */
+    dnsMaxInFlight: z.number().int().min(1).max(10_000).default(64),
+    /** host names the DNS cache keeps per process (LRU) */
+    dnsCacheEntries: z.number().int().min(100).default(100_000),
     connectTimeoutMs: z.number().int().min(100).default(10_000),
     headersTimeoutMs: z.number().int().min(100).default(20_000),
     totalTimeoutMs: z.number().int().min(100).default(30_000),

@@ -10,6 +10,11 @@ export class Slots {
     this.free = size;
   }
 
+  /** holders waiting for a slot now */
+  get waiting(): number {
+    return this.waiters.length;
+  }
+
   acquire(): Promise<void> {
     if (this.free > 0) {
       this.free -= 1;

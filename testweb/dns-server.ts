@@ -11,6 +11,13 @@
 // entry's TTL), 'nxdomain' (RCODE 3) or 'servfail' (RCODE 2). Unknown names get NXDOMAIN; other
 // query types for a known name an empty NOERROR (as does A or AAAA when that list is empty).
 // No CNAMEs, no TCP, no EDNS in answers (answers are small, so never truncated).
+//
+// At breadth: a `fallback` answers names the map does not hold (e.g. thousands of names by
+// pattern, testweb/dns-numbered-names.ts); `zones` makes names zone apexes with an SOA (its
+// MINIMUM is what RFC 2308 caches negative answers for): SOA queries at the apex are answered,
+// and NXDOMAIN / NODATA answers under it carry the SOA in their authority section; `delayMs`
+// holds each answer back, so a test can see how many queries a client has out at once
+// (`peakOutstanding`).
 // Wire format per RFC 1035 (answers point at the question's name with a compression pointer).
 
 import { createSocket, type RemoteInfo, type Socket } from 'node:dgram';
@@ -34,6 +41,17 @@ export interface DnsQueryRecord {
   type: string;
   /** Epoch ms when the query arrived. */
   at: number;
+  /** The query's ID: a client resending a query it got no answer to (a lost packet) sends the same one. */
+  id: number;
+}
+
+export interface TestDnsOptions {
+  /** Answers for names the map does not hold; undefined: NXDOMAIN. */
+  fallback?: (name: string) => DnsEntry | undefined;
+  /** Zone apex -> its SOA's MINIMUM (seconds) and the SOA record's TTL (default: the minimum). */
+  zones?: Record<string, { minimum: number; ttl?: number }>;
+  /** Each answer is sent this many ms after its query arrived (default 0). */
+  delayMs?: number;
 }
 
 export interface TestDns {
@@ -46,11 +64,14 @@ export interface TestDns {
   /** Every query received, in order of arrival. */
   queries(): DnsQueryRecord[];
   clearQueries(): void;
+  /** The most queries received and not yet answered at one time (meaningful with delayMs). */
+  peakOutstanding(): number;
   close(): Promise<void>;
 }
 
 export const DNS_TYPE_A = 1;
 export const DNS_TYPE_AAAA = 28;
+export const DNS_TYPE_SOA = 6;
 const TYPE_NAMES: Record<number, string> = { 1: 'A', 2: 'NS', 5: 'CNAME', 6: 'SOA', 12: 'PTR', 15: 'MX', 16: 'TXT', 28: 'AAAA', 33: 'SRV', 35: 'NAPTR', 255: 'ANY', 257: 'CAA' };
 const RCODE_NOERROR = 0;
 const RCODE_FORMERR = 1;
@@ -144,7 +165,7 @@ function parseQuery(msg: Buffer): ParsedQuery | { id: number; flags: number; err
   return { id, flags, name: normalizeName(labels.join('.')), type, question: msg.subarray(12, off + 4) };
 }
 
-function header(id: number, queryFlags: number, rcode: number, qdcount: number, ancount: number): Buffer {
+function header(id: number, queryFlags: number, rcode: number, qdcount: number, ancount: number, nscount = 0): Buffer {
   const h = Buffer.alloc(12);
   h.writeUInt16BE(id, 0);
   // QR=1, opcode copied, AA=1, TC=0, RD copied, RA=1, Z=0, RCODE.
@@ -152,35 +173,88 @@ function header(id: number, queryFlags: number, rcode: number, qdcount: number, 
   h.writeUInt16BE(flags, 2);
   h.writeUInt16BE(qdcount, 4);
   h.writeUInt16BE(ancount, 6);
+  h.writeUInt16BE(nscount, 8);
   return h;
 }
 
 /** One answer RR whose owner name is a compression pointer to the question name (offset 12). */
 function answerRR(type: number, ttl: number, rdata: Buffer): Buffer {
-  const rr = Buffer.alloc(12);
-  rr.writeUInt16BE(0xc00c, 0);
-  rr.writeUInt16BE(type, 2);
-  rr.writeUInt16BE(1, 4); // class IN
-  rr.writeUInt32BE(ttl >>> 0, 6);
-  rr.writeUInt16BE(rdata.length, 10);
-  return Buffer.concat([rr, rdata]);
+  return resourceRecord(Buffer.from([0xc0, 0x0c]), type, ttl, rdata);
+}
+
+function resourceRecord(owner: Buffer, type: number, ttl: number, rdata: Buffer): Buffer {
+  const rr = Buffer.alloc(10);
+  rr.writeUInt16BE(type, 0);
+  rr.writeUInt16BE(1, 2); // class IN
+  rr.writeUInt32BE(ttl >>> 0, 4);
+  rr.writeUInt16BE(rdata.length, 8);
+  return Buffer.concat([owner, rr, rdata]);
+}
+
+/** A name in wire form, uncompressed: length-prefixed labels and the root's zero. */
+function wireName(name: string): Buffer {
+  const labels = name === '' ? [] : name.split('.');
+  return Buffer.concat([...labels.map((l) => Buffer.concat([Buffer.from([l.length]), Buffer.from(l, 'latin1')])), Buffer.from([0])]);
+}
+
+export interface DnsZone {
+  /** The apex, normalized. */
+  name: string;
+  minimum: number;
+  ttl: number;
+}
+
+function soaRdata(zone: DnsZone): Buffer {
+  const numbers = Buffer.alloc(20);
+  [1, 3600, 600, 86_400, zone.minimum].forEach((n, i) => numbers.writeUInt32BE(n, i * 4)); // serial, refresh, retry, expire, minimum
+  return Buffer.concat([wireName(`ns.${zone.name}`), wireName(`hostmaster.${zone.name}`), numbers]);
+}
+
+function soaRR(zone: DnsZone, owner: Buffer): Buffer {
+  return resourceRecord(owner, DNS_TYPE_SOA, zone.ttl, soaRdata(zone));
 }
 
 /** The response to one query, given the current map. Exported for unit tests of the wire format. */
-export function dnsResponse(msg: Buffer, lookup: (name: string) => DnsEntry | undefined): Buffer | null {
+export function dnsResponse(msg: Buffer, lookup: (name: string) => DnsEntry | undefined, zoneOf: (name: string) => DnsZone | undefined = () => undefined): Buffer | null {
   const q = parseQuery(msg);
   if (!q) return null;
   if ('error' in q) return header(q.id, q.flags, q.error, 0, 0);
-  const entry = lookup(q.name);
-  if (entry === undefined || entry === 'nxdomain') return Buffer.concat([header(q.id, q.flags, RCODE_NXDOMAIN, 1, 0), q.question]);
+  const zone = zoneOf(q.name);
+  const apex = zone?.name === q.name;
+  // an apex exists even with no addresses of its own
+  const entry = lookup(q.name) ?? (apex ? { ttl: zone.minimum } : undefined);
+  // RFC 2308 §3: a negative answer carries the zone's SOA in its authority section
+  const authority = zone ? [soaRR(zone, wireName(zone.name))] : [];
+  if (entry === undefined || entry === 'nxdomain') return Buffer.concat([header(q.id, q.flags, RCODE_NXDOMAIN, 1, 0, authority.length), q.question, ...authority]);
   if (entry === 'servfail') return Buffer.concat([header(q.id, q.flags, RCODE_SERVFAIL, 1, 0), q.question]);
   let answers: Buffer[] = [];
   if (q.type === DNS_TYPE_A) answers = (entry.a ?? []).map((a) => answerRR(DNS_TYPE_A, entry.ttl, ipv4Bytes(a)));
   else if (q.type === DNS_TYPE_AAAA) answers = (entry.aaaa ?? []).map((a) => answerRR(DNS_TYPE_AAAA, entry.ttl, ipv6Bytes(a)));
+  else if (q.type === DNS_TYPE_SOA && apex) answers = [soaRR(zone, Buffer.from([0xc0, 0x0c]))];
+  if (answers.length === 0) return Buffer.concat([header(q.id, q.flags, RCODE_NOERROR, 1, 0, authority.length), q.question, ...authority]);
   return Buffer.concat([header(q.id, q.flags, RCODE_NOERROR, 1, answers.length), q.question, ...answers]);
 }
 
-export async function startTestDns(records: Record<string, DnsEntry> | Map<string, DnsEntry> = {}): Promise<TestDns> {
+/** The zone a name is in: the longest apex it ends with. */
+function zoneFinder(zones: TestDnsOptions['zones'] = {}): (name: string) => DnsZone | undefined {
+  const byName = new Map<string, DnsZone>();
+  for (const [apex, z] of Object.entries(zones)) {
+    const name = normalizeName(apex);
+    if (!Number.isInteger(z.minimum) || z.minimum < 0) throw new Error(`testdns: zone ${name}: minimum must be a non-negative integer`);
+    byName.set(name, { name, minimum: z.minimum, ttl: z.ttl ?? z.minimum });
+  }
+  return (name) => {
+    for (let at = name; ; ) {
+      const zone = byName.get(at);
+      if (zone) return zone;
+      const dot = at.indexOf('.');
+      if (dot < 0) return undefined;
+      at = at.slice(dot + 1);
+    }
+  };
+}
+
+export async function startTestDns(records: Record<string, DnsEntry> | Map<string, DnsEntry> = {}, options: TestDnsOptions = {}): Promise<TestDns> {
   const map = new Map<string, DnsEntry>();
   const set = (name: string, entry: DnsEntry) => {
     const key = normalizeName(name);
@@ -188,6 +262,10 @@ export async function startTestDns(records: Record<string, DnsEntry> | Map<strin
   };
   for (const [name, entry] of records instanceof Map ? records : Object.entries(records)) set(name, entry);
   let log: DnsQueryRecord[] = [];
+  const zoneOf = zoneFinder(options.zones);
+  const lookup = (name: string) => map.get(name) ?? options.fallback?.(name);
+  let outstanding = 0;
+  let peak = 0;
 
   const socket: Socket = createSocket({ type: 'udp4' });
   socket.on('message', (msg: Buffer, from: RemoteInfo) => {
@@ -195,14 +273,23 @@ export async function startTestDns(records: Record<string, DnsEntry> | Map<strin
     let reply: Buffer | null;
     try {
       const q = parseQuery(msg);
-      if (q && !('error' in q)) log.push({ name: q.name, type: dnsTypeName(q.type), at });
-      reply = dnsResponse(msg, (name) => map.get(name));
+      if (q && !('error' in q)) log.push({ name: q.name, type: dnsTypeName(q.type), at, id: q.id });
+      reply = dnsResponse(msg, lookup, zoneOf);
     } catch {
       reply = null;
     }
     // Replies only ever go back to the (loopback) sender of the query.
-    if (reply && from.address.startsWith('127.')) socket.send(reply, from.port, from.address);
+    if (!reply || !from.address.startsWith('127.')) return;
+    const send = (r: Buffer) => socket.send(r, from.port, from.address);
+    if (!options.delayMs) return send(reply);
+    outstanding += 1;
+    peak = Math.max(peak, outstanding);
+    setTimeout(() => {
+      outstanding -= 1;
+      if (!closed) send(reply);
+    }, options.delayMs);
   });
+  let closed = false;
   socket.on('error', () => {
     /* a send to a vanished client; nothing to do */
   });
@@ -213,7 +300,6 @@ export async function startTestDns(records: Record<string, DnsEntry> | Map<strin
       resolve();
     });
   });
-  let closed = false;
   return {
     port: socket.address().port,
     address: '127.0.0.1',
@@ -225,6 +311,7 @@ export async function startTestDns(records: Record<string, DnsEntry> | Map<strin
     clearQueries: () => {
       log = [];
     },
+    peakOutstanding: () => peak,
     close: () =>
       new Promise<void>((resolve) => {
         if (closed) return resolve();

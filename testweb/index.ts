@@ -168,8 +168,10 @@ export {
   resolveFailingOptions,
 } from './failing-hosts.js';
 export type { FailingHostsOptions, ResolvedFailingOptions, FailingSimpleResponse } from './failing-hosts.js';
-export { startTestDns, dnsResponse, dnsTypeName, ipv6Bytes, DNS_TYPE_A, DNS_TYPE_AAAA } from './dns-server.js';
-export type { TestDns, DnsAnswers, DnsEntry, DnsQueryRecord } from './dns-server.js';
+export { startTestDns, dnsResponse, dnsTypeName, ipv6Bytes, DNS_TYPE_A, DNS_TYPE_AAAA, DNS_TYPE_SOA } from './dns-server.js';
+export type { TestDns, TestDnsOptions, DnsAnswers, DnsEntry, DnsQueryRecord, DnsZone } from './dns-server.js';
+export { numberedNames, numberedAddress } from './dns-numbered-names.js';
+export type { NumberedNames, NumberedNamesOptions } from './dns-numbered-names.js';
 export { getFromTestWeb } from './http-get.js';
 export type { TestWebResponse } from './http-get.js';
 export { runTestWebCli } from './main.js';

@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import { allowList, refusal } from '../../pipeline/adapters/address-policy.js';
-import { DnsCache } from '../../pipeline/adapters/dns-cache.js';
+import { DnsCache, dnsCacheOptions } from '../../pipeline/adapters/dns-cache.js';
 import { matchResolve, parseResolveRule } from '../../pipeline/adapters/resolve-map.js';
 import type { CrawlSettings } from '../../pipeline/settings.js';
 import { canonicalize } from '../../stages/normalize/index.js';
@@ -27,7 +27,7 @@ export function seedGuard(settings: CrawlSettings, lookup?: (host: string) => Pr
   let resolveHost = lookup;
   const resolver = () => {
     if (!resolveHost) {
-      const dns = new DnsCache({ minTtlMs: settings.dnsMinTtlMs, maxTtlMs: settings.dnsMaxTtlMs, negativeTtlMs: settings.dnsNegativeTtlMs, servers: settings.dnsServers });
+      const dns = new DnsCache(dnsCacheOptions(settings));
       resolveHost = (host) => dns.lookup(host);
     }
     return resolveHost;

@@ -58,6 +58,25 @@ describe('metrics server', () => {
     assert.match(text, /^crawler_test_waiting\{reason="backoff"\} 5$/m);
   });
 
+  it("reports the DNS cache's figures as they are at scrape time", async () => {
+    const metrics = new StageMetrics();
+    const stats = { hits: 7, negativeHits: 2, shared: 1, resolved: 4, inFlight: 3, queued: 12, entries: 4 };
+    metrics.dnsCache(() => stats);
+    let text = await metrics.registry.metrics();
+    assert.match(text, /^# TYPE crawler_dns_lookups_total counter$/m);
+    assert.match(text, /^crawler_dns_lookups_total\{answer="cache"\} 7$/m);
+    assert.match(text, /^crawler_dns_lookups_total\{answer="negative_cache"\} 2$/m);
+    assert.match(text, /^crawler_dns_lookups_total\{answer="resolved"\} 4$/m);
+    assert.match(text, /^crawler_dns_lookups_queued 12$/m);
+    stats.resolved = 9;
+    stats.queued = 0;
+    text = await metrics.registry.metrics();
+    assert.match(text, /^crawler_dns_lookups_total\{answer="resolved"\} 9$/m);
+    assert.match(text, /^crawler_dns_lookups_queued 0$/m);
+    assert.match(text, /^crawler_dns_lookups_in_flight 3$/m);
+    assert.match(text, /^crawler_dns_cache_entries 4$/m);
+  });
+
   it('times KV operations by bucket, operation and outcome', async () => {
     const metrics = new StageMetrics();
     const kv = timedKvStore(new MemoryKvStore(), 'crawl-hosts', metrics);

@@ -42,3 +42,25 @@ describe('settings flags: the robots token', () => {
     assert.equal(robotsTokenOf(settingsFrom(['--user-agent', '(compatible; 9bot)', '--robots-token', 'ninebot'])), 'ninebot');
   });
 });
+
+describe('settings flags: DNS at breadth', () => {
+  test('defaults: 64 lookups in flight, 100,000 names, failures 5 s, negatives by SOA up to an hour', () => {
+    const s = settingsFrom([]);
+    assert.deepEqual([s.dnsMaxInFlight, s.dnsCacheEntries, s.dnsFailureTtlMs, s.dnsNegativeTtlMs, s.dnsNegativeMaxTtlMs], [64, 100_000, 5000, 30_000, 3_600_000]);
+  });
+
+  test('each flag sets its setting', () => {
+    const s = settingsFrom(['--dns-max-in-flight', '8', '--dns-cache-entries', '5000', '--dns-failure-ttl-ms', '1000', '--dns-negative-ttl-ms', '2000', '--dns-negative-max-ttl-ms', '60000']);
+    assert.deepEqual([s.dnsMaxInFlight, s.dnsCacheEntries, s.dnsFailureTtlMs, s.dnsNegativeTtlMs, s.dnsNegativeMaxTtlMs], [8, 5000, 1000, 2000, 60_000]);
+  });
+
+  for (const [args, flag] of [
+    [['--dns-max-in-flight', '0'], '--dns-max-in-flight'],
+    [['--dns-failure-ttl-ms', '600000'], '--dns-failure-ttl-ms'],
+    [['--dns-cache-entries', '10'], '--dns-cache-entries'],
+  ] as const) {
+    test(`${args.join(' ')}: refused, naming the option`, () => {
+      assert.throws(() => settingsFrom([...args]), (err: Error) => err.message.includes(flag));
+    });
+  }
+});

@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Resolver } from 'node:dns/promises';
 import { createSocket } from 'node:dgram';
-import { dnsResponse, ipv6Bytes, startTestDns, type TestDns } from '../../testweb/index.js';
+import { dnsResponse, ipv6Bytes, numberedNames, startTestDns, type TestDns } from '../../testweb/index.js';
 
 /** A resolver that asks only the test server, once, with a short timeout (a test can't hang). */
 function resolverFor(dns: TestDns): Resolver {
@@ -157,4 +157,37 @@ test('wire format: header flags, echoed question, compression pointer, IPv6 form
     sock.close();
     await dns.close();
   }
+});
+
+test('names by pattern, a zone SOA at its apex, and answers held back to count queries out at once', async () => {
+  const names = numberedNames({ zone: 'broad.test', ttl: 120, nxdomainEvery: 3 });
+  const dns = await startTestDns({}, { fallback: names.answer, zones: { 'broad.test': { minimum: 45 } }, delayMs: 20 });
+  try {
+    const r = resolverFor(dns);
+    assert.deepEqual(await r.resolve4('h0.broad.test', { ttl: true }), [{ address: '127.0.0.1', ttl: 120 }]);
+    assert.deepEqual(await r.resolve4('h300.broad.test'), ['127.0.1.45']);
+    assert.equal(await code(r.resolve4('h2.broad.test')), 'ENOTFOUND', 'every third name does not exist');
+    assert.equal(await code(r.resolve4('www.h0.broad.test')), 'ENOTFOUND', 'nor does a name off the pattern');
+    const soa = await r.resolveSoa('broad.test');
+    assert.equal(soa.minttl, 45);
+    assert.equal(soa.nsname, 'ns.broad.test');
+    assert.equal(await code(r.resolve4('broad.test')), 'ENODATA', 'the apex exists without an address');
+    assert.equal(await code(r.resolveSoa('h0.broad.test')), 'ENODATA', 'only the apex has an SOA');
+    await Promise.all(Array.from({ length: 10 }, (_, n) => r.resolve4(names.host(n)).catch(() => null)));
+    assert.equal(dns.peakOutstanding(), 10, 'ten queries sent at once were all out at once');
+  } finally {
+    await dns.close();
+  }
+});
+
+test('a negative answer carries the zone SOA in its authority section (RFC 2308)', () => {
+  const query = Buffer.concat([Buffer.from([0, 7, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0]), Buffer.from('\x04gone\x05broad\x04test\x00', 'latin1'), Buffer.from([0, 1, 0, 1])]);
+  const zone = { name: 'broad.test', minimum: 45, ttl: 60 };
+  const reply = dnsResponse(query, () => undefined, () => zone)!;
+  assert.equal(reply.readUInt16BE(2) & 0xf, 3, 'NXDOMAIN');
+  assert.equal(reply.readUInt16BE(6), 0, 'no answers');
+  assert.equal(reply.readUInt16BE(8), 1, 'one authority record');
+  assert.equal(reply.readUInt32BE(reply.length - 4), 45, 'the SOA MINIMUM ends the record');
+  const without = dnsResponse(query, () => undefined)!;
+  assert.equal(without.readUInt16BE(8), 0, 'no zone, no SOA');
 });
