@@ -211,3 +211,85 @@ describe('normalize: partitions', () => {
     });
   }
 });
+
+describe('normalize: scope modes, seed batches and seeds that move', () => {
+  const verdicts = async (ctx: FakeContext, urls: string[], input = links(1, urls)) => {
+    const out = await run(ctx, input);
+    const got = new Map<string, string>();
+    for (const c of candidatesOn(out)) got.set(c.url, 'in');
+    for (const o of decodedOn(out, 'crawl.outcomes', decodeOutcome)) got.set(o.url, o.reason.split(':')[0]!);
+    return urls.map((u) => got.get(u));
+  };
+  const probe = ['https://www.example.co.uk/docs/a.html', 'https://www.example.co.uk/blog/', 'https://shop.example.co.uk/docs/', 'https://elsewhere.org/docs/'];
+
+  for (const [mode, expected] of [
+    ['domain', ['in', 'in', 'in', 'out_of_scope']],
+    ['host', ['in', 'in', 'out_of_scope', 'out_of_scope']],
+    ['prefix', ['in', 'out_of_scope', 'out_of_scope', 'out_of_scope']],
+    ['open', ['in', 'in', 'in', 'in']],
+  ] as const) {
+    test(`--scope ${mode}, seeded with https://www.example.co.uk/docs/`, async () => {
+      const ctx = createFakeContext({ settings: { scope: mode } });
+      await run(ctx, seed('https://www.example.co.uk/docs/'));
+      assert.deepEqual(await verdicts(ctx, probe), expected);
+    });
+  }
+
+  test('include patterns widen beyond the mode and narrow within it; exclude wins', async () => {
+    const ctx = createFakeContext({ settings: { scope: 'host', include: ['*/docs/*'], exclude: ['*.org/*'] } });
+    await run(ctx, seed('https://www.example.co.uk/docs/'));
+    assert.deepEqual(await verdicts(ctx, probe), ['in', 'not_included', 'in', 'excluded_pattern']);
+  });
+
+  test('a crawl resumed with another mode finds its earlier seeds in it', async () => {
+    const ctx = createFakeContext();
+    await run(ctx, seed('https://www.example.co.uk/docs/'));
+    ctx.settings.scope = 'prefix';
+    assert.deepEqual(await verdicts(ctx, probe), ['in', 'out_of_scope', 'out_of_scope', 'out_of_scope']);
+  });
+
+  test('a message of seeds, one URL a line, puts every seed in the scope before passing any on', async () => {
+    const ctx = createFakeContext();
+    const input = decodeNormalizeInput('crawl.seeds', new TextEncoder().encode('https://a.example/\n# a comment\n\nhttps://b.example/x\nftp://c.example/\n'));
+    assert.equal(input.kind, 'seeds');
+    const puts: string[] = [];
+    const put = ctx.kv.scope.put.bind(ctx.kv.scope);
+    ctx.kv.scope.put = async (k, v) => {
+      puts.push(k);
+      return put(k, v);
+    };
+    const out = await run(ctx, input);
+    assert.deepEqual(candidatesOn(out).map((c) => c.url).sort(), ['https://a.example/', 'https://b.example/x']);
+    assert.ok(puts.includes('a.example') && puts.includes('b.example'), 'both seeds are in the scope');
+    assert.deepEqual(decodedOn(out, 'crawl.outcomes', decodeOutcome).map((o) => o.url), ['ftp://c.example/'], 'the bad line is filtered under its own text');
+    assert.throws(() => decodeNormalizeInput('crawl.seeds', new TextEncoder().encode('https://a.example/\nhttps://b.example/ x\n')), /one URL a line/);
+    assert.deepEqual(await verdicts(ctx, ['https://www.a.example/', 'https://www.b.example/']), ['in', 'in']);
+  });
+
+  const redirect = (target: string, fromSeed: boolean, depth = 0): NormalizeInput => ({
+    kind: 'links',
+    links: { v: 1, source_url: 'https://example.com/', depth, via: 'redirect', links: [{ url: target }], redirect_chain: ['https://example.com/'], ...(fromSeed ? { from_seed: true as const } : {}) },
+  });
+
+  for (const [mode, inside, outside] of [
+    ['domain', 'https://shop.example.co.uk/', 'https://other.co.uk/'],
+    ['host', 'https://www.example.co.uk/x', 'https://shop.example.co.uk/'],
+    ['prefix', 'https://www.example.co.uk/en/more/', 'https://www.example.co.uk/fr/'],
+  ] as const) {
+    test(`--scope ${mode}: a seed that redirects to another domain takes its scope along`, async () => {
+      const ctx = createFakeContext({ settings: { scope: mode } });
+      await run(ctx, seed('https://example.com/'));
+      const out = await run(ctx, redirect('https://www.example.co.uk/en/', true));
+      const [c] = candidatesOn(out);
+      assert.equal(c?.url, 'https://www.example.co.uk/en/');
+      assert.equal(c?.from_seed, true, 'the target carries it on, for its own redirect');
+      assert.deepEqual(await verdicts(ctx, [inside, outside]), ['in', 'out_of_scope']);
+    });
+  }
+
+  test("a link's redirect to another domain stays out of scope", async () => {
+    const ctx = await seeded();
+    assert.deepEqual(await verdicts(ctx, ['https://www.example.co.uk/'], redirect('https://www.example.co.uk/', false, 1)), ['out_of_scope']);
+    assert.deepEqual(await verdicts(ctx, ['https://www.example.co.uk/']), ['out_of_scope']);
+  });
+});
