@@ -28,6 +28,9 @@ describe('crawl jobs: what the API accepts', () => {
     ['a bad duration', { seeds: ['http://a.example/'], schedule: { kind: 'interval', every: 'soon' } }, 'schedule.every', /duration/],
     ['politeness looser than the crawl', { seeds: ['http://a.example/'], politeness: { min_delay_ms: 10 } }, 'politeness.min_delay_ms', /only be stricter.*1000 ms/],
     ['a regex that does not compile', { seeds: ['http://a.example/'], scope: { include: ['/([/'] } }, 'scope.include[0]', /./],
+    ['a scope mode it does not know', { seeds: ['http://a.example/'], scope: 'everything' }, 'scope.mode', /"domain"\|"host"\|"prefix"\|"open"/],
+    ['a scope mode it does not know, in the object', { seeds: ['http://a.example/'], scope: { mode: 'web' } }, 'scope.mode', /"domain"\|"host"\|"prefix"\|"open"/],
+    ['domains with another mode', { seeds: ['http://a.example/'], scope: { mode: 'open', domains: ['a.example'] } }, 'scope.domains', /only with mode "domain".*"open"/],
   ] as const) {
     test(`refused with the field and the reason: ${what}`, () => {
       const v = validateJob(body, settings);
@@ -37,6 +40,15 @@ describe('crawl jobs: what the API accepts', () => {
       assert.match(v.error.reason, reason);
     });
   }
+
+  test('accepted: a scope mode, as a word or in the scope object', () => {
+    const open = validateJob({ seeds: ['http://a.example/'], scope: 'open' }, settings);
+    assert.ok(open.ok);
+    assert.deepEqual(open.ok && open.spec.scope, { mode: 'open' });
+    const host = validateJob({ seeds: ['http://a.example/'], scope: { mode: 'host', include: ['*.b.example/*'], exclude: ['*/private/*'] } }, settings);
+    assert.ok(host.ok);
+    assert.deepEqual(host.ok && host.spec.scope, { mode: 'host', include: ['*.b.example/*'], exclude: ['*/private/*'] });
+  });
 
   test('accepted: defaults filled in, the scope is the seeds\' registrable domains', () => {
     const v = validateJob({ seeds: ['http://www.a.example/x', 'https://b.example/'], politeness: { min_delay_ms: 2000 } }, settings);

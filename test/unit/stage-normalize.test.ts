@@ -12,6 +12,10 @@ import {
   type DiscoveredLinks,
   type DiscoveredLink,
 } from '../../schemas/index.js';
+import { validateJob } from '../../app/service/job-validation.js';
+import { JobStore } from '../../app/service/job-store.js';
+import { parseSettings } from '../../pipeline/settings.js';
+import type { JobRecord } from '../../schemas/index.js';
 import { createFakeContext, decodedOn, emitted, onlyOn, stageInput, T0, type FakeContext, type FakeContextOptions } from '../support/fake-context.js';
 
 const seed = (url: string, depth?: number): NormalizeInput => ({ kind: 'seed', seed: depth === undefined ? { url } : { url, depth } });
@@ -291,5 +295,44 @@ describe('normalize: scope modes, seed batches and seeds that move', () => {
     const ctx = await seeded();
     assert.deepEqual(await verdicts(ctx, ['https://www.example.co.uk/'], redirect('https://www.example.co.uk/', false, 1)), ['out_of_scope']);
     assert.deepEqual(await verdicts(ctx, ['https://www.example.co.uk/']), ['out_of_scope']);
+  });
+});
+
+describe("normalize: a job's scope mode", () => {
+  async function withJob(scope: unknown): Promise<FakeContext> {
+    const ctx = createFakeContext();
+    const v = validateJob({ seeds: ['https://www.example.co.uk/docs/'], scope }, parseSettings({ crawlId: 't' }));
+    assert.ok(v.ok, JSON.stringify(v));
+    const record: JobRecord = { id: 'job-1', spec: v.spec, state: 'active', created_at: 1, runs: 1, last_run_at: null, next_run_at: null, via: 'http', scope_domains: v.scopeDomains, min_delay_ms: 0 };
+    await new JobStore(ctx.kv.jobs).create(record);
+    return ctx;
+  }
+  const jobLinks = (urls: string[], extra: Partial<DiscoveredLinks> = {}): NormalizeInput => ({
+    kind: 'links',
+    links: { v: 1, source_url: 'https://www.example.co.uk/docs/', depth: 1, via: 'link', links: urls.map((url) => ({ url })), job: 'job-1', ...extra },
+  });
+  const admitted = async (ctx: FakeContext, input: NormalizeInput) => candidatesOn(await run(ctx, input)).map((c) => c.url);
+  const probe = ['https://www.example.co.uk/docs/a', 'https://www.example.co.uk/blog/', 'https://shop.example.co.uk/', 'https://elsewhere.org/'];
+
+  for (const [scope, expected] of [
+    [undefined, probe.slice(0, 3)],
+    ['host', probe.slice(0, 2)],
+    [{ mode: 'prefix' }, probe.slice(0, 1)],
+    ['open', probe],
+    [{ mode: 'open', include: ['*.org/*'] }, probe.slice(3)],
+  ] as const) {
+    test(`scope ${JSON.stringify(scope)}`, async () => {
+      assert.deepEqual(await admitted(await withJob(scope), jobLinks(probe)), expected);
+    });
+  }
+
+  test("a job's seed that redirects to another domain takes the job's scope along, for that job only", async () => {
+    const ctx = await withJob('host');
+    const moved = jobLinks(['https://docs.moved.example/start'], { depth: 0, via: 'redirect', redirect_chain: ['https://www.example.co.uk/docs/'], from_seed: true });
+    assert.deepEqual(await admitted(ctx, moved), ['https://docs.moved.example/start']);
+    assert.deepEqual(await admitted(ctx, jobLinks(['https://docs.moved.example/next', 'https://www.moved.example/'])), ['https://docs.moved.example/next']);
+    // the deployment's own crawl did not gain it
+    ctx.settings.scope = 'host';
+    assert.deepEqual(await admitted(ctx, links(1, ['https://docs.moved.example/next'])), []);
   });
 });
