@@ -12,7 +12,7 @@ import { runMessages } from '../../app/service/job-runs.js';
 import { ROUTES } from '../../app/service/http-api.js';
 import { NATS_OPERATIONS } from '../../app/service/nats-api.js';
 import { JobApi } from '../../app/service/job-api.js';
-import { decodeDiscoveredLinks, type JobRecord } from '../../schemas/index.js';
+import { decodeDiscoveredLinks, SCOPE_MODES, type JobRecord } from '../../schemas/index.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const settings = parseSettings({ crawlId: 'test', minDelayMs: 1000 });
@@ -122,6 +122,18 @@ describe('crawl jobs: the OpenAPI document says what the service does', () => {
 
   test('the documented job fields are the fields the schema accepts', () => {
     assert.deepEqual(Object.keys(doc.components.schemas.JobSpec.properties).sort(), jobSpecFields().sort());
+  });
+
+  test('the documented scope is the schema\'s: its fields, and the modes in both of its forms', () => {
+    const scope = doc.components.schemas.JobSpec.properties.scope as { oneOf: Array<{ properties?: Record<string, { enum?: string[] }>; enum?: string[] }> };
+    const [object, word] = scope.oneOf;
+    assert.deepEqual(Object.keys(object!.properties!).sort(), ['domains', 'exclude', 'include', 'mode']);
+    assert.deepEqual(object!.properties!.mode!.enum, [...SCOPE_MODES]);
+    assert.deepEqual(word!.enum, [...SCOPE_MODES]);
+    for (const key of Object.keys(object!.properties!)) {
+      const v = validateJob({ seeds: ['http://a.example/'], scope: { [key]: key === 'mode' ? 'host' : [] } }, settings);
+      assert.ok(v.ok || v.error.field !== `scope.${key}` || v.error.reason !== 'unknown field', `scope.${key} is a field the schema knows`);
+    }
   });
 
   test('the NATS operations are the ones the document names', () => {
