@@ -6,10 +6,30 @@ import { canonicalize, seedScopeKeys } from '../stages/normalize/index.js';
 
 /**
  * Seeds per message on crawl.seeds, one URL a line: normalize puts a whole message's scope in
- * before it passes any of its seeds on. 1,000 URLs of a typical seed list are ~50 KB, well
- * under any server's max_payload (1 MB by default).
+ * before it passes any of its seeds on. 1,000 URLs of a typical seed list are ~50 KB; the byte
+ * bound keeps a list of long URLs (up to 2,048 characters each) under any server's max_payload
+ * (1 MB by default).
  */
 const SEEDS_PER_MESSAGE = 1_000;
+const SEED_MESSAGE_BYTES = 256 * 1024;
+
+/** `urls` in runs of at most SEEDS_PER_MESSAGE and about SEED_MESSAGE_BYTES (canonical URLs are ASCII). */
+function seedMessages(urls: readonly string[]): string[][] {
+  const out: string[][] = [];
+  let batch: string[] = [];
+  let bytes = 0;
+  for (const url of urls) {
+    if (batch.length > 0 && (batch.length >= SEEDS_PER_MESSAGE || bytes + url.length + 1 > SEED_MESSAGE_BYTES)) {
+      out.push(batch);
+      batch = [];
+      bytes = 0;
+    }
+    batch.push(url);
+    bytes += url.length + 1;
+  }
+  if (batch.length > 0) out.push(batch);
+  return out;
+}
 /** KV puts in flight at once while registering a seed list's scope. */
 const PUTS_AT_ONCE = 64;
 const PRESENT = new TextEncoder().encode('1');
@@ -40,6 +60,6 @@ export async function publishSeeds(js: JetStreamClient, urls: readonly string[])
   } catch (err) {
     scopeNotPut = err as Error;
   }
-  for (let i = 0; i < urls.length; i += SEEDS_PER_MESSAGE) await js.publish(SUBJECTS.seeds, encodeSeedLines(urls.slice(i, i + SEEDS_PER_MESSAGE)));
+  for (const batch of seedMessages(urls)) await js.publish(SUBJECTS.seeds, encodeSeedLines(batch));
   return scopeNotPut ? { scopeNotPut } : {};
 }
