@@ -4,7 +4,7 @@ import { Option, type Command } from 'commander';
 import { z } from 'zod';
 import { EDGES, SUBJECTS } from '../ops/nats/edges.js';
 import { STAGE_NAMES } from '../pipeline/stage.js';
-import { decodeDeadLetter, decodeMessage, decodeSeed } from '../schemas/index.js';
+import { decodeDeadLetter, decodeMessage, decodeSeeds } from '../schemas/index.js';
 import { joinCrawl } from './connection.js';
 import { exitWhenDrained } from './exit.js';
 import { formatTable, oneLine } from './table-format.js';
@@ -174,7 +174,7 @@ const WithUrl = z.object({ url: z.string() });
 /** The `url` of a crawl message (msgpack, or a seed's JSON / plain text), or null. */
 function payloadUrl(subject: string, data: Uint8Array): string | null {
   try {
-    return subject === SUBJECTS.seeds ? decodeSeed(data).url : decodeMessage(WithUrl, data, 'payload').url;
+    return subject === SUBJECTS.seeds ? decodeSeeds(data)[0]!.url : decodeMessage(WithUrl, data, 'payload').url;
   } catch {
     return null;
   }

@@ -1,7 +1,6 @@
 import path from 'node:path';
 import { jetstream } from '@nats-io/jetstream';
-import { encodeSeed } from '../schemas/index.js';
-import { SUBJECTS } from '../ops/nats/edges.js';
+import { publishSeeds } from '../app/seeding.js';
 import { openKvStores } from '../pipeline/adapters/nats-kv.js';
 import { startNode } from '../app/node.js';
 import { waitUntilIdle } from '../app/backlog.js';
@@ -92,8 +91,8 @@ export async function runCrawl(o: RunOptions): Promise<number> {
       extract: { titles: o.titles !== false, threads: o.extractThreads },
       render: { concurrency: o.renderConcurrency, memoryMb: o.renderMemoryMb },
     });
-    const js = jetstream(conn.nc);
-    for (const url of seeds.urls) await js.publish(SUBJECTS.seeds, encodeSeed({ url }));
+    const seeded = await publishSeeds(jetstream(conn.nc), seeds.urls);
+    if (seeded.scopeNotPut) log.warn({ err: seeded.scopeNotPut.message }, "the seeds' scope could not be put before the seeds; each seeds message puts its own");
     log.info({ seeds: seeds.urls.length, out: outDir, crawlId: settings.crawlId, resumed: stored !== null }, 'crawl started');
     if (process.stderr.isTTY) {
       // the JSON record above is for log files; a person at a terminal gets one line

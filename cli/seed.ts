@@ -1,5 +1,5 @@
 import { jetstream } from '@nats-io/jetstream';
-import { encodeSeed } from '../schemas/index.js';
+import { publishSeeds } from '../app/seeding.js';
 import { SUBJECTS } from '../ops/nats/edges.js';
 import { deniedPermission, joinCrawl } from './connection.js';
 import { readSeeds } from './seeds-input.js';
@@ -28,14 +28,16 @@ export async function seedCrawl(urls: string[], o: { out: string }): Promise<num
   for (const r of list.rejected) process.stderr.write(`stdin line ${r.line}: skipped "${r.text}": ${r.reason}\n`);
   const nc = await joinCrawl(o.out, 'crawl seed');
   try {
-    const js = jetstream(nc);
-    for (const url of list.urls) {
-      try {
-        await js.publish(SUBJECTS.seeds, encodeSeed({ url }));
-      } catch (err) {
-        const denied = deniedPermission(nc, SUBJECTS.seeds);
-        throw new UsageError(denied ?? `publishing seeds: ${(err as Error).message}`);
-      }
+    let seeded: Awaited<ReturnType<typeof publishSeeds>>;
+    try {
+      seeded = await publishSeeds(jetstream(nc), list.urls);
+    } catch (err) {
+      const denied = deniedPermission(nc, SUBJECTS.seeds);
+      throw new UsageError(denied ?? `publishing seeds: ${(err as Error).message}`);
+    }
+    if (seeded.scopeNotPut) {
+      const why = deniedPermission(nc) ?? seeded.scopeNotPut.message;
+      process.stderr.write(`the seeds' scope was not put first (${why}): seeds sent in different messages (over 1,000) may race each other's links\n`);
     }
   } finally {
     await nc.drain().catch(() => undefined);

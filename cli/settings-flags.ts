@@ -5,7 +5,7 @@ import { insecureHostProblem, readCaFile } from '../pipeline/adapters/http/tls-o
 import { allowList } from '../pipeline/adapters/address-policy.js';
 import { parseNamedPattern } from '../stages/shared/url-patterns.js';
 import { isValidProductToken, robotsTokenOf } from '../stages/shared/robots/robots-rules.js';
-import { defaultCrawlId, parseSettings, SettingsError, type CrawlSettings, type CrawlSettingsInput } from '../pipeline/settings.js';
+import { defaultCrawlId, parseSettings, SCOPE_MODES, SettingsError, type CrawlSettings, type CrawlSettingsInput } from '../pipeline/settings.js';
 import { proxySettingsFrom, type ProxyFlags } from './proxy-options.js';
 
 /** The crawl settings flags, shared by `crawl run` and `crawl topology apply`. */
@@ -19,8 +19,9 @@ export function addSettingsOptions(cmd: Command): Command {
     .option('--min-delay-ms <n>', 'minimum gap between requests to one host (default 1000)', parseIntOption('--min-delay-ms', 0, 3_600_000))
     .option('--user-agent <s>', 'User-Agent header, with a contact URL; its product token (the product after "compatible;", else the first) is matched in robots.txt, meta robots and X-Robots-Tag')
     .option('--robots-token <name>', 'obey robots.txt groups, meta robots and X-Robots-Tag addressed to NAME instead of the user agent\'s product token', parseRobotsTokenOption)
-    .option('--include <pattern>', 'only crawl URLs matching this glob or /regex/ (repeatable)', collect, [])
-    .option('--exclude <pattern>', 'never crawl URLs matching this glob or /regex/ (repeatable)', collect, [])
+    .addOption(new Option('--scope <mode>', "what the seeds reach: domain (their registrable domains, the default), host (their exact hosts), prefix (their origin and directory) or open (any host)").choices([...SCOPE_MODES]))
+    .option('--include <pattern>', 'crawl exactly the URLs matching this glob or /regex/, on any host, besides the seeds (repeatable; replaces --scope\'s choice)', collect, [])
+    .option('--exclude <pattern>', 'never crawl URLs matching this glob or /regex/ (repeatable; wins over everything)', collect, [])
     .option('--crawl-id <id>', 'name of this crawl in the output (default crawl-YYYYMMDD of its first run)')
     .option('--max-crawl-delay-ms <n>', 'a robots.txt Crawl-delay above this is clamped to it (default 60000)', parseIntOption('--max-crawl-delay-ms', 0))
     .option('--robots-ttl-ms <n>', 'longest a robots.txt is used before it is fetched again (default and maximum 86400000 = 24 h)', parseIntOption('--robots-ttl-ms', 1000, 86_400_000))
@@ -115,6 +116,7 @@ const DIRECT_SETTINGS = [
   'renderTimeoutMs',
   'revisitSlotMs',
   'sitemaps',
+  'scope',
 ] as const;
 
 /** Flags whose setting has another name. */

@@ -1,5 +1,8 @@
 import { z } from 'zod';
 import { parseProxyUrl } from './adapters/http/proxy-config.js';
+import { SCOPE_MODES } from '../schemas/scope-mode.js';
+
+export { SCOPE_MODES, type ScopeMode } from '../schemas/scope-mode.js';
 
 /** A proxy URL as settings keep it: http(s)://host:port, never with credentials (settings are shown and stored). */
 const proxyUrl = z
@@ -58,6 +61,7 @@ export const CrawlSettingsSchema = z
      * user agent's product token (its `compatible;` product, else its first)
      */
     robotsToken: z.string().regex(/^[A-Za-z_-]+$/, 'a product token: letters, _ and - only (RFC 9309)').optional(),
+    scope: z.enum(SCOPE_MODES).default('domain'),
     include: z.array(z.string()).default([]),
     exclude: z.array(z.string()).default([]),
     /** curl-like host overrides, PATTERN=ADDRESS[:PORT] */

@@ -6,3 +6,4 @@ export * from './exchange-messages.js';
 export * from './job-messages.js';
 export * from './revisit-messages.js';
 export * from './url-batches.js';
+export * from './scope-mode.js';

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { SCOPE_MODES } from './scope-mode.js';
 
 /**
  * Crawl jobs: what a client submits to `crawl serve` (over HTTP or a NATS request), and
@@ -53,20 +54,31 @@ export type RevisitPolicy = z.infer<typeof RevisitPolicy>;
 export const JobPriority = z.enum(['high', 'normal', 'low']);
 export type JobPriority = z.infer<typeof JobPriority>;
 
+/**
+ * What a job's seeds reach (the modes of `crawl run --scope`) and the patterns that widen or
+ * narrow it: an exclude pattern always wins; with include patterns, a URL is in scope iff it
+ * matches one, on any host; without, the mode decides. `"scope": "open"` is short for
+ * `{"mode": "open"}`.
+ */
+export const JobScope = z.preprocess(
+  (v) => (typeof v === 'string' ? { mode: v } : v),
+  z
+    .object({
+      mode: z.enum(SCOPE_MODES).optional(),
+      /** registrable domains in scope (mode `domain` only); default: the seeds' */
+      domains: z.array(z.string().min(1).max(253)).max(10_000).optional(),
+      include: z.array(z.string().min(1).max(1000)).max(100).optional(),
+      exclude: z.array(z.string().min(1).max(1000)).max(100).optional(),
+    })
+    .strict(),
+);
+
 /** What a client sends to create a job. */
 export const JobSpec = z
   .object({
     name: z.string().max(200).optional(),
     seeds: z.array(z.string().min(1).max(2048)).min(1).max(10_000),
-    scope: z
-      .object({
-        /** registrable domains in scope; default: the seeds' */
-        domains: z.array(z.string().min(1).max(253)).max(10_000).optional(),
-        include: z.array(z.string().min(1).max(1000)).max(100).optional(),
-        exclude: z.array(z.string().min(1).max(1000)).max(100).optional(),
-      })
-      .strict()
-      .optional(),
+    scope: JobScope.optional(),
     max_depth: z.number().int().min(0).max(1000).default(5),
     /** 0: no limit */
     max_pages: z.number().int().min(0).default(0),

@@ -76,6 +76,8 @@ export const DiscoveredLinks = z.object({
   sitemap_level: z.number().int().nonnegative().optional(),
   /** via redirect: the URLs that redirected, oldest first (the last one is source_url) */
   redirect_chain: z.array(z.string()).optional(),
+  /** via redirect: the chain started at a seed, so its target takes the seed's scope along */
+  from_seed: z.literal(true).optional(),
 });
 export type DiscoveredLinks = z.infer<typeof DiscoveredLinks>;
 
@@ -97,6 +99,8 @@ export const CandidateUrl = z.object({
   via: z.enum(VIA),
   /** the URLs that redirected to this one, oldest first */
   redirect_chain: z.array(z.string()).optional(),
+  /** a seed's redirect target (the seed's scope came along): its own redirect does the same */
+  from_seed: z.literal(true).optional(),
   ...jobFields,
 });
 export type CandidateUrl = z.infer<typeof CandidateUrl>;
@@ -177,6 +181,30 @@ export function decodeSeed(bytes: Uint8Array): SeedMessage {
   }
   if (/\s/.test(text)) throw new SchemaError('decoding seed: one URL per message (found whitespace)');
   return { url: text };
+}
+
+/**
+ * The seeds of one message on crawl.seeds: a JSON seed, or plain text of one URL a line (blank
+ * lines and `#` comments skipped). Normalize puts all of one message's seeds in the scope before
+ * it passes any of them on, so a crawl's seeds sent as one message never race their own links.
+ */
+export function decodeSeeds(bytes: Uint8Array): SeedMessage[] {
+  const text = new TextDecoder('utf-8', { fatal: false }).decode(bytes).trim();
+  if (text.startsWith('{') || !/[\r\n]/.test(text)) return [decodeSeed(bytes)];
+  const seeds: SeedMessage[] = [];
+  for (const raw of text.split(/\r?\n/)) {
+    const line = raw.trim();
+    if (line === '' || line.startsWith('#')) continue;
+    if (/\s/.test(line)) throw new SchemaError(`decoding seeds: one URL a line (found whitespace in ${JSON.stringify(line.slice(0, 200))})`);
+    seeds.push({ url: line });
+  }
+  if (seeds.length === 0) throw new SchemaError('decoding seeds: no URL in the message');
+  return seeds;
+}
+
+/** Seeds as one message, one URL a line (see decodeSeeds). */
+export function encodeSeedLines(urls: readonly string[]): Uint8Array {
+  return new TextEncoder().encode(urls.join('\n') + '\n');
 }
 
 export function encodeSeed(seed: SeedMessage): Uint8Array {

@@ -108,6 +108,8 @@ export {
   bigPageBody,
 } from './big-page-hosts.js';
 export type { BigPageResponse } from './big-page-hosts.js';
+export { ScopeHosts, SCOPE_SEED_URL } from './scope-hosts.js';
+export type { ScopeResponse } from './scope-hosts.js';
 export {
   FreshHosts,
   FRESH_DEFAULTS,

@@ -34,6 +34,7 @@ export interface TestWebCliArgs {
   failing?: boolean;
   /** also serve big.test (pages of 5 and 6 MiB) */
   bigPages?: boolean;
+  scopeHosts?: boolean;
   /** also answer HTTPS (HTTP/2 offered first) on the same port, with a CA made at start and the bad-certificate hosts */
   tls?: boolean;
   /** Where the status line goes; default stdout. */
@@ -64,6 +65,7 @@ export async function runTestWebCli(args: TestWebCliArgs): Promise<void> {
     ...(args.idRouted ? { idRouted: true } : {}),
     ...(args.failing ? { failing: true } : {}),
     ...(args.bigPages ? { bigPages: true } : {}),
+    ...(args.scopeHosts ? { scopeHosts: true } : {}),
     ...(args.tls ? { tls: true } : {}),
   });
   const proxy = args.proxy ? await startForwardProxy() : null;
@@ -81,12 +83,13 @@ export async function runTestWebCli(args: TestWebCliArgs): Promise<void> {
   if (web.directives) summary += `, ${web.directives.hostNames.join(', ')}`;
   if (web.idRouted) summary += `, ${web.idRouted.hostNames.length} ID-routed hosts (*.ids.test: ${web.idRouted.options.products} products, ${web.idRouted.options.topics} topics)`;
   if (web.bigPages) summary += ', big.test (pages of 5 and 6 MiB)';
+  if (web.scopeHosts) summary += ', the scope hosts (moved-seed.test, *.scope-home.test, www.scope-away.test)';
   if (web.tls) summary += `; HTTPS too (HTTP/1.1 only: ${web.tls.http1OnlyPatterns.join(', ')}), bad certificates at *.badtls.test`;
   const out = args.out ?? ((l: string) => process.stdout.write(`${l}\n`));
   out(`testweb listening on 127.0.0.1:${web.port} (${summary})`);
   if (proxy) out(`forward proxy on ${proxy.url} (crawl with --proxy ${proxy.url})`);
   const trust = web.tls ? ` --ca-file ${web.tls.caFile}` : '';
-  if (args.politeness || args.hostile || args.traps || args.render || args.fresh || args.directives || args.network || args.sitemapHosts || args.idRouted || args.failing || args.bigPages || args.tls) out(`crawl with: ${web.resolveRules.map((r) => `--resolve ${r}`).join(' ')}${trust}`);
+  if (args.politeness || args.hostile || args.traps || args.render || args.fresh || args.directives || args.network || args.sitemapHosts || args.idRouted || args.failing || args.bigPages || args.scopeHosts || args.tls) out(`crawl with: ${web.resolveRules.map((r) => `--resolve ${r}`).join(' ')}${trust}`);
   if (web.tls) out(`trust its CA: --ca-file ${web.tls.caFile} (or NODE_EXTRA_CA_CERTS=${web.tls.caFile}; curl --cacert ${web.tls.caFile})`);
 
   await new Promise<void>((resolve) => {

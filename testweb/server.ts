@@ -22,6 +22,7 @@
 // With `failing` it also serves failing.test and dead.failing.test (failing-hosts.ts): endpoints
 // that hang, drip, reset and time out beside working pages, and a host dead after its robots.txt.
 // With `bigPages` it also serves big.test (big-page-hosts.ts): HTML pages of 5 and 6 MiB.
+// With `scopeHosts` it also serves a few small sites on different registrable domains that link to each other (scope-hosts.ts).
 // With `tls` the same port also answers HTTPS, HTTP/2 offered first (tls-hosts.ts): every host
 // above, over TLS signed by a CA the web makes, plus the bad-certificate hosts *.badtls.test.
 
@@ -47,6 +48,7 @@ import { SitemapHosts } from './sitemap-hosts.js';
 import { IdRoutedHosts, type IdRoutedHostsOptions } from './id-routed-hosts.js';
 import { FailingHosts, type FailingHostsOptions } from './failing-hosts.js';
 import { BigPageHosts } from './big-page-hosts.js';
+import { ScopeHosts } from './scope-hosts.js';
 import { httpsLinks, TlsHosts, type TlsHostsOptions } from './tls-hosts.js';
 
 export interface StartTestWebOptions {
@@ -94,6 +96,8 @@ export interface StartTestWebOptions {
   failing?: FailingHostsOptions | boolean;
   /** Also serve big.test, pages of 5 and 6 MiB of text (see big-page-hosts.ts). Default off. */
   bigPages?: boolean;
+  /** Also serve the scope hosts, small sites on different registrable domains linking to each other (see scope-hosts.ts). Default off. */
+  scopeHosts?: boolean;
   /**
    * Also answer HTTPS on the same port, HTTP/2 offered first (see tls-hosts.ts), with a CA made
    * at start (`tls.caFile`), and serve the bad-certificate hosts *.badtls.test. true: default
@@ -174,6 +178,8 @@ export interface TestWeb {
   failing: FailingHosts | null;
   /** The large-page host, when enabled; null otherwise. */
   bigPages: BigPageHosts | null;
+  /** The scope hosts, when enabled; null otherwise. */
+  scopeHosts: ScopeHosts | null;
   /** TLS, when enabled: the CA file to trust, the HTTP/1.1-only hosts, the bad-certificate hosts; null otherwise. */
   tls: TlsHosts | null;
   /** Completed requests, in order of arrival. */
@@ -241,6 +247,7 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
   const idRouted = opts.idRouted ? new IdRoutedHosts(opts.idRouted) : null;
   const failing = opts.failing ? new FailingHosts(opts.failing) : null;
   const bigPages = opts.bigPages ? new BigPageHosts() : null;
+  const scopeHosts = opts.scopeHosts ? new ScopeHosts() : null;
   // set once the servers exist (TLS connections are handed to them)
   let tlsHosts: TlsHosts | null = null;
   /** Status to log for a response written as raw bytes on the socket (res never sent headers). */
@@ -346,6 +353,10 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
     if (bigPages?.has(hostName)) {
       const r = bigPages.respond(req.method ?? '', target);
       return send(req, res, r.status, r.type, r.body);
+    }
+    if (scopeHosts?.has(hostName)) {
+      const r = scopeHosts.respond(hostName, req.method ?? '', target);
+      return send(req, res, r.status, r.type, r.body, r.headers);
     }
     if (fresh?.has(hostName)) {
       const validators = { ifNoneMatch: req.headers['if-none-match'], ifModifiedSince: req.headers['if-modified-since'] };
@@ -538,7 +549,7 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
   return {
     port,
     url: (host, path = '/') => `http://${host}${path}`,
-    resolveRules: [`*.site.test=127.0.0.1:${port}`, `*.bench.test=127.0.0.1:${port}`, ...(politeness?.resolveRules(port) ?? []), ...(hostile?.resolveRules(port) ?? []), ...(traps?.resolveRules(port) ?? []), ...(renderHosts?.resolveRules(port) ?? []), ...(fresh?.resolveRules(port) ?? []), ...(directives?.resolveRules(port) ?? []), ...(network?.resolveRules(port) ?? []), ...(sitemapHosts?.resolveRules(port) ?? []), ...(idRouted?.resolveRules(port) ?? []), ...(failing?.resolveRules(port) ?? []), ...(bigPages?.resolveRules(port) ?? []), ...(tlsHosts?.resolveRules(port) ?? [])],
+    resolveRules: [`*.site.test=127.0.0.1:${port}`, `*.bench.test=127.0.0.1:${port}`, ...(politeness?.resolveRules(port) ?? []), ...(hostile?.resolveRules(port) ?? []), ...(traps?.resolveRules(port) ?? []), ...(renderHosts?.resolveRules(port) ?? []), ...(fresh?.resolveRules(port) ?? []), ...(directives?.resolveRules(port) ?? []), ...(network?.resolveRules(port) ?? []), ...(sitemapHosts?.resolveRules(port) ?? []), ...(idRouted?.resolveRules(port) ?? []), ...(failing?.resolveRules(port) ?? []), ...(bigPages?.resolveRules(port) ?? []), ...(scopeHosts?.resolveRules(port) ?? []), ...(tlsHosts?.resolveRules(port) ?? [])],
     model,
     politeness,
     hostile,
@@ -551,6 +562,7 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
     idRouted,
     failing,
     bigPages,
+    scopeHosts,
     tls: tlsHosts,
     requestLog: () => log.slice().sort((a, b) => a.start - b.start),
     connectionPorts: () => connectionPorts.slice(),

@@ -19,8 +19,8 @@ const fieldOf = (path: readonly PropertyKey[]) =>
 /**
  * A job as a client sent it, checked as the crawl will use it: the schema (unknown fields are
  * errors), every seed a URL the crawl accepts, patterns and cron expressions that compile,
- * and politeness only stricter than the deployment's. The scope is the seeds' registrable
- * domains unless the job names its own.
+ * and politeness only stricter than the deployment's. In mode `domain` (the default) the scope
+ * is the seeds' registrable domains unless the job names its own.
  */
 export function validateJob(input: unknown, settings: CrawlSettings): ValidJob {
   const parsed = JobSpec.safeParse(input);
@@ -45,6 +45,10 @@ export function validateJob(input: unknown, settings: CrawlSettings): ValidJob {
         return { ok: false, error: { field: `scope.${key}[${i}]`, reason: (err as Error).message } };
       }
     }
+  }
+  const mode = spec.scope?.mode ?? 'domain';
+  if (spec.scope?.domains && mode !== 'domain') {
+    return { ok: false, error: { field: 'scope.domains', reason: `names registrable domains, so only with mode "domain" (this job's mode is "${mode}")` } };
   }
   if (spec.schedule.kind === 'cron') {
     const problem = cronProblem(spec.schedule.cron);

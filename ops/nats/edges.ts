@@ -79,7 +79,7 @@ export const BUCKETS = {
   seenKeys: 'crawl-seen-keys',
   /** SimHash block index and content digests for near-duplicate detection */
   fingerprints: 'crawl-fingerprints',
-  /** registrable domains of the seeds: the default crawl scope */
+  /** the seeds' (and their redirects') registrable domains, hosts and prefixes: the crawl's scope (stages/normalize/scope-keys.ts) */
   scope: 'crawl-scope',
   /** ETag and Last-Modified per URL, for conditional GETs when a URL is fetched again (a later crawl) */
   validators: 'crawl-validators',

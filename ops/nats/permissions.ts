@@ -3,7 +3,7 @@
  * buckets are invisible to other teams' accounts), and in it one user per role, allowed the
  * subjects that role uses and nothing else. A stage worker may read its own durable
  * consumer, publish its outputs and its dead letters, and use the KV buckets it keeps
- * state in; the seeding user may publish `crawl.seeds` only; an API client may send the
+ * state in; the seeding user may publish `crawl.seeds` (and the seeds' scope) only; an API client may send the
  * jobs API's requests only. `operator` (topology apply, `crawl run`, `crawl serve`, status,
  * replay, dead-letters) manages streams and consumers and has the whole account.
  *
@@ -154,7 +154,8 @@ export function rolePermissions(role: string): SubjectPermissions {
   // `$JS.API.INFO` (the account's JetStream limits and use) and `$JS.API.STREAM.LIST` (the
   // streams' configuration and state: which have a leader) let a joining process wait until
   // JetStream answers and a cluster has elected its leaders; they read no message and change nothing
-  if (role === 'seeder') return { publish: [SUBJECTS.seeds, ...JOIN_CHECKS], subscribe: [INBOX] };
+  // `$KV.crawl-scope.>`: the seeds' scope, put before the seeds (app/seeding.ts); a seed puts the same keys itself
+  if (role === 'seeder') return { publish: [SUBJECTS.seeds, `$KV.${BUCKETS.scope}.>`, ...JOIN_CHECKS], subscribe: [INBOX] };
   if (role === 'api-client') return { publish: ['crawl.api.jobs.*'], subscribe: [INBOX] };
   const s = STAGE_ROLES[role];
   if (!s) throw new Error(`no role ${role}: one of ${ROLES.join(', ')}`);

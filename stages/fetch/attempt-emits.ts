@@ -103,6 +103,8 @@ export function responseEmits(a: Attempt, res: HttpResponse, facts: ExchangeFact
             // a sitemap that moved is still a sitemap
             links: [{ url: target, ...(g.fetch_as ? { fetch_as: g.fetch_as } : {}) }],
             redirect_chain: chain,
+            // a seed that moved (example.com -> www.example.co.uk) takes its scope along
+            ...(g.via === 'seed' || g.from_seed ? { from_seed: true as const } : {}),
             ...jobOf(g),
             ...(g.sitemap_level !== undefined ? { sitemap_level: g.sitemap_level } : {}),
           }),

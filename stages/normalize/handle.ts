@@ -1,6 +1,6 @@
 import {
   decodeDiscoveredLinks,
-  decodeSeed,
+  decodeSeeds,
   batchesBy,
   encodeCandidates,
   type CandidateUrl,
@@ -11,8 +11,9 @@ import { SUBJECTS } from '../../ops/nats/edges.js';
 import { subjectFor } from '../../pipeline/partition.js';
 import { emit, type Emit, type Outcome, type StageContext, type StageInput } from '../../pipeline/stage.js';
 import { canonicalize } from './canonical-url.js';
-import { checkScope, parsePattern } from './scope.js';
+import { checkScope, modeDecides, parsePattern } from './scope.js';
 import { ScopeCache } from './scope-cache.js';
+import { lookupKeys, seedScopeKeys } from './scope-keys.js';
 import { RecentUrls } from './recent-urls.js';
 import { pathOf, repeatedSegments } from './traps.js';
 import { stableId } from '../shared/messages/stage-ids.js';
@@ -22,10 +23,13 @@ import { JobScopes, type LinkScope } from './job-scopes.js';
 import { perKey } from '../shared/per-key.js';
 import { outcomeEmit } from '../shared/messages/outcome-emit.js';
 
-export type NormalizeInput = { kind: 'seed'; seed: SeedMessage } | { kind: 'links'; links: DiscoveredLinks };
+export type NormalizeInput = { kind: 'seed'; seed: SeedMessage } | { kind: 'seeds'; seeds: SeedMessage[] } | { kind: 'links'; links: DiscoveredLinks };
 
 export function decodeNormalizeInput(subject: string, data: Uint8Array): NormalizeInput {
-  if (subject === SUBJECTS.seeds) return { kind: 'seed', seed: decodeSeed(data) };
+  if (subject === SUBJECTS.seeds) {
+    const seeds = decodeSeeds(data);
+    return seeds.length === 1 ? { kind: 'seed', seed: seeds[0]! } : { kind: 'seeds', seeds };
+  }
   return { kind: 'links', links: decodeDiscoveredLinks(data) };
 }
 
@@ -36,7 +40,7 @@ const patternsOf = perKey((ctx: StageContext) => ({
 }));
 const scopeOf = perKey((ctx: StageContext) => new ScopeCache(ctx.kv.scope));
 const recentOf = perKey((_ctx: StageContext) => new RecentUrls());
-const jobScopesOf = perKey((ctx: StageContext) => new JobScopes(new JobBook(ctx.kv.jobs)));
+const jobScopesOf = perKey((ctx: StageContext) => new JobScopes(new JobBook(ctx.kv.jobs), scopeOf(ctx), () => ctx.clock.now()));
 
 function filtered(ctx: StageContext, url: string, host: string, depth: number, reason: string, job?: string): Emit {
   // one fetch_log row per URL, reason and job, however often the URL is found
@@ -68,19 +72,29 @@ function candidateEmits(ctx: StageContext, candidates: readonly CandidateUrl[]):
   }));
 }
 
-async function handleSeed(seed: SeedMessage, ctx: StageContext): Promise<Outcome> {
-  const result = canonicalize(seed.url);
-  const depth = seed.depth ?? 0;
-  if (!result.ok) {
-    // the URL itself is in the crawl log (the filtered row), not in the process log: it may carry a secret
-    ctx.log.warn({ reason: result.reason }, 'seed rejected');
-    return emit(filtered(ctx, seed.url, '', depth, `${result.reason}: ${result.detail}`));
+/**
+ * Seeds define the scope: each one's domain, host and prefix are in, whatever else is configured
+ * (seedScopeKeys). All of one message's seeds are put in the scope before any of them is passed
+ * on, so no link found from one of them can be judged before another's scope is known.
+ */
+async function handleSeeds(seeds: readonly SeedMessage[], ctx: StageContext): Promise<Outcome> {
+  const out: Emit[] = [];
+  const candidates: CandidateUrl[] = [];
+  const keys = new Set<string>();
+  for (const seed of seeds) {
+    const result = canonicalize(seed.url);
+    const depth = seed.depth ?? 0;
+    if (!result.ok) {
+      // the URL itself is in the crawl log (the filtered row), not in the process log: it may carry a secret
+      ctx.log.warn({ reason: result.reason }, 'seed rejected');
+      out.push(filtered(ctx, seed.url, '', depth, `${result.reason}: ${result.detail}`));
+      continue;
+    }
+    for (const k of seedScopeKeys(result)) keys.add(k);
+    candidates.push({ v: 1, url: result.url, host: result.host, domain: result.registrableDomain, depth, source_url: null, via: 'seed' });
   }
-  // a seed defines the scope: its registrable domain is in, whatever else is configured
-  await scopeOf(ctx).add(result.registrableDomain);
-  return emit(
-    ...candidateEmits(ctx, [{ v: 1, url: result.url, host: result.host, domain: result.registrableDomain, depth, source_url: null, via: 'seed' }]),
-  );
+  await scopeOf(ctx).addAll([...keys]);
+  return emit(...candidateEmits(ctx, candidates), ...out);
 }
 
 /** The scope rules links are judged by: their job's, or the deployment's crawl's. */
@@ -88,7 +102,12 @@ async function scopeFor(msg: DiscoveredLinks, ctx: StageContext): Promise<LinkSc
   if (msg.job === undefined) {
     const { include, exclude } = patternsOf(ctx);
     const scope = scopeOf(ctx);
-    return { include, exclude, maxDepth: ctx.settings.maxDepth, inScope: (domain) => scope.has(domain, ctx.clock.now()) };
+    const mode = ctx.settings.scope;
+    return {
+      rules: { mode, include, exclude, maxDepth: ctx.settings.maxDepth },
+      inScope: (u) => mode === 'open' || scope.hasAny(lookupKeys(mode, u), ctx.clock.now()),
+      widen: (u) => scope.addAll(seedScopeKeys(u)),
+    };
   }
   return jobScopesOf(ctx).scopeOf(msg.job, ctx.clock.now());
 }
@@ -117,13 +136,10 @@ async function handleLinks(msg: DiscoveredLinks, ctx: StageContext): Promise<Out
     // already forwarded by this process: the seen-filter has it and would drop it as seen
     const recentKey = msg.job === undefined ? result.url : `${msg.job} ${result.url}`;
     if (!repeatable && recent.has(recentKey)) continue;
-    const inScope = await rules.inScope(result.registrableDomain);
-    const verdict = checkScope(result.url, result.registrableDomain, msg.depth, {
-      allowedDomains: inScope ? new Set([result.registrableDomain]) : new Set(),
-      include: rules.include,
-      exclude: rules.exclude,
-      maxDepth: rules.maxDepth,
-    });
+    // a seed's redirect target is in the seed's scope, wherever it moved to
+    if (msg.from_seed && msg.via === 'redirect') await rules.widen(result);
+    const inMode = modeDecides(result.url, rules.rules) ? await rules.inScope(result) : true;
+    const verdict = checkScope(result, msg.depth, rules.rules, inMode);
     if (!verdict.ok) {
       out.push(filtered(ctx, result.url, result.host, msg.depth, `${verdict.reason}: ${verdict.detail}`, msg.job));
       continue;
@@ -143,6 +159,7 @@ async function handleLinks(msg: DiscoveredLinks, ctx: StageContext): Promise<Out
       source_url: msg.source_url,
       via: msg.via,
       ...(msg.redirect_chain ? { redirect_chain: msg.redirect_chain } : {}),
+      ...(msg.from_seed ? { from_seed: true as const } : {}),
       ...jobOf(msg),
       ...(link.revisit ? { revisit: link.revisit } : {}),
       ...(link.hint_interval_ms ? { hint_interval_ms: link.hint_interval_ms } : {}),
@@ -159,5 +176,6 @@ async function handleLinks(msg: DiscoveredLinks, ctx: StageContext): Promise<Out
 
 export async function handleNormalize(input: StageInput<NormalizeInput>, ctx: StageContext): Promise<Outcome> {
   const m = input.message;
-  return m.kind === 'seed' ? handleSeed(m.seed, ctx) : handleLinks(m.links, ctx);
+  if (m.kind === 'links') return handleLinks(m.links, ctx);
+  return handleSeeds(m.kind === 'seed' ? [m.seed] : m.seeds, ctx);
 }

@@ -12,3 +12,4 @@ export const normalizeStage: ConsumerStage<NormalizeInput> = {
   handle: handleNormalize,
 };
 export { canonicalize } from './canonical-url.js';
+export { seedScopeKeys } from './scope-keys.js';

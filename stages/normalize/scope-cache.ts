@@ -1,10 +1,10 @@
 import type { KvStore } from '../../ports/kv.js';
 
 /**
- * The crawl's default scope is the set of the seeds' registrable domains, kept in the
- * `crawl-scope` bucket so every normalize process agrees. This caches answers briefly:
- * positive answers never change (domains are only added), negative ones are re-checked
- * after a few seconds, so a domain seeded by another process is picked up quickly.
+ * The crawl's scope is the keys its seeds (and their redirects) put in the `crawl-scope` bucket
+ * (scope-keys.ts), so every normalize process agrees. This caches answers briefly: positive
+ * answers never change (keys are only added), negative ones are re-checked after a few seconds,
+ * so a key added by another process is picked up quickly.
  */
 export class ScopeCache {
   private readonly known = new Set<string>();
@@ -14,26 +14,35 @@ export class ScopeCache {
 
   constructor(private readonly store: KvStore) {}
 
-  async add(domain: string): Promise<void> {
-    if (this.known.has(domain)) return;
-    await this.store.put(domain, new TextEncoder().encode('1'));
-    this.known.add(domain);
-    this.unknownUntil.delete(domain);
+  async add(key: string): Promise<void> {
+    if (this.known.has(key)) return;
+    await this.store.put(key, new TextEncoder().encode('1'));
+    this.known.add(key);
+    this.unknownUntil.delete(key);
   }
 
-  async has(domain: string, now: number): Promise<boolean> {
-    if (this.known.has(domain)) return true;
-    const until = this.unknownUntil.get(domain);
+  async addAll(keys: readonly string[]): Promise<void> {
+    await Promise.all(keys.map((k) => this.add(k)));
+  }
+
+  async has(key: string, now: number): Promise<boolean> {
+    if (this.known.has(key)) return true;
+    const until = this.unknownUntil.get(key);
     if (until !== undefined && until > now) return false;
-    const entry = await this.store.get(domain);
+    const entry = await this.store.get(key);
     if (entry) {
-      this.known.add(domain);
-      this.unknownUntil.delete(domain);
+      this.known.add(key);
+      this.unknownUntil.delete(key);
       return true;
     }
     if (this.unknownUntil.size >= ScopeCache.MAX_NEGATIVE) this.unknownUntil.clear();
-    this.unknownUntil.set(domain, now + ScopeCache.NEGATIVE_TTL_MS);
+    this.unknownUntil.set(key, now + ScopeCache.NEGATIVE_TTL_MS);
     return false;
   }
 
+  /** Whether any of `keys` is in the scope (asked in order, the first yes ends it). */
+  async hasAny(keys: readonly string[], now: number): Promise<boolean> {
+    for (const k of keys) if (await this.has(k, now)) return true;
+    return false;
+  }
 }

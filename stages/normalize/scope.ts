@@ -1,27 +1,38 @@
 /**
  * Crawl-scope rules for the normalize stage (pure, no I/O).
  *
- * A URL is in scope when
- *   1. its registrable domain is one of `allowedDomains`          (else `out_of_scope`)
- *   2. it matches none of the `exclude` patterns                   (else `excluded_pattern`)
- *   3. it matches at least one `include` pattern, if any are given (else `not_included`)
- *   4. its link depth is at most `maxDepth`                        (else `max_depth`)
- * The checks run in that order and the first failure is reported.
+ * The scope mode says which URLs a crawl's seeds reach (`domain`: their registrable domains,
+ * `host`: their exact hosts, `prefix`: their origin and directory, `open`: any host); include
+ * and exclude patterns then widen or narrow it. One precedence, checked in this order, the
+ * first failure reported:
+ *   1. a URL matching an `exclude` pattern is out                  (`excluded_pattern`)
+ *   2. with `include` patterns given, a URL is in scope iff it matches one of them, wherever
+ *      its host: they widen beyond the mode and narrow within it   (else `not_included`)
+ *   3. with no `include` patterns, the scope mode decides          (else `out_of_scope`)
+ *   4. its link depth is at most `maxDepth`, always                (else `max_depth`)
  */
 import { getDomain } from 'tldts';
+import type { ScopeMode } from '../../schemas/index.js';
 import { matchesPattern as matches } from '../shared/url-patterns.js';
 
 export { parsePattern } from '../shared/url-patterns.js';
+export type { ScopeMode } from '../../schemas/index.js';
 
 export interface ScopeRules {
-  /** Registrable domains (lower case, e.g. `example.co.uk`, `site.test`, `127.0.0.1`). Empty set = nothing is in scope (fail closed). */
-  allowedDomains: ReadonlySet<string>;
-  /** If non-empty, a URL must match at least one of these. */
+  mode: ScopeMode;
+  /** If non-empty, a URL is in scope iff it matches at least one of these (whatever the mode). */
   include: RegExp[];
-  /** A URL matching any of these is rejected. */
+  /** A URL matching any of these is rejected, whatever else says. */
   exclude: RegExp[];
   /** Largest allowed link depth (seeds are depth 0). `Infinity` = unlimited. */
   maxDepth: number;
+}
+
+/** A canonical URL and the parts of it scope is judged by (what canonicalize returns). */
+export interface ScopedUrl {
+  url: string;
+  host: string;
+  registrableDomain: string;
 }
 
 export type ScopeRejectReason = 'out_of_scope' | 'excluded_pattern' | 'not_included' | 'max_depth';
@@ -54,32 +65,39 @@ export function registrableDomainOf(host: string): string {
   return d ?? h;
 }
 
-/** Decides whether a canonical URL at link depth `depth` is in scope. Never throws. */
-export function checkScope(
-  canonicalUrl: string,
-  registrableDomain: string,
-  depth: number,
-  rules: ScopeRules,
-): ScopeResult {
-  const domain = registrableDomain.toLowerCase();
-  if (!rules.allowedDomains.has(domain)) {
-    return {
-      ok: false,
-      reason: 'out_of_scope',
-      detail: `registrable domain ${JSON.stringify(domain)} is not an allowed domain`,
-    };
+/** Whether the include/exclude patterns leave the verdict to the scope mode (no include patterns, not excluded). */
+export function modeDecides(url: string, rules: Pick<ScopeRules, 'include' | 'exclude'>): boolean {
+  return rules.include.length === 0 && !rules.exclude.some((re) => matches(re, url));
+}
+
+function outOfScope(mode: ScopeMode, u: ScopedUrl): string {
+  switch (mode) {
+    case 'host':
+      return `host ${JSON.stringify(u.host)} is not a seed's host (--scope host)`;
+    case 'prefix':
+      return "URL is under no seed's prefix (--scope prefix)";
+    default:
+      return `registrable domain ${JSON.stringify(u.registrableDomain.toLowerCase())} is not a seed's (--scope domain)`;
   }
+}
+
+/**
+ * Decides whether a canonical URL at link depth `depth` is in scope. `inMode` says whether the
+ * scope mode takes the URL in (its seeds' domain, host or prefix holds it; always true when open);
+ * it is consulted only when no include pattern is given. Never throws.
+ */
+export function checkScope(u: ScopedUrl, depth: number, rules: ScopeRules, inMode: boolean): ScopeResult {
   for (const re of rules.exclude) {
-    if (matches(re, canonicalUrl)) {
+    if (matches(re, u.url)) {
       return { ok: false, reason: 'excluded_pattern', detail: `matches exclude pattern ${String(re)}` };
     }
   }
-  if (rules.include.length > 0 && !rules.include.some((re) => matches(re, canonicalUrl))) {
-    return {
-      ok: false,
-      reason: 'not_included',
-      detail: `matches none of the ${rules.include.length} include pattern(s)`,
-    };
+  if (rules.include.length > 0) {
+    if (!rules.include.some((re) => matches(re, u.url))) {
+      return { ok: false, reason: 'not_included', detail: `matches none of the ${rules.include.length} include pattern(s)` };
+    }
+  } else if (!inMode && rules.mode !== 'open') {
+    return { ok: false, reason: 'out_of_scope', detail: outOfScope(rules.mode, u) };
   }
   if (depth > rules.maxDepth) {
     return { ok: false, reason: 'max_depth', detail: `depth ${depth} exceeds maxDepth ${rules.maxDepth}` };

@@ -25,6 +25,7 @@ describe('crawl CLI: bad input gets one line naming the problem and exit code 2'
     ['a bad thread count', ['run', '--seed', 'http://a.test/', '--extract-threads', 'all'], /--extract-threads must be a whole number, got "all"/],
     ['a bad --resolve', ['run', '--seed', 'http://a.test/', '--resolve', 'nonsense'], /--resolve/],
     ['an unknown option', ['run', '--sed', 'http://a.test/'], /unknown option '--sed'/],
+    ['a scope mode it does not know', ['run', '--seed', 'http://a.test/', '--scope', 'web'], /--scope <mode>' argument 'web' is invalid. Allowed choices are domain, host, prefix, open/],
     ['an unknown stage', ['worker', '--stage', 'fetcher'], /unknown stage "fetcher": one of normalize, /],
     ['a bad sql format', ['sql', '--format', 'xml', 'SELECT 1'], /--format must be one of table, csv, json/],
     ['no seeds for a new crawl', ['run'], /no seeds/],

@@ -12,7 +12,7 @@ import { runMessages } from '../../app/service/job-runs.js';
 import { ROUTES } from '../../app/service/http-api.js';
 import { NATS_OPERATIONS } from '../../app/service/nats-api.js';
 import { JobApi } from '../../app/service/job-api.js';
-import { decodeDiscoveredLinks, type JobRecord } from '../../schemas/index.js';
+import { decodeDiscoveredLinks, SCOPE_MODES, type JobRecord } from '../../schemas/index.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const settings = parseSettings({ crawlId: 'test', minDelayMs: 1000 });
@@ -28,6 +28,9 @@ describe('crawl jobs: what the API accepts', () => {
     ['a bad duration', { seeds: ['http://a.example/'], schedule: { kind: 'interval', every: 'soon' } }, 'schedule.every', /duration/],
     ['politeness looser than the crawl', { seeds: ['http://a.example/'], politeness: { min_delay_ms: 10 } }, 'politeness.min_delay_ms', /only be stricter.*1000 ms/],
     ['a regex that does not compile', { seeds: ['http://a.example/'], scope: { include: ['/([/'] } }, 'scope.include[0]', /./],
+    ['a scope mode it does not know', { seeds: ['http://a.example/'], scope: 'everything' }, 'scope.mode', /"domain"\|"host"\|"prefix"\|"open"/],
+    ['a scope mode it does not know, in the object', { seeds: ['http://a.example/'], scope: { mode: 'web' } }, 'scope.mode', /"domain"\|"host"\|"prefix"\|"open"/],
+    ['domains with another mode', { seeds: ['http://a.example/'], scope: { mode: 'open', domains: ['a.example'] } }, 'scope.domains', /only with mode "domain".*"open"/],
   ] as const) {
     test(`refused with the field and the reason: ${what}`, () => {
       const v = validateJob(body, settings);
@@ -37,6 +40,15 @@ describe('crawl jobs: what the API accepts', () => {
       assert.match(v.error.reason, reason);
     });
   }
+
+  test('accepted: a scope mode, as a word or in the scope object', () => {
+    const open = validateJob({ seeds: ['http://a.example/'], scope: 'open' }, settings);
+    assert.ok(open.ok);
+    assert.deepEqual(open.ok && open.spec.scope, { mode: 'open' });
+    const host = validateJob({ seeds: ['http://a.example/'], scope: { mode: 'host', include: ['*.b.example/*'], exclude: ['*/private/*'] } }, settings);
+    assert.ok(host.ok);
+    assert.deepEqual(host.ok && host.spec.scope, { mode: 'host', include: ['*.b.example/*'], exclude: ['*/private/*'] });
+  });
 
   test('accepted: defaults filled in, the scope is the seeds\' registrable domains', () => {
     const v = validateJob({ seeds: ['http://www.a.example/x', 'https://b.example/'], politeness: { min_delay_ms: 2000 } }, settings);
@@ -110,6 +122,18 @@ describe('crawl jobs: the OpenAPI document says what the service does', () => {
 
   test('the documented job fields are the fields the schema accepts', () => {
     assert.deepEqual(Object.keys(doc.components.schemas.JobSpec.properties).sort(), jobSpecFields().sort());
+  });
+
+  test('the documented scope is the schema\'s: its fields, and the modes in both of its forms', () => {
+    const scope = doc.components.schemas.JobSpec.properties.scope as { oneOf: Array<{ properties?: Record<string, { enum?: string[] }>; enum?: string[] }> };
+    const [object, word] = scope.oneOf;
+    assert.deepEqual(Object.keys(object!.properties!).sort(), ['domains', 'exclude', 'include', 'mode']);
+    assert.deepEqual(object!.properties!.mode!.enum, [...SCOPE_MODES]);
+    assert.deepEqual(word!.enum, [...SCOPE_MODES]);
+    for (const key of Object.keys(object!.properties!)) {
+      const v = validateJob({ seeds: ['http://a.example/'], scope: { [key]: key === 'mode' ? 'host' : [] } }, settings);
+      assert.ok(v.ok || v.error.field !== `scope.${key}` || v.error.reason !== 'unknown field', `scope.${key} is a field the schema knows`);
+    }
   });
 
   test('the NATS operations are the ones the document names', () => {

@@ -73,7 +73,7 @@ describe('per-role NATS permissions (ops/nats/permissions.ts)', () => {
   });
 
   test('the seeder publishes crawl.seeds only; the operator has the account', () => {
-    assert.deepEqual(rolePermissions('seeder'), { publish: ['crawl.seeds', '$JS.API.INFO', '$JS.API.STREAM.LIST'], subscribe: ['_INBOX.>'] });
+    assert.deepEqual(rolePermissions('seeder'), { publish: ['crawl.seeds', '$KV.crawl-scope.>', '$JS.API.INFO', '$JS.API.STREAM.LIST'], subscribe: ['_INBOX.>'] });
     assert.deepEqual(rolePermissions('operator').publish, ['>']);
     assert.throws(() => rolePermissions('nobody'), /no role nobody/);
     assert.equal(new Set(ROLES).size, ROLES.length);

@@ -479,6 +479,16 @@ describe('fetch: redirects, refusals, PDFs', () => {
     assert.deepEqual(l.redirect_chain, [`https://${HOST}/a`, `https://${HOST}/b`]);
   });
 
+  test("a seed's redirect says so (the seed's scope goes with it), and so does its target's; a link's does not", async () => {
+    const fromSeed = async (over: Partial<FetchGrant>) => {
+      const ctx = await granted(() => httpResponse(301, { headers: { location: 'https://www.example.co.uk/' } }));
+      return onlyOn(await fetch(ctx, grantFor('/', { depth: 0, ...over })), 'crawl.links', decodeDiscoveredLinks).from_seed;
+    };
+    assert.equal(await fromSeed({ via: 'seed', source_url: null }), true);
+    assert.equal(await fromSeed({ via: 'redirect', from_seed: true }), true);
+    assert.equal(await fromSeed({ via: 'link' }), undefined);
+  });
+
   test('a redirect back into its own chain is a loop: recorded, not followed', async () => {
     const ctx = await granted(() => httpResponse(302, { headers: { location: '/a' } }));
     const out = await fetch(ctx, grantFor('/b', { redirect_chain: [`https://${HOST}/a`] }));

@@ -12,6 +12,10 @@ import {
   type DiscoveredLinks,
   type DiscoveredLink,
 } from '../../schemas/index.js';
+import { validateJob } from '../../app/service/job-validation.js';
+import { JobStore } from '../../app/service/job-store.js';
+import { parseSettings } from '../../pipeline/settings.js';
+import type { JobRecord } from '../../schemas/index.js';
 import { createFakeContext, decodedOn, emitted, onlyOn, stageInput, T0, type FakeContext, type FakeContextOptions } from '../support/fake-context.js';
 
 const seed = (url: string, depth?: number): NormalizeInput => ({ kind: 'seed', seed: depth === undefined ? { url } : { url, depth } });
@@ -210,4 +214,125 @@ describe('normalize: partitions', () => {
       }
     });
   }
+});
+
+describe('normalize: scope modes, seed batches and seeds that move', () => {
+  const verdicts = async (ctx: FakeContext, urls: string[], input = links(1, urls)) => {
+    const out = await run(ctx, input);
+    const got = new Map<string, string>();
+    for (const c of candidatesOn(out)) got.set(c.url, 'in');
+    for (const o of decodedOn(out, 'crawl.outcomes', decodeOutcome)) got.set(o.url, o.reason.split(':')[0]!);
+    return urls.map((u) => got.get(u));
+  };
+  const probe = ['https://www.example.co.uk/docs/a.html', 'https://www.example.co.uk/blog/', 'https://shop.example.co.uk/docs/', 'https://elsewhere.org/docs/'];
+
+  for (const [mode, expected] of [
+    ['domain', ['in', 'in', 'in', 'out_of_scope']],
+    ['host', ['in', 'in', 'out_of_scope', 'out_of_scope']],
+    ['prefix', ['in', 'out_of_scope', 'out_of_scope', 'out_of_scope']],
+    ['open', ['in', 'in', 'in', 'in']],
+  ] as const) {
+    test(`--scope ${mode}, seeded with https://www.example.co.uk/docs/`, async () => {
+      const ctx = createFakeContext({ settings: { scope: mode } });
+      await run(ctx, seed('https://www.example.co.uk/docs/'));
+      assert.deepEqual(await verdicts(ctx, probe), expected);
+    });
+  }
+
+  test('include patterns widen beyond the mode and narrow within it; exclude wins', async () => {
+    const ctx = createFakeContext({ settings: { scope: 'host', include: ['*/docs/*'], exclude: ['*.org/*'] } });
+    await run(ctx, seed('https://www.example.co.uk/docs/'));
+    assert.deepEqual(await verdicts(ctx, probe), ['in', 'not_included', 'in', 'excluded_pattern']);
+  });
+
+  test('a crawl resumed with another mode finds its earlier seeds in it', async () => {
+    const ctx = createFakeContext();
+    await run(ctx, seed('https://www.example.co.uk/docs/'));
+    ctx.settings.scope = 'prefix';
+    assert.deepEqual(await verdicts(ctx, probe), ['in', 'out_of_scope', 'out_of_scope', 'out_of_scope']);
+  });
+
+  test('a message of seeds, one URL a line, puts every seed in the scope before passing any on', async () => {
+    const ctx = createFakeContext();
+    const input = decodeNormalizeInput('crawl.seeds', new TextEncoder().encode('https://a.example/\n# a comment\n\nhttps://b.example/x\nftp://c.example/\n'));
+    assert.equal(input.kind, 'seeds');
+    const puts: string[] = [];
+    const put = ctx.kv.scope.put.bind(ctx.kv.scope);
+    ctx.kv.scope.put = async (k, v) => {
+      puts.push(k);
+      return put(k, v);
+    };
+    const out = await run(ctx, input);
+    assert.deepEqual(candidatesOn(out).map((c) => c.url).sort(), ['https://a.example/', 'https://b.example/x']);
+    assert.ok(puts.includes('a.example') && puts.includes('b.example'), 'both seeds are in the scope');
+    assert.deepEqual(decodedOn(out, 'crawl.outcomes', decodeOutcome).map((o) => o.url), ['ftp://c.example/'], 'the bad line is filtered under its own text');
+    assert.throws(() => decodeNormalizeInput('crawl.seeds', new TextEncoder().encode('https://a.example/\nhttps://b.example/ x\n')), /one URL a line/);
+    assert.deepEqual(await verdicts(ctx, ['https://www.a.example/', 'https://www.b.example/']), ['in', 'in']);
+  });
+
+  const redirect = (target: string, fromSeed: boolean, depth = 0): NormalizeInput => ({
+    kind: 'links',
+    links: { v: 1, source_url: 'https://example.com/', depth, via: 'redirect', links: [{ url: target }], redirect_chain: ['https://example.com/'], ...(fromSeed ? { from_seed: true as const } : {}) },
+  });
+
+  for (const [mode, inside, outside] of [
+    ['domain', 'https://shop.example.co.uk/', 'https://other.co.uk/'],
+    ['host', 'https://www.example.co.uk/x', 'https://shop.example.co.uk/'],
+    ['prefix', 'https://www.example.co.uk/en/more/', 'https://www.example.co.uk/fr/'],
+  ] as const) {
+    test(`--scope ${mode}: a seed that redirects to another domain takes its scope along`, async () => {
+      const ctx = createFakeContext({ settings: { scope: mode } });
+      await run(ctx, seed('https://example.com/'));
+      const out = await run(ctx, redirect('https://www.example.co.uk/en/', true));
+      const [c] = candidatesOn(out);
+      assert.equal(c?.url, 'https://www.example.co.uk/en/');
+      assert.equal(c?.from_seed, true, 'the target carries it on, for its own redirect');
+      assert.deepEqual(await verdicts(ctx, [inside, outside]), ['in', 'out_of_scope']);
+    });
+  }
+
+  test("a link's redirect to another domain stays out of scope", async () => {
+    const ctx = await seeded();
+    assert.deepEqual(await verdicts(ctx, ['https://www.example.co.uk/'], redirect('https://www.example.co.uk/', false, 1)), ['out_of_scope']);
+    assert.deepEqual(await verdicts(ctx, ['https://www.example.co.uk/']), ['out_of_scope']);
+  });
+});
+
+describe("normalize: a job's scope mode", () => {
+  async function withJob(scope: unknown): Promise<FakeContext> {
+    const ctx = createFakeContext();
+    const v = validateJob({ seeds: ['https://www.example.co.uk/docs/'], scope }, parseSettings({ crawlId: 't' }));
+    assert.ok(v.ok, JSON.stringify(v));
+    const record: JobRecord = { id: 'job-1', spec: v.spec, state: 'active', created_at: 1, runs: 1, last_run_at: null, next_run_at: null, via: 'http', scope_domains: v.scopeDomains, min_delay_ms: 0 };
+    await new JobStore(ctx.kv.jobs).create(record);
+    return ctx;
+  }
+  const jobLinks = (urls: string[], extra: Partial<DiscoveredLinks> = {}): NormalizeInput => ({
+    kind: 'links',
+    links: { v: 1, source_url: 'https://www.example.co.uk/docs/', depth: 1, via: 'link', links: urls.map((url) => ({ url })), job: 'job-1', ...extra },
+  });
+  const admitted = async (ctx: FakeContext, input: NormalizeInput) => candidatesOn(await run(ctx, input)).map((c) => c.url);
+  const probe = ['https://www.example.co.uk/docs/a', 'https://www.example.co.uk/blog/', 'https://shop.example.co.uk/', 'https://elsewhere.org/'];
+
+  for (const [scope, expected] of [
+    [undefined, probe.slice(0, 3)],
+    ['host', probe.slice(0, 2)],
+    [{ mode: 'prefix' }, probe.slice(0, 1)],
+    ['open', probe],
+    [{ mode: 'open', include: ['*.org/*'] }, probe.slice(3)],
+  ] as const) {
+    test(`scope ${JSON.stringify(scope)}`, async () => {
+      assert.deepEqual(await admitted(await withJob(scope), jobLinks(probe)), expected);
+    });
+  }
+
+  test("a job's seed that redirects to another domain takes the job's scope along, for that job only", async () => {
+    const ctx = await withJob('host');
+    const moved = jobLinks(['https://docs.moved.example/start'], { depth: 0, via: 'redirect', redirect_chain: ['https://www.example.co.uk/docs/'], from_seed: true });
+    assert.deepEqual(await admitted(ctx, moved), ['https://docs.moved.example/start']);
+    assert.deepEqual(await admitted(ctx, jobLinks(['https://docs.moved.example/next', 'https://www.moved.example/'])), ['https://docs.moved.example/next']);
+    // the deployment's own crawl did not gain it
+    ctx.settings.scope = 'host';
+    assert.deepEqual(await admitted(ctx, links(1, ['https://docs.moved.example/next'])), []);
+  });
 });
