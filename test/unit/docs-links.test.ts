@@ -18,7 +18,10 @@ const anchorOf = (heading: string) =>
 
 function anchors(file: string): Set<string> {
   const text = readFileSync(file, 'utf8').replace(/```[\s\S]*?```/g, '');
-  return new Set([...text.matchAll(/^#{1,6} (.*)$/gm)].map((m) => anchorOf(m[1]!)));
+  const headings = [...text.matchAll(/^#{1,6} (.*)$/gm)].map((m) => anchorOf(m[1]!));
+  // an explicit anchor (`<a id="dns"></a>`) names a place inside a section, as GitHub renders it
+  const explicit = [...text.matchAll(/<a id="([^"]+)"><\/a>/g)].map((m) => m[1]!);
+  return new Set([...headings, ...explicit]);
 }
 
 const docs = ['README.md', ...readdirSync(path.join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
