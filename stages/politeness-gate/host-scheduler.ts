@@ -2,6 +2,8 @@ import type { BackgroundContext } from '../../pipeline/stage.js';
 import { serveHostRanked, type HostTurn, type RankedTurn } from './serve-host.js';
 import { EDGES, FETCH_DURABLE, FETCHED_READERS } from '../../ops/nats/edges.js';
 import type { LaneLevel } from '../shared/host-state/host-lanes.js';
+import { DomainTally } from './domain-tally.js';
+import { ReadyHosts, type ReadyKey } from './ready-hosts.js';
 
 /** Grants the fetch stage has not taken up past which only hosts with high-priority work are served. */
 export const READY_HIGH_WATER = 500;
@@ -37,6 +39,13 @@ export const FETCHED_HIGH_WATER = 500;
  * are served; no host waits this way more than {@link MAX_DEFER_MS} past when it was due, so
  * none starves. Politeness is untouched: waiting only ever delays a request.
  *
+ * Which due host goes first when the gate's turns are all taken (ready-hosts.ts): high-priority
+ * work, then seed 003's breadth key, the host whose registrable domain this process has granted
+ * fewest requests (domain-tally.ts), then the shallowest next URL; none waits so more than
+ * {@link MAX_DEFER_MS}. A turn hands out one grant, and grants reach fetch in the order they are
+ * made, so this order is the order pages are fetched in when there are more due hosts than
+ * fetch keeps up with. It is per process, with no global queue: every gate ranks its own hosts.
+ *
  * While extract or the archive has more than {@link FETCHED_HIGH_WATER} fetched pages it has
  * not taken up, no host is served at all (checked once a second): the crawl stores pages at
  * the pace it fetches them instead of fetching far ahead of what it can process.
@@ -56,8 +65,16 @@ export class HostScheduler {
   private timer: NodeJS.Timeout | null = null;
   private loop: Promise<void> | null = null;
   private readonly inFlight = new Set<Promise<void>>();
-  /** the level of each host's next URL, as its last turn found it */
-  private readonly levels = new Map<string, LaneLevel>();
+  /** each host's next URL as its last turn found it: its level, registrable domain and depth */
+  private readonly next = new Map<string, NextUrl>();
+  /** requests granted per registrable domain by this process */
+  readonly domains = new DomainTally();
+  /** due hosts waiting for a turn, best first */
+  private readonly ready = new ReadyHosts(
+    (host, at) => this.keyOf(host, at),
+    (host, at) => this.dueAt.get(host) === at,
+    MAX_DEFER_MS,
+  );
   /** hosts held back while fetch is behind, since when */
   private readonly deferredSince = new Map<string, number>();
   private backlog = { checkedAt: -Infinity, behind: false, pagesBehind: false };
@@ -114,7 +131,7 @@ export class HostScheduler {
 
   /** A due host may start its turn now, or waits while fetch is behind (never past MAX_DEFER_MS). */
   private mayStart(host: string, behind: boolean, now: number): boolean {
-    if (!behind || this.levels.get(host) === 'h') {
+    if (!behind || this.next.get(host)?.level === 'h') {
       this.deferredSince.delete(host);
       return true;
     }
@@ -123,6 +140,12 @@ export class HostScheduler {
     if (now - since < MAX_DEFER_MS) return false;
     this.deferredSince.delete(host);
     return true;
+  }
+
+  private keyOf(host: string, at: number): ReadyKey {
+    const next = this.next.get(host);
+    if (!next) return { rank: 1, domainGrants: 0, depth: 0, at };
+    return { rank: next.level === 'h' ? 0 : 1, domainGrants: next.domain === undefined ? 0 : this.domains.count(next.domain), depth: next.depth ?? 0, at };
   }
 
   /** Hosts with an entry (for tests and metrics). */
@@ -192,14 +215,17 @@ export class HostScheduler {
   private async run(): Promise<void> {
     while (!this.stopped) {
       const now = this.ctx.clock.now();
-      const due = this.heap.peek() !== undefined && this.heap.peek()!.at <= now;
+      // hosts that came due wait among the ready ones, ranked (ready-hosts.ts)
+      for (let top = this.heap.peek(); top && top.at <= now; top = this.heap.peek()) {
+        this.heap.pop();
+        if (this.dueAt.get(top.host) === top.at) this.ready.add(top.host, top.at, now); // else superseded by an earlier notify
+      }
+      const due = this.ready.size > 0;
       const { behind, pagesBehind } = due ? await this.downstream(now) : { behind: false, pagesBehind: false };
       const heldBack: string[] = [];
       while (this.active < this.concurrency && !pagesBehind) {
-        const top = this.heap.peek();
-        if (!top || top.at > now) break;
-        this.heap.pop();
-        if (this.dueAt.get(top.host) !== top.at) continue; // superseded by an earlier notify
+        const top = this.ready.take(now);
+        if (!top) break;
         this.dueAt.delete(top.host);
         if (this.mayStart(top.host, behind, now)) this.startTurn(top.host);
         else heldBack.push(top.host);
@@ -225,10 +251,11 @@ export class HostScheduler {
         this.ctx.metrics.count('politeness-gate', 'turns', 'error');
         return { turn: { kind: 'wait', until: this.ctx.clock.now() + 1000 }, level: null };
       })
-      .then(({ turn: result, level }) => {
-        if (level) this.levels.set(host, level);
+      .then(({ turn: result, level, domain, depth }) => {
+        if (result.kind === 'granted' && domain !== undefined) this.domains.granted(domain);
+        if (level) this.next.set(host, { level, domain, depth });
         else if (result.kind === 'idle') {
-          this.levels.delete(host);
+          this.next.delete(host);
           this.deferredSince.delete(host);
         }
         this.endTurn(host, result);
@@ -259,6 +286,12 @@ export class HostScheduler {
     // 'granted' and 'idle': the next change of the host's slot (a release, a URL queued) brings it back
     this.kick();
   }
+}
+
+interface NextUrl {
+  level: LaneLevel;
+  domain: string | undefined;
+  depth: number | undefined;
 }
 
 /** A binary min-heap of (time, host); stale entries are skipped by the caller. */

@@ -31,6 +31,9 @@ export type HostTurn =
 export interface RankedTurn {
   turn: HostTurn;
   level: LaneLevel | null;
+  /** the registrable domain and depth of that URL (the scheduler's breadth key) */
+  domain?: string;
+  depth?: number;
 }
 
 /** One turn of a host (see serveHostRanked), without its level. */
@@ -123,7 +126,6 @@ export async function serveHostRanked(ctx: BackgroundContext, host: string): Pro
     const pick = await pickLane(ctx, lanes, slot, now);
     if (pick.kind === 'wait') return { turn: { ...pick, lanesOnly: true }, level: null };
     const { lane, cursor, tail: laneTail } = pick.lane;
-    // the level of the host's next URL: what the scheduler ranks it by when fetch is behind
     const level = laneLevel(lane);
     const stored = await ctx.streams.readNext(EDGES.hostq.stream, hostQueueSubject(host, s.partitions, lane), cursor + 1);
     if (!stored) {
@@ -134,6 +136,8 @@ export async function serveHostRanked(ctx: BackgroundContext, host: string): Pro
       continue;
     }
     const m = decodeAdmitted(stored.data);
+    // what the scheduler ranks the host by (host-scheduler.ts)
+    const rank = { level, domain: m.domain, depth: m.depth };
     if (pick.stopped) {
       // a cancelled job: its queued URLs end here, each with its own row
       await settleQueued(ctx, m, stored.seq, pick.stopped, 'filtered', lane);
@@ -160,12 +164,12 @@ export async function serveHostRanked(ctx: BackgroundContext, host: string): Pro
         continue;
       }
       const wait = await refreshRobots(ctx, host, origin, (exchanges) => ctx.publisher.publish(exchanges));
-      if (wait) return { turn: wait, level };
+      if (wait) return { turn: wait, ...rank };
       continue; // the last try's answer decides
     }
     if (failing && robots) {
       // come back to refetch it, or to give up on its URLs, whichever is first
-      return { turn: { kind: 'wait', until: giveUpAt === null ? robots.expiresAt : Math.min(robots.expiresAt, giveUpAt) }, level };
+      return { turn: { kind: 'wait', until: giveUpAt === null ? robots.expiresAt : Math.min(robots.expiresAt, giveUpAt) }, ...rank };
     }
     const verdict = robots?.compiled.verdict(m.url);
     if (verdict && !verdict.allowed) {
@@ -187,11 +191,11 @@ export async function serveHostRanked(ctx: BackgroundContext, host: string): Pro
       // (failing-host.ts), in this lane or at the head of another
       if (slot && (await endFailingHead(ctx, slot, m, stored.seq, lane, now))) continue;
       if (slot && slot.paused_until > now && (await endFailingHeadOfOthers(ctx, host, slot, pick.others, now))) continue;
-      return { turn: { kind: 'wait', until: at }, level };
+      return { turn: { kind: 'wait', until: at }, ...rank };
     }
     if (!robots) {
       const wait = await refreshRobots(ctx, host, origin, (exchanges) => ctx.publisher.publish(exchanges));
-      if (wait) return { turn: wait, level };
+      if (wait) return { turn: wait, ...rank };
       continue; // the robots.txt request counts as the host's request: the next turn waits its delay
     }
 
@@ -201,9 +205,9 @@ export async function serveHostRanked(ctx: BackgroundContext, host: string): Pro
       if (taken.reason === 'already handed out') continue;
       if (taken.ip) {
         ctx.metrics.count('politeness-gate', 'urls', 'ip_wait');
-        return { turn: { kind: 'wait', until: taken.retryAt, ip: taken.ip }, level };
+        return { turn: { kind: 'wait', until: taken.retryAt, ip: taken.ip }, ...rank };
       }
-      return { turn: { kind: 'wait', until: taken.retryAt }, level };
+      return { turn: { kind: 'wait', until: taken.retryAt }, ...rank };
     }
     const { ip } = taken;
     // a job may ask for more room between requests than the crawl's minimum, never less
@@ -224,7 +228,7 @@ export async function serveHostRanked(ctx: BackgroundContext, host: string): Pro
       throw err;
     }
     ctx.metrics.count('politeness-gate', 'urls', 'granted');
-    return { turn: { kind: 'granted' }, level };
+    return { turn: { kind: 'granted' }, ...rank };
   }
   return { turn: { kind: 'wait', until: ctx.clock.now() }, level: null };
 }
