@@ -4,6 +4,13 @@ import { EDGES, FETCH_DURABLE, FETCHED_READERS } from '../../ops/nats/edges.js';
 import type { LaneLevel } from '../shared/host-state/host-lanes.js';
 import { DomainTally } from './domain-tally.js';
 import { ReadyHosts, type ReadyKey } from './ready-hosts.js';
+import { heldLanesWait, releaseHeldLanes } from '../shared/breadth/first-pass.js';
+
+/**
+ * How long a gate with held hosts and nothing else to serve waits before serving them although
+ * the first pass is not over: new links may still be on their way from pages being fetched.
+ */
+export const HELD_IDLE_MS = 5000;
 
 /** Grants the fetch stage has not taken up past which only hosts with high-priority work are served. */
 export const READY_HIGH_WATER = 500;
@@ -77,6 +84,9 @@ export class HostScheduler {
   );
   /** hosts held back while fetch is behind, since when */
   private readonly deferredSince = new Map<string, number>();
+  /** hosts with only URLs the first pass holds back (stages/shared/breadth/first-pass.ts) */
+  private readonly held = new Set<string>();
+  private heldCheck = { at: -Infinity, idleSince: null as number | null, running: false };
   private backlog = { checkedAt: -Infinity, behind: false, pagesBehind: false };
   private backlogReading: Promise<void> | null = null;
 
@@ -231,6 +241,7 @@ export class HostScheduler {
         else heldBack.push(top.host);
       }
       for (const host of heldBack) this.notify(host, now + 1000);
+      if (this.held.size > 0 && now - this.heldCheck.at >= 1000 && !this.heldCheck.running) void this.checkHeld(now);
       const top = this.heap.peek();
       const sleepMs = this.active >= this.concurrency || !top || pagesBehind ? 1000 : Math.min(1000, Math.max(1, top.at - now));
       await new Promise<void>((resolve) => {
@@ -238,6 +249,35 @@ export class HostScheduler {
         this.timer = setTimeout(() => this.kick(), sleepMs);
       });
       if (this.timer) clearTimeout(this.timer);
+    }
+  }
+
+  /**
+   * Held hosts get their turns back when the first pass is over, or when this gate has had
+   * nothing else to serve for {@link HELD_IDLE_MS}: the pass cannot go further from here, and
+   * a crawl must not end with URLs waiting.
+   */
+  private async checkHeld(now: number): Promise<void> {
+    this.heldCheck.at = now;
+    this.heldCheck.running = true;
+    try {
+      let release = !(await heldLanesWait(this.ctx));
+      if (!release && this.dueAt.size === 0 && this.active === 0) {
+        this.heldCheck.idleSince ??= now;
+        if (now - this.heldCheck.idleSince >= HELD_IDLE_MS) {
+          this.ctx.log.info({ hosts: this.held.size }, 'first pass: nothing else to serve here; serving the URLs it held back');
+          releaseHeldLanes(this.ctx);
+          release = true;
+        }
+      } else this.heldCheck.idleSince = null;
+      if (!release) return;
+      const hosts = [...this.held];
+      this.held.clear();
+      for (const host of hosts) this.notify(host);
+    } catch (err) {
+      this.ctx.log.warn({ err: (err as Error).message }, 'reading the first pass failed; trying again in 1 s');
+    } finally {
+      this.heldCheck.running = false;
     }
   }
 
@@ -268,10 +308,14 @@ export class HostScheduler {
     const queuedMeanwhile = this.queuedWhileRunning.delete(host);
     // a URL queued during an idle turn may not have been seen by it; nor during a turn whose
     // wait only some lanes had (the URL may be in another): either way the host gets a turn
-    const notifiedAt = queuedMeanwhile && (result.kind === 'idle' || (result.kind === 'wait' && result.lanesOnly)) ? 0 : (this.running.get(host) ?? null);
+    const notifiedAt = queuedMeanwhile && (result.kind === 'idle' || result.kind === 'held' || (result.kind === 'wait' && result.lanesOnly)) ? 0 : (this.running.get(host) ?? null);
     this.running.delete(host);
     this.active -= 1;
-    if (result.kind === 'wait') {
+    if (result.kind === 'held') {
+      // parked until the first pass ends (checkHeld); a URL queued meanwhile (a seed) brings it back
+      this.held.add(host);
+      if (notifiedAt !== null) this.notify(host, notifiedAt);
+    } else if (result.kind === 'wait') {
       if (result.lanesOnly) this.lanesWait.add(host);
       if (result.ip) {
         const hosts = this.waitingOnIp.get(result.ip) ?? new Set<string>();

@@ -18,6 +18,7 @@ import { checkBeforeFetch } from './trap-check.js';
 import { robotsGiveUpAt } from '../shared/robots/robots-fetch-policy.js';
 import { revisitEmit } from '../shared/revisits/revisit-emit.js';
 import { failingHostEnd } from './failing-host.js';
+import { chargeGrant, knownRefusal } from './grant-charges.js';
 
 /** What the scheduler does with a host after a turn. */
 export type HostTurn =
@@ -25,7 +26,8 @@ export type HostTurn =
   // try again then (or when the host's slot changes); `lanesOnly`: only the lanes with work wait
   // (a paused job's), so a URL queued in another lane may be served sooner
   | { kind: 'wait'; until: number; ip?: string; lanesOnly?: boolean }
-  | { kind: 'granted' }; // a request is out; the release wakes the host again
+  | { kind: 'granted' } // a request is out; the release wakes the host again
+  | { kind: 'held' }; // only URLs the first pass holds back: served when it ends (host-scheduler.ts)
 
 /** A turn, and the level of the host's next URL (what the scheduler ranks the host by when fetch is behind). */
 export interface RankedTurn {
@@ -125,6 +127,7 @@ export async function serveHostRanked(ctx: BackgroundContext, host: string): Pro
     if (lanes.length === 0) return { turn: { kind: 'idle' }, level: null };
     const pick = await pickLane(ctx, lanes, slot, now);
     if (pick.kind === 'wait') return { turn: { ...pick, lanesOnly: true }, level: null };
+    if (pick.kind === 'held') return { turn: { kind: 'held' }, level: null };
     const { lane, cursor, tail: laneTail } = pick.lane;
     const level = laneLevel(lane);
     const stored = await ctx.streams.readNext(EDGES.hostq.stream, hostQueueSubject(host, s.partitions, lane), cursor + 1);
@@ -185,6 +188,12 @@ export async function serveHostRanked(ctx: BackgroundContext, host: string): Pro
       await settleQueued(ctx, m, stored.seq, `${trap.defence}: ${trap.detail}`, 'filtered', lane);
       continue;
     }
+    // a domain whose --max-pages-per-domain is spent (grant-charges.ts): no request
+    const refusal = knownRefusal(ctx, m);
+    if (refusal) {
+      await settleQueued(ctx, m, stored.seq, refusal, 'filtered', lane);
+      continue;
+    }
     const at = slot ? readyAt(slot, now) : 0;
     if (at > 0) {
       // a paused host's URLs that would wait only to cost it another pause end now
@@ -210,9 +219,16 @@ export async function serveHostRanked(ctx: BackgroundContext, host: string): Pro
       return { turn: { kind: 'wait', until: taken.retryAt }, ...rank };
     }
     const { ip } = taken;
+    const charge = await chargeGrant(ctx, m);
+    if (!charge.ok) {
+      await undoAcquire(ctx.kv.hosts, host, leaseId, stored.seq, lane);
+      if (ip) await releaseIp(ctx.kv.hosts, ip, leaseId, now);
+      await settleQueued(ctx, m, stored.seq, charge.reason, 'filtered', lane);
+      continue;
+    }
     // a job may ask for more room between requests than the crawl's minimum, never less
     const delayMs = Math.max(hostDelayMs(robots.compiled.crawlDelayMs, ctx, host), pick.minDelayMs);
-    const { novelty_check: _checked, ...url } = m;
+    const { novelty_check: _checked, held: _held, ...url } = m;
     const grant = encodeGrant({ ...url, lease_id: leaseId, granted_at: now, delay_ms: delayMs, ip });
     try {
       // the lease id is the msgId: a grant served again after a lapsed lease is not published twice
@@ -225,6 +241,7 @@ export async function serveHostRanked(ctx: BackgroundContext, host: string): Pro
     } catch (err) {
       await undoAcquire(ctx.kv.hosts, host, leaseId, stored.seq, lane);
       if (ip) await releaseIp(ctx.kv.hosts, ip, leaseId, now);
+      await charge.undo();
       throw err;
     }
     ctx.metrics.count('politeness-gate', 'urls', 'granted');

@@ -8,10 +8,12 @@ import type { PartitionSeenSet } from './partition-seen-set.js';
 import { JobBook } from '../shared/job-book.js';
 import { crawlIdOf, jobOf } from '../shared/job-fields.js';
 import { perKey } from '../shared/per-key.js';
+import { heldByFirstPass } from '../shared/breadth/first-pass.js';
+import { admittedCountKey } from '../shared/breadth/page-budget.js';
 
 const jobBookOf = perKey((ctx: StageContext) => new JobBook(ctx.kv.jobs));
 
-const admittedCounter = (crawlId: string) => `admitted-count.${crawlId}`;
+const admittedCounter = admittedCountKey;
 
 /**
  * One fetch id per URL per crawl, whoever admits it and however often: a candidate admitted
@@ -110,8 +112,16 @@ export async function handleSeenFilter(input: StageInput<CandidateUrl[]>, ctx: S
   }
   // counted against the page limit, so the limit is never exceeded (after a crash a URL may be
   // counted twice: stricter, not looser); one counter write for all of a crawl's new URLs here
-  const counts = await countAdmissions(ctx, fresh.filter((f) => f.limit > 0).map((f) => f.c));
-  for (const { c, index, limit } of fresh) {
+  // held by the first pass (--target-unique-domains): admitted, not counted until served
+  const held = await heldByFirstPass(ctx, fresh.map((f) => f.c));
+  const counts = await countAdmissions(ctx, fresh.filter((f, i) => f.limit > 0 && !held.has(i)).map((f) => f.c));
+  for (const [i, { c, index, limit }] of fresh.entries()) {
+    if (held.has(i)) {
+      seen.decide(input.streamSeq, 'admitted', index);
+      ctx.metrics.count('seen-filter', 'urls', 'held');
+      admitted.push({ ...admittedUrl(ctx, c), held: true });
+      continue;
+    }
     if (limit > 0 && counts.next(crawlIdOf(ctx, c)) > limit) {
       seen.decide(input.streamSeq, 'over_limit', index);
       outcomes.push(overLimit(ctx, c, limit));
