@@ -78,7 +78,7 @@ describe('--target-unique-domains (the first pass)', () => {
     return { v: 1, url: u, host, domain: host.split('.').slice(-2).join('.'), depth: via === 'seed' ? 0 : 1, source_url: via === 'seed' ? null : 'https://x.test/', via };
   };
 
-  test('holds links to a domain that already has a URL admitted (not seeds, not the first link to a new domain)', async () => {
+  test('holds links to a domain that already has a URL admitted (not seeds, redirect targets, nor the first link to a new domain)', async () => {
     const ctx = createFakeContext({ settings: { targetUniqueDomains: 2 } });
     const held = await heldByFirstPass(ctx, [
       candidate('https://www.a.test/', 'seed'),
@@ -87,8 +87,9 @@ describe('--target-unique-domains (the first pass)', () => {
       candidate('https://shop.b.test/y'),
       candidate('https://www.c.test/', 'seed'),
       candidate('https://www.c.test/again', 'seed'),
+      candidate('https://www.a.test/moved', 'redirect'),
     ]);
-    assert.deepEqual([...held], [1, 3]);
+    assert.deepEqual([...held], [1, 3], 'seeds and redirect targets are never held');
     // another process (a fresh context, the same buckets) finds the claims in KV
     const other = createFakeContext({ settings: { targetUniqueDomains: 2 }, kv: ctx.kv });
     assert.deepEqual([...(await heldByFirstPass(other, [candidate('https://www.a.test/z'), candidate('https://www.d.test/')]))], [0]);

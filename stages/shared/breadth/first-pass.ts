@@ -72,8 +72,8 @@ async function readCount(kv: KvStore, crawl: string): Promise<number> {
 }
 
 /**
- * Of a seen-filter's new candidates, the indexes of those held by the first pass: not seeds,
- * not a job's, and of a domain that already has a URL admitted (by this batch or before).
+ * Of a seen-filter's new candidates, the indexes of those held by the first pass: links (and
+ * sitemaps' URLs), not a job's, to a domain that already has a URL admitted (by this batch or before).
  */
 export async function heldByFirstPass(ctx: StageContext, candidates: readonly CandidateUrl[]): Promise<Set<number>> {
   const held = new Set<number>();
@@ -83,10 +83,17 @@ export async function heldByFirstPass(ctx: StageContext, candidates: readonly Ca
   for (const [i, c] of candidates.entries()) {
     if (c.job !== undefined) continue;
     const isNew = await claim(ctx.kv.seen, state.claimed, crawl, c.domain);
-    if (!isNew && c.via !== 'seed') held.add(i);
+    if (!isNew && holdable(c)) held.add(i);
   }
   return held;
 }
+
+/**
+ * Links and what sitemaps list may wait; a seed never does, nor a redirect's target (it goes on
+ * with a request already spent: `http://a.test/` → `https://a.test/` would otherwise leave the
+ * domain without a stored page), nor a sitemap itself.
+ */
+const holdable = (c: CandidateUrl) => c.via === 'link' || (c.via === 'sitemap' && c.fetch_as !== 'sitemap');
 
 /** Claims the domain for the first URL admitted to it; false when it was claimed already. */
 async function claim(kv: KvStore, known: KnownSet, crawl: string, domain: string): Promise<boolean> {
