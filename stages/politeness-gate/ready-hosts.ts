@@ -3,7 +3,7 @@
  * serve them all at once (its turns are all taken): seeds, sitemaps and changed pages first
  * (a host whose next URL is in the high lane), then by seed 003's breadth key: the fewest
  * requests granted so far to the host's registrable domain (domain-tally.ts), then the
- * shallowest next URL, then the longest due, then by name. The key is taken when a host becomes due and
+ * shallowest next URL, then the longest due, then the first to arrive. The key is taken when a host becomes due and
  * checked again when it comes to the top (its domain may have been granted more meanwhile),
  * so the heap never holds a better key than the host has.
  *
@@ -24,17 +24,20 @@ interface Entry {
   host: string;
   at: number;
   key: ReadyKey;
+  /** arrival order: among equal keys, the host that came due first goes first */
+  seq: number;
 }
 
 const before = (a: ReadyKey, b: ReadyKey): boolean =>
   a.rank !== b.rank ? a.rank < b.rank : a.domainGrants !== b.domainGrants ? a.domainGrants < b.domainGrants : a.depth !== b.depth ? a.depth < b.depth : a.at < b.at;
-/** the key's order, then the host's name, so that every run decides the same */
-const entryBefore = (a: Entry, b: Entry): boolean => (before(a.key, b.key) || before(b.key, a.key) ? before(a.key, b.key) : a.host < b.host);
+/** the key's order, then arrival */
+const entryBefore = (a: Entry, b: Entry): boolean => (before(a.key, b.key) || before(b.key, a.key) ? before(a.key, b.key) : a.seq < b.seq);
 
 export class ReadyHosts {
   private readonly heap: Entry[] = [];
   private fifo: Array<{ host: string; at: number; since: number }> = [];
   private fifoHead = 0;
+  private arrivals = 0;
 
   constructor(
     private readonly keyOf: (host: string, at: number) => ReadyKey,
@@ -48,7 +51,7 @@ export class ReadyHosts {
 
   /** `host` came due (its entry's time `at`) and waits from `now` on */
   add(host: string, at: number, now: number): void {
-    this.push({ host, at, key: this.keyOf(host, at) });
+    this.push({ host, at, key: this.keyOf(host, at), seq: this.arrivals++ });
     this.fifo.push({ host, at, since: now });
   }
 

@@ -51,7 +51,7 @@ describe('gate timetable: which due host goes first when turns are the limit', (
       for (const h of ['a1.a.test', 'a2.a.test', 'c1.c.test', 'b1.b.test']) scheduler.notify(h);
       await settle();
       await drain();
-      // all four came due at once and were ranked: a.test's hosts by name
+      // all four came due at once and were ranked: a.test's hosts in the order they came due
       assert.deepEqual(turns, ['b1.b.test', 'c1.c.test', 'a1.a.test', 'a2.a.test']);
     } finally {
       await scheduler.stop();
