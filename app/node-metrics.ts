@@ -16,6 +16,7 @@ const REASON_LABELS: Record<WaitReason, string> = {
   backoff: 'backoff',
   'crawl delay': 'crawl_delay',
   'request in flight': 'request_in_flight',
+  'held by the first pass': 'first_pass',
   due: 'due',
 };
 

@@ -14,6 +14,8 @@ export function addSettingsOptions(cmd: Command): Command {
     .option('--resolve <pattern=address>', 'map hosts matching PATTERN (e.g. *.site.test) to ADDRESS[:PORT], like curl (repeatable)', collect, [])
     .option('--max-depth <n>', 'link hops from a seed to follow (default 5)', parseIntOption('--max-depth', 0, 1000))
     .option('--max-pages <n>', 'stop admitting URLs after this many (0 = no limit)', parseIntOption('--max-pages', 0))
+    .option('--max-pages-per-domain <n>', 'requests granted per registrable domain; its later URLs end as filtered max_pages_per_domain (0 = no limit)', parseIntOption('--max-pages-per-domain', 0))
+    .option('--target-unique-domains <n>', 'first pass: until N registrable domains have a stored page, links to domains already reached wait and only new domains (and seeds) are served (0 = off)', parseIntOption('--target-unique-domains', 0))
     .option('--partitions <p>', 'partitions per edge (default 16)', parseIntOption('--partitions', 1, 1024))
     .option('--seen-expected-urls <n>', 'URLs the seen set is planned for, at 2 bytes each; a larger crawl grows it (default 1000000)', parseIntOption('--seen-expected-urls', 1024))
     .option('--min-delay-ms <n>', 'minimum gap between requests to one host (default 1000)', parseIntOption('--min-delay-ms', 0, 3_600_000))
@@ -80,6 +82,8 @@ function oldName<T>(old: string, now: string, parse: (value: string) => T): (val
 const DIRECT_SETTINGS = [
   'maxDepth',
   'maxPages',
+  'maxPagesPerDomain',
+  'targetUniqueDomains',
   'partitions',
   'minDelayMs',
   'userAgent',

@@ -30,6 +30,13 @@ export const CrawlSettingsSchema = z
     maxDepth: z.number().int().min(0).max(1000).default(5),
     /** 0 = no limit: stop admitting new URLs once this many have been admitted */
     maxPages: z.number().int().min(0).default(0),
+    /** 0 = no limit: requests granted per registrable domain, past which its URLs end as filtered (docs/breadth-and-importance.md) */
+    maxPagesPerDomain: z.number().int().min(0).default(0),
+    /**
+     * 0 = off: until this many registrable domains have a stored page, links to domains that
+     * already have a URL admitted are held back (served once it is reached; seed 003's first pass)
+     */
+    targetUniqueDomains: z.number().int().min(0).default(0),
     minDelayMs: z.number().int().min(0).max(3_600_000).default(1000),
     /** a robots.txt Crawl-delay above this is clamped to it (and logged) */
     maxCrawlDelayMs: z.number().int().min(0).default(60_000),

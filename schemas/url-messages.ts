@@ -137,6 +137,11 @@ export const AdmittedUrl = CandidateUrl.extend({
   novelty_check: z.literal(true).optional(),
   /** with attempt > 0: how the last try failed */
   last_failure: LastFailure.optional(),
+  /**
+   * admitted during the first pass (`--target-unique-domains`) to a domain already reached: it
+   * waits in its host's held lane until the pass ends, and only then counts against --max-pages
+   */
+  held: z.literal(true).optional(),
 });
 export type AdmittedUrl = z.infer<typeof AdmittedUrl>;
 

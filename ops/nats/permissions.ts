@@ -53,7 +53,8 @@ export const STAGE_ROLES: Record<string, StageRole> = {
     durable: 'seen-filter',
     partitioned: true,
     outputs: [every(SUBJECTS.frontier), every(SUBJECTS.outcomes)],
-    read: [BUCKETS.seen, BUCKETS.seenKeys],
+    // the traps bucket: how many domains have a stored page (--target-unique-domains)
+    read: [BUCKETS.seen, BUCKETS.seenKeys, BUCKETS.traps],
     write: [BUCKETS.seen, BUCKETS.seenKeys],
     // it declares the consumers of the partitions it takes over
     api: [`$JS.API.CONSUMER.CREATE.${EDGES.normalized.stream}.>`, `$JS.API.CONSUMER.DURABLE.CREATE.${EDGES.normalized.stream}.>`],
@@ -62,8 +63,9 @@ export const STAGE_ROLES: Record<string, StageRole> = {
     stream: EDGES.frontier.stream,
     durable: 'politeness-gate',
     outputs: [`${SUBJECTS.hostq}.>`, every(SUBJECTS.ready), every(SUBJECTS.outcomes), every(SUBJECTS.exchanges), every(SUBJECTS.links)],
-    read: [BUCKETS.hosts, BUCKETS.traps, BUCKETS.robots],
-    write: [BUCKETS.hosts, BUCKETS.traps, BUCKETS.robots],
+    // the seen bucket: a URL the first pass held counts against --max-pages when granted
+    read: [BUCKETS.hosts, BUCKETS.traps, BUCKETS.robots, BUCKETS.seen],
+    write: [BUCKETS.hosts, BUCKETS.traps, BUCKETS.robots, BUCKETS.seen],
     api: [
       // the per-host queues are read by subject and sequence (direct gets; an empty answer
       // is confirmed by the stream's leader, a replica may lag)

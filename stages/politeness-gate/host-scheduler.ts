@@ -2,6 +2,15 @@ import type { BackgroundContext } from '../../pipeline/stage.js';
 import { serveHostRanked, type HostTurn, type RankedTurn } from './serve-host.js';
 import { EDGES, FETCH_DURABLE, FETCHED_READERS } from '../../ops/nats/edges.js';
 import type { LaneLevel } from '../shared/host-state/host-lanes.js';
+import { DomainTally } from './domain-tally.js';
+import { ReadyHosts, type ReadyKey } from './ready-hosts.js';
+import { heldLanesWait, releaseHeldLanes } from '../shared/breadth/first-pass.js';
+
+/**
+ * How long a gate with held hosts and nothing else to serve waits before serving them although
+ * the first pass is not over: new links may still be on their way from pages being fetched.
+ */
+export const HELD_IDLE_MS = 5000;
 
 /** Grants the fetch stage has not taken up past which only hosts with high-priority work are served. */
 export const READY_HIGH_WATER = 500;
@@ -37,6 +46,13 @@ export const FETCHED_HIGH_WATER = 500;
  * are served; no host waits this way more than {@link MAX_DEFER_MS} past when it was due, so
  * none starves. Politeness is untouched: waiting only ever delays a request.
  *
+ * Which due host goes first when the gate's turns are all taken (ready-hosts.ts): high-priority
+ * work, then seed 003's breadth key, the host whose registrable domain this process has granted
+ * fewest requests (domain-tally.ts), then the shallowest next URL; none waits so more than
+ * {@link MAX_DEFER_MS}. A turn hands out one grant, and grants reach fetch in the order they are
+ * made, so this order is the order pages are fetched in when there are more due hosts than
+ * fetch keeps up with. It is per process, with no global queue: every gate ranks its own hosts.
+ *
  * While extract or the archive has more than {@link FETCHED_HIGH_WATER} fetched pages it has
  * not taken up, no host is served at all (checked once a second): the crawl stores pages at
  * the pace it fetches them instead of fetching far ahead of what it can process.
@@ -56,10 +72,21 @@ export class HostScheduler {
   private timer: NodeJS.Timeout | null = null;
   private loop: Promise<void> | null = null;
   private readonly inFlight = new Set<Promise<void>>();
-  /** the level of each host's next URL, as its last turn found it */
-  private readonly levels = new Map<string, LaneLevel>();
+  /** each host's next URL as its last turn found it: its level, registrable domain and depth */
+  private readonly next = new Map<string, NextUrl>();
+  /** requests granted per registrable domain by this process */
+  readonly domains = new DomainTally();
+  /** due hosts waiting for a turn, best first */
+  private readonly ready = new ReadyHosts(
+    (host, at) => this.keyOf(host, at),
+    (host, at) => this.dueAt.get(host) === at,
+    MAX_DEFER_MS,
+  );
   /** hosts held back while fetch is behind, since when */
   private readonly deferredSince = new Map<string, number>();
+  /** hosts with only URLs the first pass holds back (stages/shared/breadth/first-pass.ts) */
+  private readonly held = new Set<string>();
+  private heldCheck = { at: -Infinity, idleSince: null as number | null, running: false };
   private backlog = { checkedAt: -Infinity, behind: false, pagesBehind: false };
   private backlogReading: Promise<void> | null = null;
 
@@ -114,7 +141,7 @@ export class HostScheduler {
 
   /** A due host may start its turn now, or waits while fetch is behind (never past MAX_DEFER_MS). */
   private mayStart(host: string, behind: boolean, now: number): boolean {
-    if (!behind || this.levels.get(host) === 'h') {
+    if (!behind || this.next.get(host)?.level === 'h') {
       this.deferredSince.delete(host);
       return true;
     }
@@ -123,6 +150,12 @@ export class HostScheduler {
     if (now - since < MAX_DEFER_MS) return false;
     this.deferredSince.delete(host);
     return true;
+  }
+
+  private keyOf(host: string, at: number): ReadyKey {
+    const next = this.next.get(host);
+    if (!next) return { rank: 1, domainGrants: 0, depth: 0, at };
+    return { rank: next.level === 'h' ? 0 : 1, domainGrants: next.domain === undefined ? 0 : this.domains.count(next.domain), depth: next.depth ?? 0, at };
   }
 
   /** Hosts with an entry (for tests and metrics). */
@@ -192,19 +225,23 @@ export class HostScheduler {
   private async run(): Promise<void> {
     while (!this.stopped) {
       const now = this.ctx.clock.now();
-      const due = this.heap.peek() !== undefined && this.heap.peek()!.at <= now;
+      // hosts that came due wait among the ready ones, ranked (ready-hosts.ts)
+      for (let top = this.heap.peek(); top && top.at <= now; top = this.heap.peek()) {
+        this.heap.pop();
+        if (this.dueAt.get(top.host) === top.at) this.ready.add(top.host, top.at, now); // else superseded by an earlier notify
+      }
+      const due = this.ready.size > 0;
       const { behind, pagesBehind } = due ? await this.downstream(now) : { behind: false, pagesBehind: false };
       const heldBack: string[] = [];
       while (this.active < this.concurrency && !pagesBehind) {
-        const top = this.heap.peek();
-        if (!top || top.at > now) break;
-        this.heap.pop();
-        if (this.dueAt.get(top.host) !== top.at) continue; // superseded by an earlier notify
+        const top = this.ready.take(now);
+        if (!top) break;
         this.dueAt.delete(top.host);
         if (this.mayStart(top.host, behind, now)) this.startTurn(top.host);
         else heldBack.push(top.host);
       }
       for (const host of heldBack) this.notify(host, now + 1000);
+      if (this.held.size > 0 && now - this.heldCheck.at >= 1000 && !this.heldCheck.running) void this.checkHeld(now);
       const top = this.heap.peek();
       const sleepMs = this.active >= this.concurrency || !top || pagesBehind ? 1000 : Math.min(1000, Math.max(1, top.at - now));
       await new Promise<void>((resolve) => {
@@ -212,6 +249,35 @@ export class HostScheduler {
         this.timer = setTimeout(() => this.kick(), sleepMs);
       });
       if (this.timer) clearTimeout(this.timer);
+    }
+  }
+
+  /**
+   * Held hosts get their turns back when the first pass is over, or when this gate has had
+   * nothing else to serve for {@link HELD_IDLE_MS}: the pass cannot go further from here, and
+   * a crawl must not end with URLs waiting.
+   */
+  private async checkHeld(now: number): Promise<void> {
+    this.heldCheck.at = now;
+    this.heldCheck.running = true;
+    try {
+      let release = !(await heldLanesWait(this.ctx));
+      if (!release && this.dueAt.size === 0 && this.active === 0) {
+        this.heldCheck.idleSince ??= now;
+        if (now - this.heldCheck.idleSince >= HELD_IDLE_MS) {
+          this.ctx.log.info({ hosts: this.held.size }, 'first pass: nothing else to serve here; serving the URLs it held back');
+          releaseHeldLanes(this.ctx);
+          release = true;
+        }
+      } else this.heldCheck.idleSince = null;
+      if (!release) return;
+      const hosts = [...this.held];
+      this.held.clear();
+      for (const host of hosts) this.notify(host);
+    } catch (err) {
+      this.ctx.log.warn({ err: (err as Error).message }, 'reading the first pass failed; trying again in 1 s');
+    } finally {
+      this.heldCheck.running = false;
     }
   }
 
@@ -225,10 +291,11 @@ export class HostScheduler {
         this.ctx.metrics.count('politeness-gate', 'turns', 'error');
         return { turn: { kind: 'wait', until: this.ctx.clock.now() + 1000 }, level: null };
       })
-      .then(({ turn: result, level }) => {
-        if (level) this.levels.set(host, level);
+      .then(({ turn: result, level, domain, depth }) => {
+        if (result.kind === 'granted' && domain !== undefined) this.domains.granted(domain);
+        if (level) this.next.set(host, { level, domain, depth });
         else if (result.kind === 'idle') {
-          this.levels.delete(host);
+          this.next.delete(host);
           this.deferredSince.delete(host);
         }
         this.endTurn(host, result);
@@ -241,10 +308,14 @@ export class HostScheduler {
     const queuedMeanwhile = this.queuedWhileRunning.delete(host);
     // a URL queued during an idle turn may not have been seen by it; nor during a turn whose
     // wait only some lanes had (the URL may be in another): either way the host gets a turn
-    const notifiedAt = queuedMeanwhile && (result.kind === 'idle' || (result.kind === 'wait' && result.lanesOnly)) ? 0 : (this.running.get(host) ?? null);
+    const notifiedAt = queuedMeanwhile && (result.kind === 'idle' || result.kind === 'held' || (result.kind === 'wait' && result.lanesOnly)) ? 0 : (this.running.get(host) ?? null);
     this.running.delete(host);
     this.active -= 1;
-    if (result.kind === 'wait') {
+    if (result.kind === 'held') {
+      // parked until the first pass ends (checkHeld); a URL queued meanwhile (a seed) brings it back
+      this.held.add(host);
+      if (notifiedAt !== null) this.notify(host, notifiedAt);
+    } else if (result.kind === 'wait') {
       if (result.lanesOnly) this.lanesWait.add(host);
       if (result.ip) {
         const hosts = this.waitingOnIp.get(result.ip) ?? new Set<string>();
@@ -259,6 +330,12 @@ export class HostScheduler {
     // 'granted' and 'idle': the next change of the host's slot (a release, a URL queued) brings it back
     this.kick();
   }
+}
+
+interface NextUrl {
+  level: LaneLevel;
+  domain: string | undefined;
+  depth: number | undefined;
 }
 
 /** A binary min-heap of (time, host); stale entries are skipped by the caller. */

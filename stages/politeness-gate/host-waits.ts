@@ -4,6 +4,7 @@ import { parseJsonValue } from '../../pipeline/kv-store.js';
 import { type KvStore } from '../../ports/kv.js';
 import type { StreamAccess } from '../../ports/streams.js';
 import { EDGES } from '../../ops/nats/edges.js';
+import { laneLevel } from '../shared/host-state/host-lanes.js';
 import { lanesWithWork, leaseLive, readSlot, TAIL_PREFIX, type HostSlot, type QueueTail } from '../shared/host-state/host-slot.js';
 import type { RobotsCache } from '../shared/robots/robots-cache.js';
 import { robotsGiveUpAt } from '../shared/robots/robots-fetch-policy.js';
@@ -19,6 +20,7 @@ export type WaitReason =
   | 'backoff' // failed requests: the gap grows
   | 'crawl delay' // the host's gap between requests (Crawl-delay, minimum, adaptive)
   | 'request in flight'
+  | 'held by the first pass' // only links --target-unique-domains holds back (docs/breadth-and-importance.md)
   | 'due'; // may be served now (a gate will take it on its next turn)
 
 export interface HostWait {
@@ -104,6 +106,7 @@ async function describeWait(src: HostWaitSources, host: string, slot: HostSlot |
   }
   if (slot && slot.paused_until > now) return { ...base, reason: 'paused', until: slot.paused_until };
   if (slot && slot.next_allowed_at > now) return { ...base, reason: slot.failures > 0 ? 'backoff' : 'crawl delay', until: slot.next_allowed_at };
+  if (lanes.length > 0 && lanes.every((l) => laneLevel(l.lane) === 'w')) return { ...base, reason: 'held by the first pass', until: null };
   return { ...base, reason: 'due', until: null };
 }
 

@@ -1,7 +1,8 @@
 import type { JobRecord } from '../../schemas/index.js';
 import type { StageContext } from '../../pipeline/stage.js';
 import type { HostSlot } from '../shared/host-state/host-slot.js';
-import { laneJob, laneWeight, nextLane } from '../shared/host-state/host-lanes.js';
+import { laneJob, laneLevel, laneWeight, nextLane } from '../shared/host-state/host-lanes.js';
+import { heldLanesWait } from '../shared/breadth/first-pass.js';
 import { JobBook, jobStopped } from '../shared/job-book.js';
 import { perKey } from '../shared/per-key.js';
 
@@ -31,12 +32,15 @@ export type LanePick =
       /** the other lanes that could have been served (with work, their job running) */
       others: LaneWithWork[];
     }
-  | { kind: 'wait'; until: number };
+  | { kind: 'wait'; until: number }
+  /** only held lanes have work, and the first pass holds them (stages/shared/breadth/first-pass.ts) */
+  | { kind: 'held' };
 
 /**
  * Which of a host's lanes with work to serve now (host-lanes.ts): a cancelled job's lane
  * first (its URLs end without a request), then by stride among the lanes of running jobs and
  * of the crawl itself; a paused job's lanes are left alone. Only paused lanes: come back later.
+ * The held lane waits while the first pass is on; a host with nothing else is `held`.
  */
 export async function pickLane(ctx: StageContext, lanes: readonly LaneWithWork[], slot: HostSlot | null, now: number): Promise<LanePick> {
   const jobs = new Map<string, JobRecord | null>();
@@ -55,6 +59,11 @@ export async function pickLane(ctx: StageContext, lanes: readonly LaneWithWork[]
     const stopped = jobStopped(record, id);
     if (stopped) return { kind: 'serve', lane: l, stride: null, stopped, minDelayMs: 0, job: null, others: [] };
     if (record!.state !== 'paused') eligible.push(l);
+  }
+  if (eligible.some((l) => laneLevel(l.lane) === 'w') && (await heldLanesWait(ctx))) {
+    const unheld = eligible.filter((l) => laneLevel(l.lane) !== 'w');
+    if (unheld.length === 0) return { kind: 'held' };
+    eligible.splice(0, eligible.length, ...unheld);
   }
   const weightOf = (lane: string) => laneWeight(lane, jobs.get(laneJob(lane) ?? '')?.spec.priority);
   const next = nextLane(eligible.map((l) => l.lane), slot?.lane_pass, slot?.vtime, weightOf);

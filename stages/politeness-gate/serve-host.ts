@@ -19,6 +19,7 @@ import { robotsGiveUpAt } from '../shared/robots/robots-fetch-policy.js';
 import { revisitEmit } from '../shared/revisits/revisit-emit.js';
 import { failingHostEnd } from './failing-host.js';
 import { removeServed } from '../shared/host-state/served-urls.js';
+import { chargeGrant, knownRefusal } from './grant-charges.js';
 
 /** What the scheduler does with a host after a turn. */
 export type HostTurn =
@@ -26,12 +27,16 @@ export type HostTurn =
   // try again then (or when the host's slot changes); `lanesOnly`: only the lanes with work wait
   // (a paused job's), so a URL queued in another lane may be served sooner
   | { kind: 'wait'; until: number; ip?: string; lanesOnly?: boolean }
-  | { kind: 'granted' }; // a request is out; the release wakes the host again
+  | { kind: 'granted' } // a request is out; the release wakes the host again
+  | { kind: 'held' }; // only URLs the first pass holds back: served when it ends (host-scheduler.ts)
 
 /** A turn, and the level of the host's next URL (what the scheduler ranks the host by when fetch is behind). */
 export interface RankedTurn {
   turn: HostTurn;
   level: LaneLevel | null;
+  /** the registrable domain and depth of that URL (the scheduler's breadth key) */
+  domain?: string;
+  depth?: number;
 }
 
 /** One turn of a host (see serveHostRanked), without its level. */
@@ -136,8 +141,8 @@ export async function serveHostRanked(ctx: BackgroundContext, host: string): Pro
     if (lanes.length === 0) return { turn: { kind: 'idle' }, level: null };
     const pick = await pickLane(ctx, lanes, slot, now);
     if (pick.kind === 'wait') return { turn: { ...pick, lanesOnly: true }, level: null };
+    if (pick.kind === 'held') return { turn: { kind: 'held' }, level: null };
     const { lane, cursor, tail: laneTail } = pick.lane;
-    // the level of the host's next URL: what the scheduler ranks it by when fetch is behind
     const level = laneLevel(lane);
     const stored = await ctx.streams.readNext(EDGES.hostq.stream, hostQueueSubject(host, s.partitions, lane), cursor + 1);
     if (!stored) {
@@ -152,6 +157,8 @@ export async function serveHostRanked(ctx: BackgroundContext, host: string): Pro
       continue;
     }
     const m = decodeAdmitted(stored.data);
+    // what the scheduler ranks the host by (host-scheduler.ts)
+    const rank = { level, domain: m.domain, depth: m.depth };
     if (pick.stopped) {
       // a cancelled job: its queued URLs end here, each with its own row
       await settleQueued(ctx, m, stored.seq, pick.stopped, 'filtered', lane);
@@ -178,12 +185,12 @@ export async function serveHostRanked(ctx: BackgroundContext, host: string): Pro
         continue;
       }
       const wait = await refreshRobots(ctx, host, origin, (exchanges) => ctx.publisher.publish(exchanges));
-      if (wait) return { turn: wait, level };
+      if (wait) return { turn: wait, ...rank };
       continue; // the last try's answer decides
     }
     if (failing && robots) {
       // come back to refetch it, or to give up on its URLs, whichever is first
-      return { turn: { kind: 'wait', until: giveUpAt === null ? robots.expiresAt : Math.min(robots.expiresAt, giveUpAt) }, level };
+      return { turn: { kind: 'wait', until: giveUpAt === null ? robots.expiresAt : Math.min(robots.expiresAt, giveUpAt) }, ...rank };
     }
     const verdict = robots?.compiled.verdict(m.url);
     if (verdict && !verdict.allowed) {
@@ -199,17 +206,23 @@ export async function serveHostRanked(ctx: BackgroundContext, host: string): Pro
       await settleQueued(ctx, m, stored.seq, `${trap.defence}: ${trap.detail}`, 'filtered', lane);
       continue;
     }
+    // a domain whose --max-pages-per-domain is spent (grant-charges.ts): no request
+    const refusal = knownRefusal(ctx, m);
+    if (refusal) {
+      await settleQueued(ctx, m, stored.seq, refusal, 'filtered', lane);
+      continue;
+    }
     const at = slot ? readyAt(slot, now) : 0;
     if (at > 0) {
       // a paused host's URLs that would wait only to cost it another pause end now
       // (failing-host.ts), in this lane or at the head of another
       if (slot && (await endFailingHead(ctx, slot, m, stored.seq, lane, now))) continue;
       if (slot && slot.paused_until > now && (await endFailingHeadOfOthers(ctx, host, slot, pick.others, now))) continue;
-      return { turn: { kind: 'wait', until: at }, level };
+      return { turn: { kind: 'wait', until: at }, ...rank };
     }
     if (!robots) {
       const wait = await refreshRobots(ctx, host, origin, (exchanges) => ctx.publisher.publish(exchanges));
-      if (wait) return { turn: wait, level };
+      if (wait) return { turn: wait, ...rank };
       continue; // the robots.txt request counts as the host's request: the next turn waits its delay
     }
 
@@ -219,14 +232,21 @@ export async function serveHostRanked(ctx: BackgroundContext, host: string): Pro
       if (taken.reason === 'already handed out') continue;
       if (taken.ip) {
         ctx.metrics.count('politeness-gate', 'urls', 'ip_wait');
-        return { turn: { kind: 'wait', until: taken.retryAt, ip: taken.ip }, level };
+        return { turn: { kind: 'wait', until: taken.retryAt, ip: taken.ip }, ...rank };
       }
-      return { turn: { kind: 'wait', until: taken.retryAt }, level };
+      return { turn: { kind: 'wait', until: taken.retryAt }, ...rank };
     }
     const { ip } = taken;
+    const charge = await chargeGrant(ctx, m);
+    if (!charge.ok) {
+      await undoAcquire(ctx.kv.hosts, host, leaseId, stored.seq, lane);
+      if (ip) await releaseIp(ctx.kv.hosts, ip, leaseId, now);
+      await settleQueued(ctx, m, stored.seq, charge.reason, 'filtered', lane);
+      continue;
+    }
     // a job may ask for more room between requests than the crawl's minimum, never less
     const delayMs = Math.max(hostDelayMs(robots.compiled.crawlDelayMs, ctx, host), pick.minDelayMs);
-    const { novelty_check: _checked, ...url } = m;
+    const { novelty_check: _checked, held: _held, ...url } = m;
     const grant = encodeGrant({ ...url, lease_id: leaseId, granted_at: now, delay_ms: delayMs, ip });
     try {
       // the lease id is the msgId: a grant served again after a lapsed lease is not published twice
@@ -239,10 +259,11 @@ export async function serveHostRanked(ctx: BackgroundContext, host: string): Pro
     } catch (err) {
       await undoAcquire(ctx.kv.hosts, host, leaseId, stored.seq, lane);
       if (ip) await releaseIp(ctx.kv.hosts, ip, leaseId, now);
+      await charge.undo();
       throw err;
     }
     ctx.metrics.count('politeness-gate', 'urls', 'granted');
-    return { turn: { kind: 'granted' }, level };
+    return { turn: { kind: 'granted' }, ...rank };
   }
   return { turn: { kind: 'wait', until: ctx.clock.now() }, level: null };
 }

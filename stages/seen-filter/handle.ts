@@ -9,10 +9,12 @@ import { exactKeyOf } from './exact-key.js';
 import { JobBook } from '../shared/job-book.js';
 import { crawlIdOf, jobOf } from '../shared/job-fields.js';
 import { perKey } from '../shared/per-key.js';
+import { heldByFirstPass } from '../shared/breadth/first-pass.js';
+import { admittedCountKey } from '../shared/breadth/page-budget.js';
 
 const jobBookOf = perKey((ctx: StageContext) => new JobBook(ctx.kv.jobs));
 
-const admittedCounter = (crawlId: string) => `admitted-count.${crawlId}`;
+const admittedCounter = admittedCountKey;
 
 /**
  * One fetch id per URL per crawl, whoever admits it and however often: a candidate admitted
@@ -142,9 +144,17 @@ export async function handleSeenFilter(input: StageInput<CandidateUrl[]>, ctx: S
   const limited = await Promise.all(fresh.map((f) => limitOf(f.c)));
   // counted against the page limit, so the limit is never exceeded (after a crash a URL may be
   // counted twice: stricter, not looser); one counter write for all of a crawl's new URLs here
-  const counts = await countAdmissions(ctx, fresh.filter((_, i) => limited[i]! > 0).map((f) => f.c));
+  // held by the first pass (--target-unique-domains): admitted, not counted until served
+  const held = await heldByFirstPass(ctx, fresh.map((f) => f.c));
+  const counts = await countAdmissions(ctx, fresh.filter((_, i) => limited[i]! > 0 && !held.has(i)).map((f) => f.c));
   for (const [i, { c, index }] of fresh.entries()) {
     const limit = limited[i]!;
+    if (held.has(i)) {
+      seen.decide(seq, 'admitted', index);
+      ctx.metrics.count('seen-filter', 'urls', 'held');
+      admitted.push({ index, url: { ...admittedUrl(ctx, c), held: true } });
+      continue;
+    }
     if (limit > 0 && counts.next(crawlIdOf(ctx, c)) > limit) {
       seen.decide(seq, 'over_limit', index);
       outcomes.push(overLimit(ctx, c, limit));

@@ -7,6 +7,7 @@ import { notePage } from '../shared/traps/trap-tally.js';
 import { urlPattern } from '../shared/traps/url-pattern.js';
 import { crawlIdOf } from '../shared/job-fields.js';
 import { revisitEmit } from '../shared/revisits/revisit-emit.js';
+import { noteStoredDomain } from '../shared/breadth/first-pass.js';
 
 /** Pages with fewer words than this are not compared: short texts collide by chance. */
 const MIN_WORDS_FOR_NEAR_DUP = 20;
@@ -31,6 +32,8 @@ export async function handleSimhash(input: StageInput<SimhashInput>, ctx: StageC
   if (ctx.settings.noveltyMinPages > 0 && words > MIN_WORDS_FOR_NEAR_DUP) {
     await notePage(ctx.kv.traps, { crawl: crawlIdOf(ctx, p), host: p.host }, urlPattern(p.url), nearDuplicateOf !== null);
   }
+  // a domain's first stored page counts toward --target-unique-domains (first-pass.ts)
+  await noteStoredDomain(ctx, p);
   // a crawl job's page: its next revisit, sooner if it changed since the last copy
   const revisit = await revisitEmit(ctx, p, p.fetch_id, { kind: 'page', digest: p.content_digest, simhash: hex }, {
     etag: p.validators?.etag ?? null,

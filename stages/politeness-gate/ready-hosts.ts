@@ -1,0 +1,126 @@
+/**
+ * The due hosts of a gate's timetable, in the order they are served when the gate cannot
+ * serve them all at once (its turns are all taken): seeds, sitemaps and changed pages first
+ * (a host whose next URL is in the high lane), then by seed 003's breadth key: the fewest
+ * requests granted so far to the host's registrable domain (domain-tally.ts), then the
+ * shallowest next URL, then the longest due, then the first to arrive. The key is taken when a host becomes due and
+ * checked again when it comes to the top (its domain may have been granted more meanwhile),
+ * so the heap never holds a better key than the host has.
+ *
+ * No host waits here for ever: one that has waited here longer than `maxWaitMs` is served before any
+ * better-ranked host (a FIFO beside the heap finds it), so a much-crawled domain is slowed,
+ * never starved. Entries are (host, due time); one whose host was served or notified again
+ * since is stale (`isCurrent` says) and skipped.
+ */
+export interface ReadyKey {
+  /** 0: the host's next URL is high priority */
+  rank: number;
+  domainGrants: number;
+  depth: number;
+  at: number;
+}
+
+interface Entry {
+  host: string;
+  at: number;
+  key: ReadyKey;
+  /** arrival order: among equal keys, the host that came due first goes first */
+  seq: number;
+}
+
+const before = (a: ReadyKey, b: ReadyKey): boolean =>
+  a.rank !== b.rank ? a.rank < b.rank : a.domainGrants !== b.domainGrants ? a.domainGrants < b.domainGrants : a.depth !== b.depth ? a.depth < b.depth : a.at < b.at;
+/** the key's order, then arrival */
+const entryBefore = (a: Entry, b: Entry): boolean => (before(a.key, b.key) || before(b.key, a.key) ? before(a.key, b.key) : a.seq < b.seq);
+
+export class ReadyHosts {
+  private readonly heap: Entry[] = [];
+  private fifo: Array<{ host: string; at: number; since: number }> = [];
+  private fifoHead = 0;
+  private arrivals = 0;
+
+  constructor(
+    private readonly keyOf: (host: string, at: number) => ReadyKey,
+    private readonly isCurrent: (host: string, at: number) => boolean,
+    private readonly maxWaitMs: number,
+  ) {}
+
+  get size(): number {
+    return this.heap.length;
+  }
+
+  /** `host` came due (its entry's time `at`) and waits from `now` on */
+  add(host: string, at: number, now: number): void {
+    this.push({ host, at, key: this.keyOf(host, at), seq: this.arrivals++ });
+    this.fifo.push({ host, at, since: now });
+  }
+
+  /** The host to serve next (removed), or undefined when none is due. */
+  take(now: number): { host: string; at: number } | undefined {
+    const overdue = this.takeOverdue(now);
+    if (overdue) return overdue;
+    for (;;) {
+      const top = this.pop();
+      if (!top) return undefined;
+      if (!this.isCurrent(top.host, top.at)) continue;
+      const key = this.keyOf(top.host, top.at);
+      if (before(top.key, key) && this.heap.length > 0 && before(this.heap[0]!.key, key)) {
+        // its domain was granted more since it was ranked: back in at its own place
+        this.push({ ...top, key });
+        continue;
+      }
+      return { host: top.host, at: top.at };
+    }
+  }
+
+  private takeOverdue(now: number): { host: string; at: number } | undefined {
+    while (this.fifoHead < this.fifo.length) {
+      const head = this.fifo[this.fifoHead]!;
+      if (!this.isCurrent(head.host, head.at)) {
+        this.fifoHead += 1;
+        continue;
+      }
+      if (now - head.since < this.maxWaitMs) break;
+      this.fifoHead += 1;
+      return { host: head.host, at: head.at };
+    }
+    if (this.fifoHead > 1024 && this.fifoHead * 2 > this.fifo.length) {
+      this.fifo = this.fifo.slice(this.fifoHead);
+      this.fifoHead = 0;
+    }
+    return undefined;
+  }
+
+  private push(e: Entry): void {
+    const a = this.heap;
+    a.push(e);
+    let i = a.length - 1;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (!entryBefore(a[i]!, a[parent]!)) break;
+      [a[parent], a[i]] = [a[i]!, a[parent]!];
+      i = parent;
+    }
+  }
+
+  private pop(): Entry | undefined {
+    const a = this.heap;
+    const top = a[0];
+    const last = a.pop();
+    if (a.length > 0 && last) {
+      a[0] = last;
+      let i = 0;
+      for (;;) {
+        const l = 2 * i + 1;
+        const r = l + 1;
+        let m = i;
+        if (l < a.length && entryBefore(a[l]!, a[m]!)) m = l;
+        if (r < a.length && entryBefore(a[r]!, a[m]!)) m = r;
+        if (m === i) break;
+        [a[m], a[i]] = [a[i]!, a[m]!];
+        i = m;
+      }
+    }
+    return top;
+  }
+}
