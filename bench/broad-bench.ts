@@ -47,12 +47,16 @@ interface Window {
 interface Progress {
   stored: number;
   fetched: number;
+  /** KV operations so far: gets, and everything else (create, update, put, delete) */
+  kvReads: number;
+  kvWrites: number;
 }
 
 async function progress(metricsPort: number): Promise<Progress | null> {
   try {
     const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
-    return { stored: sumOf(text, 'crawler_persist_rows_total', (l) => l['outcome'] === 'page'), fetched: sumOf(text, 'crawler_fetch_responses_total') };
+    const kvReads = sumOf(text, 'crawler_kv_operation_seconds_count', (l) => l['op'] === 'get' || l['op'] === 'get_latest');
+    return { stored: sumOf(text, 'crawler_persist_rows_total', (l) => l['outcome'] === 'page'), fetched: sumOf(text, 'crawler_fetch_responses_total'), kvReads, kvWrites: sumOf(text, 'crawler_kv_operation_seconds_count') - kvReads };
   } catch {
     return null;
   }
@@ -110,6 +114,7 @@ async function main() {
     let peak = 0;
     let overallPeak = 0;
     let done = false;
+    let lastProgress: Progress | null = null;
     void exitCode.then(() => (done = true));
     while (!done) {
       await new Promise((r) => setTimeout(r, 500));
@@ -118,6 +123,7 @@ async function main() {
       overallPeak = Math.max(overallPeak, rss);
       const asked = { at: performance.now(), crawlCpu: cpuSeconds(pid) ?? mark.crawlCpu, natsCpu: cpuSeconds(server.pid) ?? mark.natsCpu };
       const p = await progress(metricsPort);
+      if (p !== null) lastProgress = p;
       if (p === null || p.stored <= mark.pages || (p.stored - mark.pages < WINDOW && p.stored < total)) continue;
       const w: Window = { pages: p.stored - mark.pages, fetched: p.fetched - mark.fetched, seconds: (asked.at - mark.at) / 1000, peakRssMb: peak, crawlCpu: asked.crawlCpu - mark.crawlCpu, natsCpu: asked.natsCpu - mark.natsCpu, probeMs: median(probe.take()) };
       windows.push(w);
@@ -130,6 +136,7 @@ async function main() {
     const seconds = (performance.now() - started) / 1000;
     const { kv, streams } = await storage(server.url);
     printSummary(windows, { stored: mark.pages, total, seconds, overallPeak, kv, streams, hosts: DOMAINS });
+    if (lastProgress) console.log(`KV operations per page: ${(lastProgress.kvWrites / mark.pages).toFixed(1)} writes + ${(lastProgress.kvReads / mark.pages).toFixed(1)} reads (npm run bench: 11.6 + 3.4)`);
   } finally {
     probe.stop();
     await server.stop();
