@@ -28,6 +28,7 @@ import { sumOf } from './metrics-text.js';
 import { crawlCli, exited as exitOf } from './crawl-cli.js';
 import { startMachineProbe } from './machine-probe.js';
 import { median } from './stats.js';
+import { openOutputDatabase } from '../pipeline/adapters/duckdb-views.js';
 
 const DOMAINS = Number(process.env.BENCH_BROAD_DOMAINS ?? 20_000);
 const WINDOW = Number(process.env.BENCH_BROAD_WINDOW ?? 20_000);
@@ -124,7 +125,8 @@ async function main() {
       const asked = { at: performance.now(), crawlCpu: cpuSeconds(pid) ?? mark.crawlCpu, natsCpu: cpuSeconds(server.pid) ?? mark.natsCpu };
       const p = await progress(metricsPort);
       if (p !== null) lastProgress = p;
-      if (p === null || p.stored <= mark.pages || (p.stored - mark.pages < WINDOW && p.stored < total)) continue;
+      // a window closes at every WINDOW pages, and once at the total (persist's count may pass it: a redelivered page is counted again)
+      if (p === null || p.stored <= mark.pages || (p.stored - mark.pages < WINDOW && (p.stored < total || mark.pages >= total))) continue;
       const w: Window = { pages: p.stored - mark.pages, fetched: p.fetched - mark.fetched, seconds: (asked.at - mark.at) / 1000, peakRssMb: peak, crawlCpu: asked.crawlCpu - mark.crawlCpu, natsCpu: asked.natsCpu - mark.natsCpu, probeMs: median(probe.take()) };
       windows.push(w);
       process.stdout.write(`${formatWindow(windows.length, p.stored, w)}\n`);
@@ -135,6 +137,10 @@ async function main() {
     if (code !== 0) throw new Error(`crawl run exited ${code}: ${stderr}`);
     const seconds = (performance.now() - started) / 1000;
     const { kv, streams } = await storage(server.url);
+    const db = await openOutputDatabase(out);
+    const res = await db.run('SELECT count(*), count(DISTINCT url_host_registered_domain) FROM pages');
+    await db.close();
+    console.log(`\noutput: ${Number(res.rows[0]![0])} pages of ${Number(res.rows[0]![1])} registrable domains (the web has ${total} of ${DOMAINS})`);
     printSummary(windows, { stored: mark.pages, total, seconds, overallPeak, kv, streams, hosts: DOMAINS });
     if (lastProgress) console.log(`KV operations per page: ${(lastProgress.kvWrites / mark.pages).toFixed(1)} writes + ${(lastProgress.kvReads / mark.pages).toFixed(1)} reads (npm run bench: 11.6 + 3.4)`);
   } finally {
