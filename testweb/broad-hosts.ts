@@ -21,7 +21,7 @@
 //   in every `domains / deadHosts` links one from its last page.
 //
 // Pages are rendered on request from (seed, domain, page): the web holds the Zipf table and
-// the DNS map, ~100 bytes a domain, not its pages.
+// the DNS map, ~200 bytes a domain, not its pages.
 
 import { deriveSeed, mulberry32, randInt, type Rng } from './prng.js';
 import { englishWords, linkList, plainPage } from './plain-pages.js';
