@@ -149,6 +149,17 @@ async function main() {
       mark = { ...asked, pages: p.stored, fetched: p.fetched };
       peak = 0;
     }
+    // a crawl that ended before persist's count reached the total (a page missing) closes its last window here
+    if (lastProgress !== null && lastProgress.stored > mark.pages) {
+      const p: Progress = lastProgress;
+      const w: Window = { pages: p.stored - mark.pages, fetched: p.fetched - mark.fetched, seconds: (performance.now() - mark.at) / 1000, peakRssMb: peak, crawlCpu: mark.crawlCpu, natsCpu: mark.natsCpu, probeMs: median(probe.take()) };
+      // the process is gone: its CPU since the last window is not known, so the window says none
+      w.crawlCpu = 0;
+      w.natsCpu = 0;
+      windows.push(w);
+      process.stdout.write(`${formatWindow(windows.length, p.stored, w)} (the crawl ended: CPU not read)\n`);
+      mark = { ...mark, pages: p.stored, fetched: p.fetched };
+    }
     const code = await exitCode;
     if (code !== 0 && !stopAsked) throw new Error(`crawl run exited ${code}: ${stderr}`);
     // throughput up to the last page stored, not the wait for hosts that never answer
