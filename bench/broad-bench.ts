@@ -188,7 +188,9 @@ function formatWindow(i: number, pages: number, w: Window): string {
 
 function printSummary(windows: Window[], t: { stored: number; total: number; seconds: number; overallPeak: number; kv: Record<string, { bytes: number; keys: number }>; streams: Record<string, number>; hosts: number }): void {
   const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
-  const cpu = (sum(windows.map((w) => w.crawlCpu + w.natsCpu)) * 1000) / t.stored;
+  // over the windows whose CPU was read (not a last one closed after the crawl ended)
+  const measured = windows.filter((w) => w.crawlCpu > 0);
+  const cpu = (sum(measured.map((w) => w.crawlCpu + w.natsCpu)) * 1000) / sum(measured.map((w) => w.pages));
   const rate = t.stored / t.seconds;
   console.log(`\n${t.stored} of ${t.total} pages in ${t.seconds.toFixed(0)} s (${rate.toFixed(0)} pages/s), peak RSS ${t.overallPeak.toFixed(0)} MB, CPU ${cpu.toFixed(1)} ms a page (crawl + nats-server; ${(cpu / BENCH_CPU_MS).toFixed(2)}× npm run bench's ${BENCH_CPU_MS})`);
   const kvBytes = sum(Object.values(t.kv).map((b) => b.bytes));
