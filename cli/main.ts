@@ -146,10 +146,11 @@ function program(): Command {
     .option('--failing', 'also serve failing.test (endpoints that hang, drip, reset and time out beside working pages) and dead.failing.test (dead after its robots.txt)', false)
     .option('--big-pages', 'also serve big.test: HTML pages of 5 and 6 MiB of text', false)
     .option('--scope-hosts', 'also serve small sites on different registrable domains that link to each other, and moved-seed.test, which redirects to one of them', false)
+    .option('--broad <domains>', 'also serve the broad web: this many registrable domains d00000.test ... with 5 pages each, cross-linked, on 128 loopback addresses 127.77.x.y, named by a DNS server it starts (its address is printed)', parseIntOption('--broad', 1, 10_000_000))
     .option('--tls', 'also answer HTTPS on the same port, HTTP/2 offered first, signed by a CA made at start (its PEM file is printed), with bad-certificate hosts (*.badtls.test)', false)
     .action(async (o) => {
       const { runTestWebCli } = await import('../testweb/main.js');
-      await runTestWebCli({ hosts: o.hosts, port: o.port, seed: o.seed, benchHosts: o.benchHosts, politeness: o.politeness, hostile: o.hostile, traps: o.traps, render: o.renderHosts, fresh: o.fresh, directives: o.directives, network: o.network, proxy: o.proxy, sitemapHosts: o.sitemapHosts, idRouted: o.idRouted, failing: o.failing, bigPages: o.bigPages, scopeHosts: o.scopeHosts, tls: o.tls });
+      await runTestWebCli({ hosts: o.hosts, port: o.port, seed: o.seed, benchHosts: o.benchHosts, politeness: o.politeness, hostile: o.hostile, traps: o.traps, render: o.renderHosts, fresh: o.fresh, directives: o.directives, network: o.network, proxy: o.proxy, sitemapHosts: o.sitemapHosts, idRouted: o.idRouted, failing: o.failing, bigPages: o.bigPages, scopeHosts: o.scopeHosts, tls: o.tls, broadDomains: o.broad });
     });
 
   addProxyProcessOptions(addRenderProcessOptions(addMetricsOptions(addLogOptions(addRetentionOptions(addSettingsOptions(cli.command('serve')))))))

@@ -222,3 +222,5 @@ export {
 export type { TlsHostsOptions } from './tls-hosts.js';
 export { makeTestPki } from './test-ca.js';
 export type { TestPki, TlsIdentity } from './test-ca.js';
+export { BroadHosts, BROAD_ROBOTS, BROAD_TREE_FANOUT, BROAD_DEAD_ADDRESS, broadAddress, broadPagePaths, resolveBroadOptions } from './broad-hosts.js';
+export type { BroadHostsOptions, ResolvedBroadOptions, BroadResponse } from './broad-hosts.js';

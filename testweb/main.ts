@@ -37,6 +37,8 @@ export interface TestWebCliArgs {
   scopeHosts?: boolean;
   /** also answer HTTPS (HTTP/2 offered first) on the same port, with a CA made at start and the bad-certificate hosts */
   tls?: boolean;
+  /** also serve the broad web: this many registrable domains d00000.test ... on loopback addresses 127.77.x.y, with its DNS server (0 = off) */
+  broadDomains?: number;
   /** Where the status line goes; default stdout. */
   out?: (line: string) => void;
   /** Stops the server when aborted, like a signal (for tests). */
@@ -67,6 +69,7 @@ export async function runTestWebCli(args: TestWebCliArgs): Promise<void> {
     ...(args.bigPages ? { bigPages: true } : {}),
     ...(args.scopeHosts ? { scopeHosts: true } : {}),
     ...(args.tls ? { tls: true } : {}),
+    ...(args.broadDomains ? { broad: { domains: args.broadDomains } } : {}),
   });
   const proxy = args.proxy ? await startForwardProxy() : null;
   const { siteHostNames, benchHostNames } = web.model;
@@ -84,12 +87,14 @@ export async function runTestWebCli(args: TestWebCliArgs): Promise<void> {
   if (web.idRouted) summary += `, ${web.idRouted.hostNames.length} ID-routed hosts (*.ids.test: ${web.idRouted.options.products} products, ${web.idRouted.options.topics} topics)`;
   if (web.bigPages) summary += ', big.test (pages of 5 and 6 MiB)';
   if (web.scopeHosts) summary += ', the scope hosts (moved-seed.test, *.scope-home.test, www.scope-away.test)';
+  if (web.broad) summary += `, ${web.broad.options.domains} broad domains (d….test on ${web.broad.options.addresses} addresses 127.77.x.y, seed ${web.broad.seedUrl()})`;
   if (web.tls) summary += `; HTTPS too (HTTP/1.1 only: ${web.tls.http1OnlyPatterns.join(', ')}), bad certificates at *.badtls.test`;
   const out = args.out ?? ((l: string) => process.stdout.write(`${l}\n`));
   out(`testweb listening on 127.0.0.1:${web.port} (${summary})`);
   if (proxy) out(`forward proxy on ${proxy.url} (crawl with --proxy ${proxy.url})`);
   const trust = web.tls ? ` --ca-file ${web.tls.caFile}` : '';
   if (args.politeness || args.hostile || args.traps || args.render || args.fresh || args.directives || args.network || args.sitemapHosts || args.idRouted || args.failing || args.bigPages || args.scopeHosts || args.tls) out(`crawl with: ${web.resolveRules.map((r) => `--resolve ${r}`).join(' ')}${trust}`);
+  if (web.broad) out(`crawl the broad web with: ${web.broad.crawlArgs().join(' ')} --seed ${web.broad.seedUrl()}`);
   if (web.tls) out(`trust its CA: --ca-file ${web.tls.caFile} (or NODE_EXTRA_CA_CERTS=${web.tls.caFile}; curl --cacert ${web.tls.caFile})`);
 
   await new Promise<void>((resolve) => {

@@ -23,6 +23,9 @@
 // that hang, drip, reset and time out beside working pages, and a host dead after its robots.txt.
 // With `bigPages` it also serves big.test (big-page-hosts.ts): HTML pages of 5 and 6 MiB.
 // With `scopeHosts` it also serves a few small sites on different registrable domains that link to each other (scope-hosts.ts).
+// With `broad` it also serves the broad web (broad-hosts.ts): thousands of registrable domains
+// d00000.test ... with a few pages each on many loopback addresses 127.77.x.y (it listens on
+// each, same port), named by a DNS server of its own (dns-server.ts) that it starts too.
 // With `tls` the same port also answers HTTPS, HTTP/2 offered first (tls-hosts.ts): every host
 // above, over TLS signed by a CA the web makes, plus the bad-certificate hosts *.badtls.test.
 
@@ -50,6 +53,8 @@ import { FailingHosts, type FailingHostsOptions } from './failing-hosts.js';
 import { BigPageHosts } from './big-page-hosts.js';
 import { ScopeHosts } from './scope-hosts.js';
 import { httpsLinks, TlsHosts, type TlsHostsOptions } from './tls-hosts.js';
+import { BroadHosts, type BroadHostsOptions } from './broad-hosts.js';
+import { startTestDns } from './dns-server.js';
 
 export interface StartTestWebOptions {
   /** Site hosts h00.site.test ... (default 20). */
@@ -104,6 +109,12 @@ export interface StartTestWebOptions {
    * options. Default off.
    */
   tls?: TlsHostsOptions | boolean;
+  /**
+   * Also serve the broad web (see broad-hosts.ts): `domains` registrable domains with a few pages
+   * each, on many loopback addresses 127.77.x.y (same port), named by a DNS server the web starts
+   * (`web.broad.crawlArgs()`). true: default options (20,000 domains). Default off.
+   */
+  broad?: BroadHostsOptions | boolean;
   /**
    * Render every page of the site and bench hosts at start and keep them all, instead of
    * rendering on request into a cache of PAGE_CACHE_LIMIT pages. For throughput benches: the
@@ -182,6 +193,8 @@ export interface TestWeb {
   scopeHosts: ScopeHosts | null;
   /** TLS, when enabled: the CA file to trust, the HTTP/1.1-only hosts, the bad-certificate hosts; null otherwise. */
   tls: TlsHosts | null;
+  /** The broad web, when enabled (its domains, link graph, DNS server and seed); null otherwise. */
+  broad: BroadHosts | null;
   /** Completed requests, in order of arrival. */
   requestLog(): RequestRecord[];
   /**
@@ -248,6 +261,7 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
   const failing = opts.failing ? new FailingHosts(opts.failing) : null;
   const bigPages = opts.bigPages ? new BigPageHosts() : null;
   const scopeHosts = opts.scopeHosts ? new ScopeHosts() : null;
+  const broad = opts.broad ? new BroadHosts(opts.broad) : null;
   // set once the servers exist (TLS connections are handed to them)
   let tlsHosts: TlsHosts | null = null;
   /** Status to log for a response written as raw bytes on the socket (res never sent headers). */
@@ -378,6 +392,10 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
     }
     if (idRouted?.has(hostName)) {
       const r = idRouted.respond(hostName, req.method ?? '', target);
+      return send(req, res, r.status, r.type, r.body);
+    }
+    if (broad?.has(hostName)) {
+      const r = broad.respond(hostName, req.method ?? '', target);
       return send(req, res, r.status, r.type, r.body);
     }
     const notFound = () => send(req, res, 404, 'text/html; charset=utf-8', '<!DOCTYPE html><html lang="en"><head><title>Not found</title></head><body><h1>Not found</h1></body></html>\n');
@@ -522,7 +540,7 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
   // 127.0.0.1 always; with politeness also 127.0.0.2 on the same port (the sharedip hosts'
   // address), with network also ::1 (and the silent 127.0.0.3), trying other free ports while
   // that one is taken on another address.
-  const addresses = ['127.0.0.1', ...(politeness ? [SHARED_IP_ADDRESS] : []), ...(network ? ['::1'] : [])];
+  const addresses = ['127.0.0.1', ...(politeness ? [SHARED_IP_ADDRESS] : []), ...(network ? ['::1'] : []), ...(broad?.addresses() ?? [])];
   let servers: Array<Server | NetServer> = [];
   let blackHole: { close(): Promise<void> } | null = null;
   for (let attempt = 0; ; attempt++) {
@@ -545,6 +563,10 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
     }
   }
   const port = (servers[0]!.address() as AddressInfo).port;
+  if (broad) {
+    broad.port = port;
+    broad.dns = await startTestDns(broad.dnsRecords());
+  }
 
   return {
     port,
@@ -564,6 +586,7 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
     bigPages,
     scopeHosts,
     tls: tlsHosts,
+    broad,
     requestLog: () => log.slice().sort((a, b) => a.start - b.start),
     connectionPorts: () => connectionPorts.slice(),
     inFlight: () => [...inFlight].map((r) => ({ host: r.host, path: r.path, start: r.start })),
@@ -583,6 +606,7 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
       for (const s of sockets) s.destroy();
       await closed;
       await blackHole?.close();
+      await broad?.dns?.close();
       tlsHosts?.close();
     },
   };

@@ -15,10 +15,18 @@ export interface CachedRobots {
  * a small in-process cache of compiled rules. An entry is never used past its TTL
  * (24 h at most; an error-caused disallow-all much sooner), so expired rules are re-fetched
  * before the next URL of the host is released.
+ *
+ * The cache holds at most LOCAL_MAX hosts (~1.6 KB each with a short robots.txt,
+ * bench/host-state-cost.ts), in two generations as casUpdate's entry cache does
+ * (pipeline/kv-store.ts): new rules go into `young`; when it holds half of LOCAL_MAX it becomes
+ * `old` and the one before is dropped; a host found in `old` moves back to `young`. So a crawl
+ * over millions of hosts keeps the rules of those it is serving, and an idle host's are read
+ * from the bucket again.
  */
 export class RobotsCache {
-  private readonly local = new Map<string, CachedRobots>();
-  private static readonly LOCAL_MAX = 5_000;
+  private young = new Map<string, CachedRobots>();
+  private old = new Map<string, CachedRobots>();
+  static readonly LOCAL_MAX = 5_000;
 
   constructor(
     private readonly store: KvStore,
@@ -46,14 +54,13 @@ export class RobotsCache {
    * before the host's next URL), only to know how long a robots.txt has been failing.
    */
   async lookup(host: string, now: number): Promise<{ current: CachedRobots | null; last: CachedRobots | null }> {
-    const hit = this.local.get(host);
+    const hit = this.recall(host);
     if (hit && hit.expiresAt > now) return { current: hit, last: hit };
     const entry = await this.store.get(host);
     if (!entry) return { current: null, last: null };
     const cached = this.compile(parseJsonValue<RobotsRecord>(entry.value));
     if (cached.expiresAt <= now) return { current: null, last: cached };
-    if (this.local.size >= RobotsCache.LOCAL_MAX) this.local.clear();
-    this.local.set(host, cached);
+    this.remember(host, cached);
     return { current: cached, last: cached };
   }
 
@@ -63,8 +70,33 @@ export class RobotsCache {
     const record = withFailureHistory(fetched, previous ? parseJsonValue<RobotsRecord>(previous.value) : null);
     await this.store.put(host, jsonValue(record));
     const cached = this.compile(record);
-    this.local.set(host, cached);
+    this.remember(host, cached);
     return cached;
+  }
+
+  /** hosts whose rules are held in memory now (at most LOCAL_MAX) */
+  get size(): number {
+    return this.young.size + this.old.size;
+  }
+
+  private recall(host: string): CachedRobots | undefined {
+    const young = this.young.get(host);
+    if (young) return young;
+    const old = this.old.get(host);
+    if (old) {
+      this.old.delete(host);
+      this.remember(host, old);
+    }
+    return old;
+  }
+
+  private remember(host: string, cached: CachedRobots): void {
+    this.old.delete(host);
+    this.young.set(host, cached);
+    if (this.young.size >= RobotsCache.LOCAL_MAX / 2) {
+      this.old = this.young;
+      this.young = new Map();
+    }
   }
 }
 
