@@ -12,7 +12,8 @@
  * seed instead, in a seeds file, and no sitemaps: the report says which it ran.
  *
  * Once every page is stored the crawl gets a minute to end by itself (`--until-idle`), then is
- * stopped: a refused dead host's robots.txt is retried for 20 minutes before its URLs end.
+ * stopped: a host whose robots.txt keeps failing transiently is retried for 20 minutes before
+ * its URLs end (the web's dead hosts end at once: NXDOMAIN, and refused connections).
  *
  * BENCH_BROAD_DOMAINS and BENCH_BROAD_WINDOW make it smaller for a quick check;
  * BENCH_CRAWL_ARGS adds `crawl run` flags.
@@ -133,8 +134,8 @@ async function main() {
       const p = await progress(metricsPort);
       if (p !== null) lastProgress = p;
       if (p !== null && p.stored >= total) allStoredAt ??= performance.now();
-      // every page stored: what is left is hosts that never answer (a refused dead host's
-      // robots.txt is retried until --robots-give-up-ms, 20 min), which is not throughput; the
+      // every page stored: what is left is hosts that never answer (a robots.txt that keeps
+      // failing transiently is retried until --robots-give-up-ms, 20 min), which is not throughput; the
       // crawl is asked to stop (SIGTERM: it finishes what is in flight and flushes its output)
       if (allStoredAt !== null && performance.now() - allStoredAt > STOP_AFTER_ALL_STORED_MS && !stopAsked) {
         stopAsked = true;

@@ -85,9 +85,16 @@ export type HttpFetchErrorCode = 'timeout' | 'dns' | 'connect' | 'reset' | 'tls'
 export class HttpFetchError extends Error {
   override readonly name = 'HttpFetchError';
   readonly code: HttpFetchErrorCode;
-  constructor(code: HttpFetchErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options);
+  /**
+   * `connect` only: every address of the host refused the connection itself (a TCP reset to
+   * the SYN: the machine answers, nothing listens on the port). Never set for a failure of a
+   * forward proxy, nor for an address that timed out or was unreachable.
+   */
+  readonly everyAddressRefused: boolean;
+  constructor(code: HttpFetchErrorCode, message: string, options?: { cause?: unknown; everyAddressRefused?: boolean }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.code = code;
+    this.everyAddressRefused = code === 'connect' && options?.everyAddressRefused === true;
   }
 
   /**

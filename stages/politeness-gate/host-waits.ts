@@ -97,8 +97,11 @@ async function describeWait(src: HostWaitSources, host: string, slot: HostSlot |
     const robots = head ? await src.robots.lookup(new URL(decodeAdmitted(head.data).url).origin, now) : null;
     const record = robots?.current?.record;
     if (robots?.current && record?.kind === 'disallow_all' && !record.ends) {
-      // too few failed tries yet to give up: not before the next try, at the earliest
-      const givesUpAt = robotsGiveUpAt(record, src.robotsGiveUpMs) ?? Math.max((record.failingSince ?? record.fetchedAt) + src.robotsGiveUpMs, robots.current.expiresAt);
+      // too few failed tries yet to give up: not before the next try, at the earliest; a host
+      // whose every address refused ends at the next try if it is refused again
+      const givesUpAt = record.connectionRefused
+        ? robots.current.expiresAt
+        : (robotsGiveUpAt(record, src.robotsGiveUpMs) ?? Math.max((record.failingSince ?? record.fetchedAt) + src.robotsGiveUpMs, robots.current.expiresAt));
       // giving up needs no request; fetching robots.txt again waits for the host's slot too
       const until = givesUpAt <= robots.current.expiresAt ? givesUpAt : Math.min(givesUpAt, Math.max(robots.current.expiresAt, slotReadyAt));
       return { ...base, reason: 'robots.txt unavailable', until, givesUpAt, detail: record.reason };

@@ -62,8 +62,9 @@ const NO_SUCH_NAME = new Set(['ENOTFOUND', 'ENODATA', 'EAI_NONAME', 'EAI_NODATA'
  * | the SSRF guard refuses the address             | yes       | `refused`, the guard's reason |
  * | the forward proxy refuses the tunnel (407, 403) | yes      | `network_error`, `proxy_error: ...` (the proxy's answer) |
  * | the certificate cannot be trusted: expired, unknown issuer, wrong name, incomplete chain, self-signed (ports/tls-failures.ts) | yes | `network_error`, `tls_error: certificate has expired` |
+ * | every address refuses the connection, on two robots.txt tries in a row at least REFUSED_RECHECK_MS apart (refusedEverywhere) | yes | `network_error`, `connection_refused: connect ECONNREFUSED 192.0.2.1:80 (refused twice, 5 s apart)` |
  * | SERVFAIL, DNS timeout, DNS server refusing     | no        | (robots.txt: disallow all, retried with backoff) |
- * | connection refused, reset (in a TLS handshake too), timeout, a TLS handshake that fails otherwise, 5xx, 429 | no | (the same) |
+ * | a refused connection once, or beside an address that times out or is unreachable; reset (in a TLS handshake too), timeout, a TLS handshake that fails otherwise, 5xx, 429 | no | (the same) |
  *
  * A crawl's settings (`--resolve`, `--allow-network`, `--dns-server`, `--proxy`, `--ca-file`,
  * `--insecure-host`) do not change while it runs, so a refused address stays refused and an
@@ -88,4 +89,26 @@ export function hostDead(err: HttpFetchError, host: string): HostDead | null {
     return { outcome: 'network_error', reason: `tls_error: ${certificate}${detail}` };
   }
   return null;
+}
+
+/**
+ * How long after a robots.txt request every address of the host refused that it is asked
+ * again; refused a second time, the host ends (refusedEverywhere). A refusal is the machine
+ * itself answering that nothing listens on the port: a parked address, a server that serves no
+ * web, a site taken down. A web server restarting (a process manager's restart, a reload)
+ * refuses for a second or so, and is back by the second try; a timeout or a reset says
+ * nothing so definite and keeps the RFC 9309 wait (--robots-give-up-ms). Without this rule a
+ * crawl that meets such a host waits the whole give-up time (20 min) for it.
+ */
+export const REFUSED_RECHECK_MS = 5_000;
+
+/**
+ * The reason a host's URLs end with if this failure, every address of the host refusing the
+ * connection, happens again on the next try (REFUSED_RECHECK_MS later at the earliest); null
+ * for any other failure. Through a proxy a refusal is the proxy's 502, which does not say
+ * what the server did, so it is never this.
+ */
+export function refusedEverywhere(err: HttpFetchError): string | null {
+  if (err.code !== 'connect' || !err.everyAddressRefused) return null;
+  return `connection_refused: ${err.rootCause.message}`;
 }

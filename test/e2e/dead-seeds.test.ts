@@ -6,7 +6,8 @@
  * another name, sent without their intermediate; the crawl trusts the test web's CA). One
  * `crawl run --until-idle` with the default politeness settings (only the robots give-up time
  * shortened): it ends, the healthy hosts are complete, every seed has an outcome that says
- * what happened, and the seeds that cannot heal end within seconds. A self-signed host the
+ * what happened, and the seeds that cannot heal (the refusing host: refused twice, a few
+ * seconds apart) end within seconds. A self-signed host the
  * user exempts with --insecure-host is crawled, over HTTP/2, and its archive says it was not
  * verified. While it waits on the 503 robots.txt, `crawl status` names the host and the next try.
  */
@@ -23,6 +24,7 @@ import { readWarcFile, warcFiles } from '../support/warc-reader.js';
 import { openOutputDatabase } from '../../pipeline/adapters/duckdb-views.js';
 import { CLI, runCli, shellQuote, startCli } from '../support/crawl-cli.js';
 import { E2E, storedPages } from '../support/e2e-web.js';
+import { REFUSED_RECHECK_MS } from '../../stages/shared/failure-policy.js';
 import type { CrawlStatus } from '../../cli/status.js';
 
 const NXDOMAIN_SEED = 'http://gone.dead.test/';
@@ -157,15 +159,18 @@ describe('a seed list with dead hosts ends cleanly', () => {
     assert.match(bySeed.get(NXDOMAIN_SEED)!.reason, /^dns_error: ENOTFOUND gone\.dead\.test/);
     assert.equal(bySeed.get(LOOPBACK_SEED)!.outcome, 'refused');
     assert.match(bySeed.get(LOOPBACK_SEED)!.reason, /^refused: .*127\.0\.0\.1: loopback address/);
-    assert.equal(bySeed.get(REFUSING_SEED)!.outcome, 'robots_disallowed', 'a refused connection may heal: the RFC 9309 wait, then give up');
-    assert.match(bySeed.get(REFUSING_SEED)!.reason, /robots\.txt unavailable for \d+ s, giving up: .*ECONNREFUSED/);
+    // refused on its robots.txt twice, a few seconds apart: nothing listens there, it ends then
+    assert.equal(bySeed.get(REFUSING_SEED)!.outcome, 'network_error');
+    assert.match(bySeed.get(REFUSING_SEED)!.reason, /^connection_refused: connect ECONNREFUSED 127\.0\.0\.1:\d+ \(refused twice, \d+ s apart\)$/);
     assert.equal(bySeed.get(ROBOTS_503_SEED)!.outcome, 'robots_disallowed');
     assert.match(bySeed.get(ROBOTS_503_SEED)!.reason, /robots\.txt unavailable for \d+ s, giving up: http 503/);
 
     const nxdomainMs = bySeed.get(NXDOMAIN_SEED)!.at - started;
     const loopbackMs = bySeed.get(LOOPBACK_SEED)!.at - started;
-    console.log(`dead seeds ended ${nxdomainMs} ms (NXDOMAIN) and ${loopbackMs} ms (loopback) after the start; the crawl took ${seconds.toFixed(1)} s`);
+    const refusingMs = bySeed.get(REFUSING_SEED)!.at - started;
+    console.log(`dead seeds ended ${nxdomainMs} ms (NXDOMAIN), ${loopbackMs} ms (loopback) and ${refusingMs} ms (refused) after the start; the crawl took ${seconds.toFixed(1)} s`);
     assert.ok(nxdomainMs < DEAD_SEED_BOUND_MS && loopbackMs < DEAD_SEED_BOUND_MS, `within ${DEAD_SEED_BOUND_MS} ms of the start`);
+    assert.ok(refusingMs < DEAD_SEED_BOUND_MS + REFUSED_RECHECK_MS, `the refused seed within ${DEAD_SEED_BOUND_MS + REFUSED_RECHECK_MS} ms of the start (its second try)`);
     assert.ok(bySeed.get(ROBOTS_503_SEED)!.at - started >= ROBOTS_GIVE_UP_MS, 'the 503 host was given up on only after the give-up time');
   });
 });

@@ -217,6 +217,7 @@ describe('http-client (loopback servers)', () => {
         assert.ok(err instanceof HttpFetchError);
         assert.equal(err.name, 'HttpFetchError');
         assert.equal(err.code, 'connect');
+        assert.equal(err.everyAddressRefused, true, 'nothing listens there: the address refused');
         assert.match(err.message, new RegExp(`^fetching http://127\\.0\\.0\\.1:${freePort}/: `));
         assert.ok(err.cause);
         return true;

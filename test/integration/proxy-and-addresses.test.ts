@@ -113,6 +113,7 @@ describe('through a forward proxy', () => {
     const err = await failure(client({ proxy: { httpProxy: `http://127.0.0.1:${closed}`, httpsProxy: null, noProxy: [] } }), req(`http://${web.model.siteHostNames[0]}/`));
     assert.equal(err.code, 'connect');
     assert.match(err.message, new RegExp(`proxy http://127\\.0\\.0\\.1:${closed}: connect ECONNREFUSED`));
+    assert.equal(err.everyAddressRefused, false, "the proxy's refusal says nothing about the host");
   });
 
   it('a private target is refused before the proxy is asked; of a name with a private and an allowed address, only the allowed one is asked for', async () => {
@@ -226,6 +227,7 @@ describe("a host's addresses", () => {
   it('no address connects: one error naming each; a silent address alone: the connect timeout', async () => {
     const dead = await failure(client({ resolve: [parseResolveRule(`dead.test=127.0.0.4:${web.port},127.0.0.5:${web.port}`)] }), req('http://dead.test/'));
     assert.equal(dead.code, 'connect');
+    assert.equal(dead.everyAddressRefused, true, 'both addresses refused');
     assert.match(dead.message, new RegExp(`none of 2 addresses connected \\(127\\.0\\.0\\.4:${web.port}: connect ECONNREFUSED [^;]*; 127\\.0\\.0\\.5:${web.port}: connect ECONNREFUSED`));
     const silent = await failure(client({ resolve: [parseResolveRule(`silent.test=${SILENT_ADDRESS}:${web.port}`)] }), req('http://silent.test/', { connectTimeoutMs: 600 }));
     assert.equal(silent.code, 'timeout');

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { HttpFetchError, type HttpFetchErrorCode } from '../../ports/http.js';
-import { hostDead } from '../../stages/shared/failure-policy.js';
+import { hostDead, refusedEverywhere } from '../../stages/shared/failure-policy.js';
 
 const failure = (code: HttpFetchErrorCode, rootCode: string, rootMessage: string) =>
   new HttpFetchError(code, `fetching http://h.example/robots.txt: connecting: ${rootCode}`, {
@@ -67,4 +67,18 @@ test('rootCause is the innermost error, without the context the client adds', ()
   const err = failure('dns', 'ENOTFOUND', 'resolving h.example: no such host');
   assert.deepEqual(err.rootCause, { code: 'ENOTFOUND', message: 'resolving h.example: no such host' });
   assert.deepEqual(new HttpFetchError('other', 'no cause').rootCause, { code: 'other', message: 'no cause' });
+});
+
+test('refusedEverywhere: every address refusing is the reason a second refusal ends the host with; anything else is not', () => {
+  const refused = (everyAddressRefused: boolean) =>
+    new HttpFetchError('connect', 'fetching http://h.example/robots.txt: connecting: connect ECONNREFUSED 192.0.2.1:80', {
+      cause: Object.assign(new Error('connect ECONNREFUSED 192.0.2.1:80'), { code: 'ECONNREFUSED' }),
+      everyAddressRefused,
+    });
+  assert.equal(refusedEverywhere(refused(true)), 'connection_refused: connect ECONNREFUSED 192.0.2.1:80');
+  assert.equal(refusedEverywhere(refused(false)), null, 'one address refusing beside one that timed out, or a proxy that is down');
+  assert.equal(hostDead(refused(true), 'h.example'), null, 'one refusal alone does not end the host');
+  const reset = new HttpFetchError('reset', 'fetching http://h.example/robots.txt: read ECONNRESET', { everyAddressRefused: true });
+  assert.equal(reset.everyAddressRefused, false, 'only a connect failure can be a refusal');
+  assert.equal(refusedEverywhere(reset), null);
 });

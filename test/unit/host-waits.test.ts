@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { handleGateIntake } from '../../stages/politeness-gate/handle.js';
 import { serveHost } from '../../stages/politeness-gate/serve-host.js';
 import { formatDuration, formatWaitSummary, hostWaitSources, listHostWaits, summarizeWaits } from '../../stages/politeness-gate/index.js';
-import type { HttpRequest } from '../../ports/http.js';
+import { HttpFetchError, type HttpRequest } from '../../ports/http.js';
+import { REFUSED_RECHECK_MS } from '../../stages/shared/failure-policy.js';
 import type { AdmittedUrl } from '../../schemas/index.js';
 import { createFakeContext, httpResponse, settleLikeRunner, stageInput, type FakeContext, type Responder } from '../support/fake-context.js';
 
@@ -58,6 +59,23 @@ describe('why hosts wait', () => {
     assert.equal(summary.queued, null, 'URL counts need the server: not counted here');
     assert.deepEqual(summary.byReason, { 'robots.txt unavailable': 1, 'crawl delay': 1, 'request in flight': 1 });
     assert.match(formatWaitSummary(summary, ctx.clock.now()), /^waiting: 3 hosts \(crawl delay: 1, request in flight: 1, robots\.txt unavailable: 1\), next try in \d+s$/);
+  });
+
+  test('a host whose every address refused: it gives up at the next try, a few seconds later, not after the give-up time', async () => {
+    const refusing: Responder = (req) => {
+      throw new HttpFetchError('connect', `fetching ${req.url}: connecting: connect ECONNREFUSED 192.0.2.1:443`, {
+        cause: Object.assign(new Error('connect ECONNREFUSED 192.0.2.1:443'), { code: 'ECONNREFUSED' }),
+        everyAddressRefused: true,
+      });
+    };
+    const ctx = createFakeContext({ respond: refusing, settings: { minDelayMs: 1000, adaptiveDelayFactor: 0, robotsGiveUpMs: 1_200_000 } });
+    await queue(ctx, 'gone.example', '/a');
+    const start = ctx.clock.now();
+    await serveHost(ctx, 'gone.example');
+    const [gone] = await listHostWaits(hostWaitSources(ctx.kv, ctx.streams, ctx.settings), ctx.clock.now());
+    assert.equal(gone?.reason, 'robots.txt unavailable');
+    assert.equal(gone.givesUpAt, start + REFUSED_RECHECK_MS);
+    assert.match(gone.detail, /ECONNREFUSED/);
   });
 
   test('durations read as a person says them', () => {

@@ -1,5 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { REFUSED_RECHECK_MS } from '../../stages/shared/failure-policy.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import fc from 'fast-check';
@@ -19,6 +20,7 @@ import {
   decodeRobotsBody,
   recordFromResponse,
   robotsTtlMs,
+  withFailureHistory,
 } from '../../stages/shared/robots/robots-fetch-policy.js';
 
 const AGENT = 'jetstream-crawler';
@@ -342,6 +344,8 @@ describe('robotsTtlMs', () => {
     assert.equal(robotsTtlMs(recordFromResponse({ status: 404, body: '' }, 0)), H24);
     assert.equal(robotsTtlMs(recordFromResponse({ status: 503, body: '' }, 0)), 60_000);
     assert.equal(robotsTtlMs(recordFromResponse({ error: 'x' }, 0)), 60_000);
+    // every address refused: asked again a few seconds later, not after the retry interval
+    assert.equal(robotsTtlMs(recordFromResponse({ error: 'x', connectionRefused: 'connection_refused: x' }, 0)), REFUSED_RECHECK_MS);
   });
 });
 
@@ -459,4 +463,24 @@ describe('google-robotstxt-aux-cases.json', () => {
       assert.equal(canonicalizeForMatch(c.input), c.expected);
     });
   }
+});
+
+describe('withFailureHistory: every address refused on two tries in a row ends the host', () => {
+  const refused = (at: number) => recordFromResponse({ error: 'connect ECONNREFUSED', connectionRefused: 'connection_refused: connect ECONNREFUSED 192.0.2.1:80' }, at);
+  test('refused, then refused again 6 s later: ends, with both tries in the reason', () => {
+    const first = withFailureHistory(refused(1000), null);
+    assert.equal(first.ends, undefined);
+    const second = withFailureHistory(refused(7000), first);
+    assert.deepEqual(second.ends, { outcome: 'network_error', reason: 'connection_refused: connect ECONNREFUSED 192.0.2.1:80 (refused twice, 6 s apart)' });
+    assert.equal(second.reason, second.ends!.reason);
+    assert.equal(second.failures, 2);
+    // asked again when that verdict expires and refused again: the same reason, not a longer one
+    assert.equal(withFailureHistory(refused(70_000), second).ends?.reason, second.ends!.reason);
+  });
+  test('a refusal after another failure (a 503), or after a success, does not end the host', () => {
+    const after503 = withFailureHistory(refused(5000), withFailureHistory(recordFromResponse({ status: 503, body: '' }, 0), null));
+    assert.equal(after503.ends, undefined);
+    assert.equal(withFailureHistory(refused(5000), recordFromResponse({ status: 200, body: '' }, 0)).ends, undefined);
+    assert.equal(withFailureHistory(recordFromResponse({ error: 'timeout' }, 5000), withFailureHistory(refused(0), null)).ends, undefined, 'a refusal then a timeout');
+  });
 });

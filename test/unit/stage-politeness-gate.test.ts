@@ -7,7 +7,8 @@ import { serveHost } from '../../stages/politeness-gate/serve-host.js';
 import { jsonValue, parseJsonValue } from '../../pipeline/kv-store.js';
 import { startHostScheduler } from '../../stages/politeness-gate/index.js';
 import { hostQueueSubject } from '../../pipeline/partition.js';
-import type { HttpRequest } from '../../ports/http.js';
+import { HttpFetchError, type HttpRequest } from '../../ports/http.js';
+import { REFUSED_RECHECK_MS } from '../../stages/shared/failure-policy.js';
 import { decodeGrant, decodeOutcome, type AdmittedUrl } from '../../schemas/index.js';
 import { asSlot, readTail, releaseSlot, type HostSlot } from '../../stages/shared/host-state/host-slot.js';
 import { ipKey, type IpSlot } from '../../stages/shared/host-state/ip-slot.js';
@@ -308,6 +309,66 @@ describe('politeness gate: serving a host', () => {
       assert.equal(grants(ctx).length, 0, 'nothing is fetched');
     });
   }
+
+  /** every address of the host refuses the connection (nothing listens on its port) */
+  const refusing: Responder = (req) => {
+    throw new HttpFetchError('connect', `fetching ${req.url}: connecting: connect ECONNREFUSED 192.0.2.1:443`, {
+      cause: Object.assign(new Error('connect ECONNREFUSED 192.0.2.1:443'), { code: 'ECONNREFUSED' }),
+      everyAddressRefused: true,
+    });
+  };
+
+  test('every address refuses the connection to robots.txt twice, a few seconds apart: every queued and later URL ends at once with the reason', async () => {
+    const ctx = gateContext(refusing, { robotsRetryMs: 60_000, robotsGiveUpMs: 3_600_000, backoffBaseMs: 1000 });
+    await queue(ctx, admitted('/a'), admitted('/b'));
+    const first = await serveHost(ctx, HOST);
+    assert.equal(first.kind, 'wait', 'one refusal may be a server restarting: the URLs wait');
+    assert.equal(outcomes(ctx).length, 0);
+
+    const times: number[] = [ctx.clock.now()];
+    for (let i = 0; i < 40 && outcomes(ctx).length < 2; i++) {
+      ctx.clock.advance(250);
+      const before = ctx.http.requests.length;
+      await serveHost(ctx, HOST);
+      if (ctx.http.requests.length > before) times.push(ctx.clock.now());
+    }
+
+    assert.equal(times.length, 2, 'robots.txt asked for twice');
+    assert.ok(times[1]! - times[0]! >= REFUSED_RECHECK_MS, `the second try ${times[1]! - times[0]!} ms after the first`);
+    assert.deepEqual(
+      outcomes(ctx).map((o) => [o.url, o.outcome, o.reason]),
+      ['/a', '/b'].map((p) => [`https://${HOST}${p}`, 'network_error', `connection_refused: connect ECONNREFUSED 192.0.2.1:443 (refused twice, ${Math.round((times[1]! - times[0]!) / 1000)} s apart)`]),
+    );
+    await queue(ctx, admitted('/later'));
+    assert.deepEqual(await serveHost(ctx, HOST), { kind: 'idle' });
+    assert.equal(outcomes(ctx).at(-1)!.url, `https://${HOST}/later`, 'a URL queued later ends too');
+    assert.equal(ctx.http.requests.length, 2);
+    assert.equal(grants(ctx).length, 0, 'nothing is fetched');
+  });
+
+  test('refused once, then answering (a server that restarted): nothing ends, the URL is fetched', async () => {
+    let tries = 0;
+    const ctx = gateContext((req) => (tries++ === 0 ? refusing(req) : robots(200, 'User-agent: *\nAllow: /\n')(req)), { robotsRetryMs: 60_000, robotsGiveUpMs: 3_600_000, backoffBaseMs: 1000 });
+    await queue(ctx, admitted('/a'));
+    for (let i = 0; i < 60 && grants(ctx).length === 0; i++) {
+      await serveHost(ctx, HOST);
+      ctx.clock.advance(250);
+    }
+    assert.deepEqual(outcomes(ctx), []);
+    assert.equal(ctx.http.requestsTo('/robots.txt').length, 2);
+    assert.equal(grants(ctx)[0]?.url, `https://${HOST}/a`);
+  });
+
+  test('a refusal beside an address that does not answer is not a dead host: the URLs wait', async () => {
+    const ctx = gateContext(networkError('connect', 'connecting: none of 2 addresses connected', { code: 'ECONNREFUSED', message: 'none of 2 addresses connected (...)' }), { robotsRetryMs: 1000, robotsGiveUpMs: 3_600_000, backoffBaseMs: 1 });
+    await queue(ctx, admitted('/a'));
+    for (let i = 0; i < 40; i++) {
+      await serveHost(ctx, HOST);
+      ctx.clock.advance(500);
+    }
+    assert.ok(ctx.http.requestsTo('/robots.txt').length >= 3, 'retried');
+    assert.equal(outcomes(ctx).length + grants(ctx).length, 0, 'the URL waits for robots.txt');
+  });
 
   test('a DNS failure that may heal (SERVFAIL) keeps the URLs waiting, as a 503 robots.txt does', async () => {
     const ctx = gateContext(networkError('dns', 'connecting: ESERVFAIL', { code: 'ESERVFAIL', message: `resolving ${HOST}: ESERVFAIL` }), {

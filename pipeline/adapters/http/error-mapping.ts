@@ -4,6 +4,8 @@
  */
 import { HttpFetchError, type HttpFetchErrorCode } from '../../../ports/http.js';
 import { certificateFailure } from '../../../ports/tls-failures.js';
+import { AllAttemptsFailedError } from './connect-race.js';
+import { ProxyUnreachableError } from './proxy-tunnel.js';
 
 const DNS_CODES = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_NONAME', 'EAI_FAIL', 'EAI_NODATA', 'EAI_ADDRFAMILY', 'ENODATA', 'ESERVFAIL', 'EREFUSED', 'ECONNREFUSED_DNS', 'ETIMEOUT', 'ENOTIMP', 'EBADRESP']);
 // a proxy's 502/503 to CONNECT: it could not connect to the address; its 504: it timed out doing so
@@ -85,5 +87,25 @@ export function fetchError(err: unknown, f: FailureContext): HttpFetchError {
   // undici's own HTTP/2 notices (a GOAWAY, a stream closed before its response ended) are the
   // server dropping the exchange, as a reset connection is in HTTP/1.1
   if (codes[0] === 'UND_ERR_INFO' && err instanceof Error && err.message.startsWith('HTTP/2: ')) return new HttpFetchError('reset', `${where}: ${f.phase}: ${describe(err)}`, { cause: err });
-  return new HttpFetchError(classify(codes), `${where}: ${f.phase}: ${describe(err)}`, { cause: err });
+  return new HttpFetchError(classify(codes), `${where}: ${f.phase}: ${describe(err)}`, { cause: err, everyAddressRefused: everyAddressRefused(err) });
+}
+
+/** A socket's own ECONNREFUSED from connect(): the address answered, nothing listens on the port. */
+const isSocketRefusal = (e: unknown): boolean =>
+  e instanceof Error && !(e instanceof ProxyUnreachableError) && (e as NodeJS.ErrnoException).code === 'ECONNREFUSED' && (e as NodeJS.ErrnoException).syscall === 'connect';
+
+/**
+ * Whether the connection failed because every address of the host refused it: one socket's
+ * refusal, or happy eyeballs' every attempt refused. A proxy that is down (its own refusal) and
+ * an address that timed out or was unreachable beside refusing ones are not.
+ */
+function everyAddressRefused(err: unknown): boolean {
+  let e: unknown = err;
+  for (let depth = 0; depth < 5 && e != null && typeof e === 'object'; depth++) {
+    if (e instanceof AllAttemptsFailedError) return e.errors.length > 0 && e.errors.every(isSocketRefusal);
+    if (e instanceof ProxyUnreachableError) return false;
+    if (isSocketRefusal(e)) return true;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
 }

@@ -1,5 +1,5 @@
 import { HttpFetchError, type HttpClient } from '../../../ports/http.js';
-import { hostDead } from '../failure-policy.js';
+import { hostDead, refusedEverywhere } from '../failure-policy.js';
 import type { CrawlSettings } from '../../../pipeline/settings.js';
 import type { Emit } from '../../../ports/streams.js';
 import { exchangeEmit, type ExchangeFacts } from '../messages/exchange-emit.js';
@@ -49,7 +49,8 @@ export async function fetchRobots(
       // the client's errors already say what was being fetched
       const message = err instanceof HttpFetchError ? err.message : `fetching ${url}: ${(err as Error).message}`;
       const ends = err instanceof HttpFetchError ? hostDead(err, new URL(url).hostname) : null;
-      return done(recordFromResponse({ error: message, ...(ends ? { ends } : {}) }, now()));
+      const refused = err instanceof HttpFetchError ? refusedEverywhere(err) : null;
+      return done(recordFromResponse({ error: message, ...(ends ? { ends } : {}), ...(refused ? { connectionRefused: refused } : {}) }, now()));
     }
     hops.push({ ...facts, durationMs: now() - start, res });
     const location = res.headers['location'];

@@ -8,13 +8,15 @@
  *  4xx except 429   -> allow_all: "unavailable", no rules (2.3.1.3)
  *  429, 5xx         -> disallow_all until a fetch succeeds: "unreachable" (2.3.1.4)
  *  network error    -> disallow_all (2.3.1.4); when it cannot heal within the crawl (no such
- *                      name, an address the SSRF guard refuses) the record says how the
- *                      host's URLs end (`ends`), and they end at once instead of waiting
+ *                      name, an address the SSRF guard refuses, every address refusing the
+ *                      connection on two tries in a row) the record says how the host's
+ *                      URLs end (`ends`), and they end at once instead of waiting
  *  anything else    -> disallow_all (1xx or out-of-range status: treated as unreachable)
  */
 import { ROBOTS_MAX_BYTES, type RobotsRecord } from './robots-rules.js';
+import { REFUSED_RECHECK_MS } from '../failure-policy.js';
 
-export type RobotsFetchResult = { status: number; body: Uint8Array | string } | { error: string; ends?: RobotsRecord['ends'] };
+export type RobotsFetchResult = { status: number; body: Uint8Array | string } | { error: string; ends?: RobotsRecord['ends']; connectionRefused?: string };
 
 export interface RobotsTtlOptions {
   /** Longest a robots record is used (RFC 9309 section 2.4: SHOULD NOT exceed 24 hours). */
@@ -35,7 +37,8 @@ const CR = 0x0d;
 export function recordFromResponse(res: RobotsFetchResult, now: number): RobotsRecord {
   if ('error' in res) {
     if (res.ends) return { kind: 'disallow_all', fetchedAt: now, status: null, reason: res.ends.reason, ends: res.ends };
-    return { kind: 'disallow_all', fetchedAt: now, status: null, reason: `network error: ${res.error}` };
+    const refused = res.connectionRefused ? { connectionRefused: res.connectionRefused } : {};
+    return { kind: 'disallow_all', fetchedAt: now, status: null, reason: `network error: ${res.error}`, ...refused };
   }
   const { status } = res;
   if (!Number.isInteger(status) || status < 100 || status > 599) {
@@ -95,6 +98,8 @@ export function robotsTtlMs(record: RobotsRecord, opts: Partial<RobotsTtlOptions
   const maxTtlMs = Math.max(0, opts.maxTtlMs ?? DEFAULT_ROBOTS_TTL.maxTtlMs);
   const errorRetryMs = Math.max(0, opts.errorRetryMs ?? DEFAULT_ROBOTS_TTL.errorRetryMs);
   if (record.kind !== 'disallow_all') return maxTtlMs;
+  // every address refused: asked once more soon, and ended if refused again (failure-policy.ts)
+  if (record.connectionRefused && !record.ends) return Math.min(REFUSED_RECHECK_MS, maxTtlMs);
   // retried with backoff: errorRetryMs, then twice that, ... at most 6 h apart
   const backoff = Math.min(errorRetryMs * 2 ** Math.max(0, (record.failures ?? 1) - 1), MAX_ERROR_RETRY_MS);
   return Math.min(Math.max(errorRetryMs, backoff), maxTtlMs);
@@ -124,9 +129,19 @@ export const MAX_ERROR_RETRY_MS = 6 * 60 * 60 * 1000;
 export function withFailureHistory(record: RobotsRecord, previous: RobotsRecord | null): RobotsRecord {
   if (record.kind !== 'disallow_all') return record;
   const continues = previous?.kind === 'disallow_all';
-  return {
+  const history = {
     ...record,
     failures: continues ? (previous.failures ?? 1) + 1 : 1,
     failingSince: continues ? (previous.failingSince ?? previous.fetchedAt) : record.fetchedAt,
   };
+  // every address refused on this try and on the one before, a few seconds apart: nothing
+  // listens there, and nothing will for this crawl (failure-policy.ts, REFUSED_RECHECK_MS)
+  if (record.connectionRefused && !record.ends && continues && previous.connectionRefused) {
+    const apartS = Math.round((record.fetchedAt - previous.fetchedAt) / 1000);
+    // a host ended before keeps its first words: the reason does not grow with each retry
+    const reason = previous.ends?.reason ?? `${record.connectionRefused} (refused twice, ${apartS} s apart)`;
+    const ends = { outcome: 'network_error' as const, reason };
+    return { ...history, reason, ends };
+  }
+  return history;
 }

@@ -60,11 +60,13 @@ export async function refreshRobots(ctx: StageContext, host: string, origin: str
           : feedbackForStatus(record.status, null, durationMs, baseDelayMs);
     }
     const cached = await robotsOf(ctx).put(origin, record);
-    ctx.metrics.count('politeness-gate', 'robots_fetches', record.ends ? 'host_dead' : record.kind);
+    // the stored record: a failure that repeats one before it can end the host (every address refusing twice)
+    const stored = cached.record;
+    ctx.metrics.count('politeness-gate', 'robots_fetches', stored.ends ? 'host_dead' : record.kind);
     const level = record.kind === 'disallow_all' ? 'warn' : 'info';
     ctx.log[level](
-      { host, origin, kind: record.kind, status: record.status, reason: record.reason, failures: cached.record.failures },
-      record.ends
+      { host, origin, kind: record.kind, status: record.status, reason: stored.reason, failures: stored.failures },
+      stored.ends
         ? 'host cannot be reached in this crawl: its URLs end at once'
         : record.kind === 'disallow_all'
           ? 'robots.txt unavailable: host disallowed until a fetch succeeds'

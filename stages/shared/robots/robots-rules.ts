@@ -67,6 +67,11 @@ export interface RobotsRecord {
    * instead of waiting for robots.txt.
    */
   ends?: { outcome: 'network_error' | 'refused'; reason: string };
+  /**
+   * disallow_all only: every address of the host refused the connection on this try; the
+   * reason its URLs end with when the next try is refused too (failure-policy.ts, refusedEverywhere).
+   */
+  connectionRefused?: string;
 }
 
 export interface RobotsVerdict {
