@@ -5,6 +5,7 @@ import type { LaneLevel } from '../shared/host-state/host-lanes.js';
 import { DomainTally } from './domain-tally.js';
 import { ReadyHosts, type ReadyKey } from './ready-hosts.js';
 import { heldLanesWait, releaseHeldLanes } from '../shared/breadth/first-pass.js';
+import { BinaryHeap } from './binary-heap.js';
 
 /**
  * How long a gate with held hosts and nothing else to serve waits before serving them although
@@ -59,7 +60,8 @@ export const FETCHED_HIGH_WATER = 500;
  */
 export class HostScheduler {
   private readonly dueAt = new Map<string, number>();
-  private readonly heap = new MinHeap();
+  /** (time, host) by time; stale entries are skipped when popped */
+  private readonly heap = new BinaryHeap<{ at: number; host: string }>((a, b) => a.at < b.at);
   private readonly running = new Map<string, number | null>(); // host -> earliest time notified while running
   /** running hosts a URL was queued for during their turn (see `queued`) */
   private readonly queuedWhileRunning = new Set<string>();
@@ -174,7 +176,7 @@ export class HostScheduler {
     const current = this.dueAt.get(host);
     if (current !== undefined && current <= at) return;
     this.dueAt.set(host, at);
-    this.heap.push(at, host);
+    this.heap.push({ at, host });
     this.kick();
   }
 
@@ -336,46 +338,4 @@ interface NextUrl {
   level: LaneLevel;
   domain: string | undefined;
   depth: number | undefined;
-}
-
-/** A binary min-heap of (time, host); stale entries are skipped by the caller. */
-class MinHeap {
-  private readonly items: Array<{ at: number; host: string }> = [];
-
-  peek(): { at: number; host: string } | undefined {
-    return this.items[0];
-  }
-
-  push(at: number, host: string): void {
-    const a = this.items;
-    a.push({ at, host });
-    let i = a.length - 1;
-    while (i > 0) {
-      const parent = (i - 1) >> 1;
-      if (a[parent]!.at <= a[i]!.at) break;
-      [a[parent], a[i]] = [a[i]!, a[parent]!];
-      i = parent;
-    }
-  }
-
-  pop(): { at: number; host: string } | undefined {
-    const a = this.items;
-    const top = a[0];
-    const last = a.pop();
-    if (a.length > 0 && last) {
-      a[0] = last;
-      let i = 0;
-      for (;;) {
-        const l = 2 * i + 1;
-        const r = l + 1;
-        let m = i;
-        if (l < a.length && a[l]!.at < a[m]!.at) m = l;
-        if (r < a.length && a[r]!.at < a[m]!.at) m = r;
-        if (m === i) break;
-        [a[m], a[i]] = [a[i]!, a[m]!];
-        i = m;
-      }
-    }
-    return top;
-  }
 }

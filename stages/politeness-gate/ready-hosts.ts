@@ -12,6 +12,8 @@
  * never starved. Entries are (host, due time); one whose host was served or notified again
  * since is stale (`isCurrent` says) and skipped.
  */
+import { BinaryHeap } from './binary-heap.js';
+
 export interface ReadyKey {
   /** 0: the host's next URL is high priority */
   rank: number;
@@ -34,7 +36,7 @@ const before = (a: ReadyKey, b: ReadyKey): boolean =>
 const entryBefore = (a: Entry, b: Entry): boolean => (before(a.key, b.key) || before(b.key, a.key) ? before(a.key, b.key) : a.seq < b.seq);
 
 export class ReadyHosts {
-  private readonly heap: Entry[] = [];
+  private readonly heap = new BinaryHeap<Entry>(entryBefore);
   private fifo: Array<{ host: string; at: number; since: number }> = [];
   private fifoHead = 0;
   private arrivals = 0;
@@ -46,12 +48,12 @@ export class ReadyHosts {
   ) {}
 
   get size(): number {
-    return this.heap.length;
+    return this.heap.size;
   }
 
   /** `host` came due (its entry's time `at`) and waits from `now` on */
   add(host: string, at: number, now: number): void {
-    this.push({ host, at, key: this.keyOf(host, at), seq: this.arrivals++ });
+    this.heap.push({ host, at, key: this.keyOf(host, at), seq: this.arrivals++ });
     this.fifo.push({ host, at, since: now });
   }
 
@@ -60,13 +62,13 @@ export class ReadyHosts {
     const overdue = this.takeOverdue(now);
     if (overdue) return overdue;
     for (;;) {
-      const top = this.pop();
+      const top = this.heap.pop();
       if (!top) return undefined;
       if (!this.isCurrent(top.host, top.at)) continue;
       const key = this.keyOf(top.host, top.at);
-      if (before(top.key, key) && this.heap.length > 0 && before(this.heap[0]!.key, key)) {
+      if (before(top.key, key) && this.heap.size > 0 && before(this.heap.peek()!.key, key)) {
         // its domain was granted more since it was ranked: back in at its own place
-        this.push({ ...top, key });
+        this.heap.push({ ...top, key });
         continue;
       }
       return { host: top.host, at: top.at };
@@ -89,38 +91,5 @@ export class ReadyHosts {
       this.fifoHead = 0;
     }
     return undefined;
-  }
-
-  private push(e: Entry): void {
-    const a = this.heap;
-    a.push(e);
-    let i = a.length - 1;
-    while (i > 0) {
-      const parent = (i - 1) >> 1;
-      if (!entryBefore(a[i]!, a[parent]!)) break;
-      [a[parent], a[i]] = [a[i]!, a[parent]!];
-      i = parent;
-    }
-  }
-
-  private pop(): Entry | undefined {
-    const a = this.heap;
-    const top = a[0];
-    const last = a.pop();
-    if (a.length > 0 && last) {
-      a[0] = last;
-      let i = 0;
-      for (;;) {
-        const l = 2 * i + 1;
-        const r = l + 1;
-        let m = i;
-        if (l < a.length && entryBefore(a[l]!, a[m]!)) m = l;
-        if (r < a.length && entryBefore(a[r]!, a[m]!)) m = r;
-        if (m === i) break;
-        [a[m], a[i]] = [a[i]!, a[m]!];
-        i = m;
-      }
-    }
-    return top;
   }
 }
