@@ -11,10 +11,14 @@ import { crawlIdOf, jobOf } from '../shared/job-fields.js';
 import { perKey } from '../shared/per-key.js';
 import { heldByFirstPass } from '../shared/breadth/first-pass.js';
 import { admittedCountKey } from '../shared/breadth/page-budget.js';
+import { DomainInlinks } from '../shared/importance/domain-inlinks.js';
 
 const jobBookOf = perKey((ctx: StageContext) => new JobBook(ctx.kv.jobs));
 
 const admittedCounter = admittedCountKey;
+
+/** this process's in-link counts per registrable domain (the importance estimate) */
+export const domainInlinksOf = perKey((_ctx: StageContext) => new DomainInlinks());
 
 /**
  * One fetch id per URL per crawl, whoever admits it and however often: a candidate admitted
@@ -31,7 +35,10 @@ const fetchIdFor = (ctx: StageContext, c: CandidateUrl) =>
   c.revisit ? stableId(crawlIdOf(ctx, c), c.url, c.revisit.due_at) : fetchIdOf(crawlIdOf(ctx, c), c.url);
 
 function admittedUrl(ctx: StageContext, c: CandidateUrl): AdmittedUrl {
-  return { ...c, fetch_id: fetchIdFor(ctx, c), admitted_at: ctx.clock.now() };
+  const url: AdmittedUrl = { ...c, fetch_id: fetchIdFor(ctx, c), admitted_at: ctx.clock.now() };
+  const importance = domainInlinksOf(ctx).count(c.domain);
+  if (importance > 0) url.importance = importance;
+  return url;
 }
 
 /**
@@ -112,6 +119,9 @@ export async function handleSeenFilter(input: StageInput<CandidateUrl[]>, ctx: S
       else repeatedOverLimit.push(candidate);
     }
   };
+  // every link counts as an in-link, repeats included, before any of the page's URLs is stamped
+  const inlinks = domainInlinksOf(ctx);
+  for (const c of input.message) if (c.via === 'link' && c.source_url !== null) inlinks.saw(c.source_url, c.domain);
   for (const [index, c] of input.message.entries()) {
     if (c.via === 'revisit') {
       // a known URL fetched again (a job's schedule): past the set, which holds it already
