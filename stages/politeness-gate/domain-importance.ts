@@ -2,10 +2,10 @@ import type { KvStore } from '../../ports/kv.js';
 import { perKey } from '../shared/per-key.js';
 
 /**
- * The importance estimate as this gate process has heard it: each admitted URL arrives stamped
- * with its registrable domain's in-link count (stages/shared/importance/domain-inlinks.ts),
- * and the domain's figure here is the highest stamp seen (the count only grows; a later URL of
- * the domain brings a newer figure). The intake notes it, the host scheduler ranks by it, also
+ * The importance estimate as this gate process has heard it: the seen-filters' counts of each
+ * registrable domain's in-links, from the hosts bucket's `_imp.` keys (written at every power
+ * of two, stages/shared/importance/domain-inlinks.ts), and the stamps on admitted URLs; the
+ * domain's figure is the highest heard (the count only grows). The host scheduler ranks by it, also
  * for a host it has never served (whose next URL it has not read yet): hence the host's domain
  * too. Per process and bounded like the domain tally: past {@link DOMAIN_IMPORTANCE_MAX}
  * entries the one noted longest ago is forgotten (its hosts then rank as if never linked,
@@ -24,6 +24,11 @@ export class DomainImportance {
     remember(this.domainOfHost, host, domain, this.max);
     const known = this.byDomain.get(domain) ?? 0;
     remember(this.byDomain, domain, Math.max(known, importance ?? 0), this.max);
+  }
+
+  /** The seen-filters' count of in-links of `domain` (their `_imp.` keys in the hosts bucket). */
+  noteDomain(domain: string, inlinks: number): void {
+    remember(this.byDomain, domain, Math.max(this.byDomain.get(domain) ?? 0, inlinks), this.max);
   }
 
   /** The in-link figure of `domain`, or of the domain of `host` when the domain is not known. */

@@ -11,7 +11,8 @@ import { crawlIdOf, jobOf } from '../shared/job-fields.js';
 import { perKey } from '../shared/per-key.js';
 import { heldByFirstPass } from '../shared/breadth/first-pass.js';
 import { admittedCountKey } from '../shared/breadth/page-budget.js';
-import { DomainInlinks } from '../shared/importance/domain-inlinks.js';
+import { DomainInlinks, importanceKey, isImportanceStep, type ImportanceNote } from '../shared/importance/domain-inlinks.js';
+import { jsonValue } from '../../pipeline/kv-store.js';
 
 const jobBookOf = perKey((ctx: StageContext) => new JobBook(ctx.kv.jobs));
 
@@ -121,7 +122,15 @@ export async function handleSeenFilter(input: StageInput<CandidateUrl[]>, ctx: S
   };
   // every link counts as an in-link, repeats included, before any of the page's URLs is stamped
   const inlinks = domainInlinksOf(ctx);
-  for (const c of input.message) if (c.via === 'link' && c.source_url !== null) inlinks.saw(c.source_url, c.domain);
+  const steps = new Map<string, number>();
+  for (const c of input.message) {
+    if (c.via !== 'link' || c.source_url === null) continue;
+    const n = inlinks.saw(c.source_url, c.domain);
+    if (isImportanceStep(n)) steps.set(c.domain, n);
+  }
+  // the gates' news of a domain's count (domain-inlinks.ts); written with the message's other writes
+  const noting = Promise.all([...steps].map(([domain, n]) => ctx.kv.hosts.put(importanceKey(domain), jsonValue({ domain, inlinks: n } satisfies ImportanceNote))));
+  noting.catch(() => undefined); // awaited below; a failure then fails the message
   for (const [index, c] of input.message.entries()) {
     if (c.via === 'revisit') {
       // a known URL fetched again (a job's schedule): past the set, which holds it already
@@ -175,6 +184,7 @@ export async function handleSeenFilter(input: StageInput<CandidateUrl[]>, ctx: S
     admitted.push({ index, url: admittedUrl(ctx, c) });
   }
   await recording;
+  await noting;
   for (const f of [...fresh, ...repeated]) seen.recorded(f.exact);
   // in message order, whatever the order of decisions: a redelivery then publishes the same batches
   admitted.sort((a, b) => a.index - b.index);

@@ -83,6 +83,18 @@ describe('seen-filter: each admitted URL carries its domain in-link count', () =
       [['http://b.test/3', 4]],
     );
   });
+
+  test("the gates hear a domain's count at each power of two (the hosts bucket's _imp. keys)", async () => {
+    const ctx = createFakeContext();
+    const written: number[] = [];
+    for (let i = 1; i <= 9; i++) {
+      await run(ctx, [link(`http://s${i}.test/`, `http://b.test/${i}`)], i);
+      const e = await ctx.kv.hosts.get('_imp.b.test');
+      const n = e ? (JSON.parse(new TextDecoder().decode(e.value)) as { inlinks: number }).inlinks : 0;
+      if (written.at(-1) !== n) written.push(n);
+    }
+    assert.deepEqual(written, [1, 2, 4, 8], 'written at 1, 2, 4 and 8 links, not between');
+  });
 });
 
 describe("gate: a due host's turn weighs breadth by its domain's importance", () => {
@@ -121,6 +133,9 @@ describe("gate: a due host's turn weighs breadth by its domain's importance", ()
     assert.equal(board.of('other.b.test', 'b.test'), 3);
     assert.equal(board.of('c.test'), 0);
     assert.equal(board.of('unknown.test'), 0);
+    board.noteDomain('c.test', 16); // the seen-filters' count, heard from the hosts bucket
+    board.noteDomain('b.test', 2);
+    assert.deepEqual([board.of('c.test'), board.of('www.b.test')], [16, 3]);
   });
 
   /** a timetable with one turn at a time, the first held open so that the others come due together */

@@ -30,13 +30,17 @@ export class DomainInlinks {
 
   constructor(private readonly max = DOMAIN_INLINKS_MAX) {}
 
-  /** A link from `sourceUrl` to a URL of `targetDomain` was seen (once per link, repeats included). */
-  saw(sourceUrl: string, targetDomain: string): void {
-    if (targetDomain === '' || this.domainOfSource(sourceUrl) === targetDomain) return;
-    const n = this.counts.get(targetDomain) ?? 0;
+  /**
+   * A link from `sourceUrl` to a URL of `targetDomain` was seen (once per link, repeats
+   * included): the domain's new count, or 0 when the link does not count (the same domain).
+   */
+  saw(sourceUrl: string, targetDomain: string): number {
+    if (targetDomain === '' || this.domainOfSource(sourceUrl) === targetDomain) return 0;
+    const n = (this.counts.get(targetDomain) ?? 0) + 1;
     this.counts.delete(targetDomain);
-    this.counts.set(targetDomain, n + 1);
+    this.counts.set(targetDomain, n);
     if (this.counts.size > this.max) this.counts.delete(this.counts.keys().next().value!);
+    return n;
   }
 
   /** Links seen to `domain` from other domains (0 for one never linked, or forgotten). */
@@ -52,6 +56,22 @@ export class DomainInlinks {
     if (this.lastSource?.url !== url) this.lastSource = { url, domain: registrableDomainOfUrl(url) };
     return this.lastSource.domain;
   }
+}
+
+/**
+ * The gates hear a domain's count from the hosts bucket (their watch of it is their news of
+ * every host): the seen-filter writes `_imp.<domain>` each time the count reaches a power of two
+ * (1, 2, 4, 8, ...), so a domain costs about log2 of its in-links in writes over a whole crawl
+ * (11 for one linked 1,000 times) and the gates' figure is never less than half the count.
+ * Without it a gate would know only the count stamped on the domain's URLs when they were
+ * admitted, which for the most-linked domains is their first few links: they are found early.
+ */
+export const IMPORTANCE_PREFIX = '_imp.';
+export const importanceKey = (domain: string) => `${IMPORTANCE_PREFIX}${domain}`;
+export const isImportanceStep = (count: number) => count > 0 && (count & (count - 1)) === 0;
+export interface ImportanceNote {
+  domain: string;
+  inlinks: number;
 }
 
 /**
