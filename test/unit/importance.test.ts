@@ -10,6 +10,8 @@ import { handleSeenFilter } from '../../stages/seen-filter/handle.js';
 import { PartitionSeenSet } from '../../stages/seen-filter/partition-seen-set.js';
 import { decodeAdmittedBatch, type AdmittedUrl, type CandidateUrl } from '../../schemas/index.js';
 import { createFakeContext, emitted, stageInput, type FakeContext } from '../support/fake-context.js';
+import { RevisitPolicy } from '../../schemas/index.js';
+import { importanceSpeedup, nextRevisit, MAX_IMPORTANCE_SPEEDUP } from '../../stages/shared/revisits/revisit-policy.js';
 
 describe('importance estimate: in-links per registrable domain', () => {
   test('counts links from other domains, repeats included, and not a domain linking itself', () => {
@@ -178,5 +180,30 @@ describe("gate: a due host's turn weighs breadth by its domain's importance", ()
 
   test('with --no-importance, by breadth alone (here: equal, so the one due longest first)', async () => {
     assert.deepEqual(await firstTurnsInOrder({ importance: false }), ['a.test', 'b.test', 'c.test']);
+  });
+});
+
+describe('revisits: an important page comes due sooner, bounded', () => {
+  const policy = RevisitPolicy.parse({ strategy: 'multiplicative', initial: '100s', min: '30s', max: '1000s', increase: 0.5, decrease: 0.5 });
+  const page = { kind: 'page', digest: 'd1', simhash: '0000000000000000' } as const;
+
+  test('the speedup grows with in-links, 1 for none, at most 4', () => {
+    assert.equal(importanceSpeedup(undefined), 1);
+    assert.equal(importanceSpeedup(0), 1);
+    assert.equal(importanceSpeedup(7), 2);
+    assert.ok(importanceSpeedup(1000) > 3.3 && importanceSpeedup(1000) < 3.32);
+    assert.equal(importanceSpeedup(1e12), MAX_IMPORTANCE_SPEEDUP);
+  });
+
+  test("due sooner, never before the policy's min; the interval kept is the change rate's, so it does not compound", () => {
+    const plain = nextRevisit(policy, undefined, page, 0)!;
+    const linked = nextRevisit(policy, undefined, page, 0, { importance: 7 })!;
+    const famous = nextRevisit(policy, undefined, page, 0, { importance: 1e9 })!;
+    assert.deepEqual([plain.due_at, linked.due_at, famous.due_at], [100_000, 50_000, 30_000]);
+    assert.equal(linked.interval_ms, 100_000);
+    // unchanged at the next check: grows from 100 s (x1.5), then due in half of it again
+    const next = nextRevisit(policy, linked, { kind: 'page', digest: 'd1', simhash: '0000000000000000' }, 50_000, { importance: 7 })!;
+    assert.equal(next.interval_ms, 150_000);
+    assert.equal(next.due_at, 50_000 + 75_000);
   });
 });
