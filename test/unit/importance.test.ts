@@ -5,6 +5,7 @@ import { DomainInlinks, importanceWeight, registrableDomainOfUrl } from '../../s
 import { DomainImportance, domainImportanceOf } from '../../stages/politeness-gate/domain-importance.js';
 import { ReadyHosts, type ReadyKey } from '../../stages/politeness-gate/ready-hosts.js';
 import { HostScheduler } from '../../stages/politeness-gate/host-scheduler.js';
+import { startHostScheduler } from '../../stages/politeness-gate/index.js';
 import type { RankedTurn } from '../../stages/politeness-gate/serve-host.js';
 import { handleSeenFilter } from '../../stages/seen-filter/handle.js';
 import { PartitionSeenSet } from '../../stages/seen-filter/partition-seen-set.js';
@@ -138,6 +139,19 @@ describe("gate: a due host's turn weighs breadth by its domain's importance", ()
     board.noteDomain('c.test', 16); // the seen-filters' count, heard from the hosts bucket
     board.noteDomain('b.test', 2);
     assert.deepEqual([board.of('c.test'), board.of('www.b.test')], [16, 3]);
+  });
+
+  test("a gate hears the seen-filters' counts through its watch of the hosts bucket", async () => {
+    const ctx = createFakeContext();
+    const bg = await startHostScheduler(ctx, 4);
+    try {
+      await ctx.kv.hosts.put('_imp.b.test', new TextEncoder().encode(JSON.stringify({ domain: 'b.test', inlinks: 32 })));
+      const board = domainImportanceOf(ctx.kv.hosts);
+      for (let i = 0; i < 50 && board.of('www.b.test', 'b.test') === 0; i++) await sleep(20);
+      assert.equal(board.of('www.b.test', 'b.test'), 32);
+    } finally {
+      await bg.stop();
+    }
   });
 
   /** a timetable with one turn at a time, the first held open so that the others come due together */
