@@ -10,8 +10,8 @@
  *
  * An ordering measurement, not a politeness one: `--min-delay-ms 0` and `--max-per-ip 0` (no
  * per-IP cap), so that many hosts are due at once and the gate's ranking decides what goes
- * first; robots.txt on; no dead hosts in the web (a refused host's robots.txt would keep the
- * crawl from going idle for 20 minutes).
+ * first; robots.txt on; no dead hosts in the web (they add nothing to an ordering measurement,
+ * only waiting at the end).
  *
  * BENCH_IMPORTANCE_DOMAINS (default 2,000) and BENCH_IMPORTANCE_PAGES (the budget, default
  * 2,000) size it; BENCH_CRAWL_ARGS adds `crawl run` flags to both runs.
