@@ -13,7 +13,7 @@ const rounds = Number(process.argv[3] ?? 5);
 const domainOf = (host: string) => host.slice(host.indexOf('.') + 1);
 const due = new Map<string, number>();
 const tally = new DomainTally();
-const ready = new ReadyHosts((host, at) => ({ rank: 1, domainGrants: tally.count(domainOf(host)), depth: 1, at }), (host, at) => due.get(host) === at, 30_000);
+const ready = new ReadyHosts((host, at) => ({ rank: 1, domainGrants: tally.count(domainOf(host)), weight: 1, depth: 1, at }), (host, at) => due.get(host) === at, 30_000);
 const names = Array.from({ length: hosts }, (_, i) => `www.d${i}.test`);
 const cpu0 = process.cpuUsage();
 let taken = 0;

@@ -16,6 +16,8 @@ export function addSettingsOptions(cmd: Command): Command {
     .option('--max-pages <n>', 'stop admitting URLs after this many (0 = no limit)', parseIntOption('--max-pages', 0))
     .option('--max-pages-per-domain <n>', 'requests granted per registrable domain; its later URLs end as filtered max_pages_per_domain (0 = no limit)', parseIntOption('--max-pages-per-domain', 0))
     .option('--target-unique-domains <n>', 'first pass: until N registrable domains have a stored page, links to domains already reached wait and only new domains (and seeds) are served (0 = off)', parseIntOption('--target-unique-domains', 0))
+    .option('--importance', 'rank due hosts by breadth weighed by how linked their registrable domain is (the default)')
+    .option('--no-importance', 'rank due hosts by breadth alone (fewest pages granted to their registrable domain, then depth)')
     .option('--partitions <p>', 'partitions per edge (default 16)', parseIntOption('--partitions', 1, 1024))
     .option('--seen-expected-urls <n>', 'URLs the seen set is planned for, at 2 bytes each; a larger crawl grows it (default 1000000)', parseIntOption('--seen-expected-urls', 1024))
     .option('--min-delay-ms <n>', 'minimum gap between requests to one host (default 1000)', parseIntOption('--min-delay-ms', 0, 3_600_000))
@@ -84,6 +86,7 @@ const DIRECT_SETTINGS = [
   'maxPages',
   'maxPagesPerDomain',
   'targetUniqueDomains',
+  'importance',
   'partitions',
   'minDelayMs',
   'userAgent',

@@ -37,6 +37,11 @@ export const CrawlSettingsSchema = z
      * already have a URL admitted are held back (served once it is reached; seed 003's first pass)
      */
     targetUniqueDomains: z.number().int().min(0).default(0),
+    /**
+     * the gate ranks due hosts by breadth weighed by how linked their registrable domain is
+     * (in-links from other domains); false: by breadth alone (docs/breadth-and-importance.md)
+     */
+    importance: z.boolean().default(true),
     minDelayMs: z.number().int().min(0).max(3_600_000).default(1000),
     /** a robots.txt Crawl-delay above this is clamped to it (and logged) */
     maxCrawlDelayMs: z.number().int().min(0).default(60_000),

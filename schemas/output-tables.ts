@@ -86,6 +86,8 @@ export const TABLES = {
     col('rendered', 'BOOLEAN'),
     /** the robots rules addressed to the crawler and where they came from (`x-robots-tag: noindex; meta robots: nofollow`), NULL when none */
     col('robots_directives', 'VARCHAR', true),
+    /** links the crawl had seen to the page's registrable domain from other domains when its URL was admitted (the importance estimate) */
+    col('importance', 'INTEGER'),
   ],
   links: [
     col('fetch_id', 'VARCHAR'),
@@ -215,6 +217,7 @@ export interface PageRow {
   site_name: string | null;
   rendered: boolean;
   robots_directives: string | null;
+  importance: number;
 }
 
 /** One outgoing link found in a page. */

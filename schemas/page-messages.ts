@@ -63,6 +63,8 @@ export const FetchedPage = z.object({
   last_modified: z.number().optional(),
   /** a job page's validators as sent, for the conditional GET of its revisit */
   validators: z.object({ etag: z.string().nullable(), last_modified: z.string().nullable() }).optional(),
+  /** the importance estimate its URL was admitted with (url-messages.ts), for the pages table */
+  importance: z.number().int().nonnegative().optional(),
 });
 export type FetchedPage = z.infer<typeof FetchedPage>;
 

@@ -142,6 +142,12 @@ export const AdmittedUrl = CandidateUrl.extend({
    * waits in its host's held lane until the pass ends, and only then counts against --max-pages
    */
   held: z.literal(true).optional(),
+  /**
+   * the importance estimate when it was admitted: links the admitting seen-filter had seen to
+   * its registrable domain from other domains (stages/shared/importance/domain-inlinks.ts);
+   * absent on a URL admitted before the estimate existed, or past the seen set (a revisit)
+   */
+  importance: z.number().int().nonnegative().optional(),
 });
 export type AdmittedUrl = z.infer<typeof AdmittedUrl>;
 

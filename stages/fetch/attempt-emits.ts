@@ -162,6 +162,7 @@ export function responseEmits(a: Attempt, res: HttpResponse, facts: ExchangeFact
             ...jobFieldsOf(g),
             ...lastModifiedOf(res),
             ...(g.job !== undefined ? { validators: validatorsOf(res) } : {}),
+            ...(g.importance !== undefined ? { importance: g.importance } : {}),
             exchange: exchangeInfo({ ...facts, kind: 'page' }),
           }),
         },

@@ -53,6 +53,7 @@ export function pageRows(p: FinalPage, crawlId: string): RowBatch {
         site_name: p.site_name ?? null,
         rendered: p.rendered === true,
         robots_directives: p.robots_directives ?? null,
+        importance: p.importance ?? 0,
       },
     ],
     links: p.links.map((l) => ({ fetch_id: p.fetch_id, src_url: p.url, dst_url: l.url, anchor_text: l.anchor, rel: l.rel, crawl_id: crawlId, source: l.source ?? 'a' })),

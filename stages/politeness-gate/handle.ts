@@ -4,6 +4,7 @@ import type { Emit, Outcome, StageContext, StageInput } from '../../pipeline/sta
 import { noteQueued } from '../shared/host-state/host-slot.js';
 import { laneOf } from '../shared/host-state/host-lanes.js';
 import { judgeNewUrls, trapOutcome } from './trap-check.js';
+import { domainImportanceOf } from './domain-importance.js';
 import { fullSpell, HOSTQ_FULL_RETRY_MS, HOSTQ_FULL_WAIT_MS, noRoomOutcome, noteRefused, noteRoom, waitedForRoom } from './hostq-room.js';
 
 /**
@@ -40,6 +41,8 @@ export async function handleGateIntake(input: StageInput<AdmittedUrl[]>, ctx: St
     }
     const lane = laneOf(m);
     tails.push({ host: m.host, lane });
+    // what the host scheduler ranks the host's domain by (importance), heard before the host's first turn
+    domainImportanceOf(ctx.kv.hosts).note(m.host, m.domain, m.importance);
     // redelivered before it was acked: the same msgId, so the server keeps one copy (and says
     // which); the first URL's is the one a message of one URL had before batching
     const data = encodeAdmitted(verdict.checkBeforeFetch ? { ...m, novelty_check: true } : m);

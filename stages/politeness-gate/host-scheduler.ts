@@ -3,6 +3,8 @@ import { serveHostRanked, type HostTurn, type RankedTurn } from './serve-host.js
 import { EDGES, FETCH_DURABLE, FETCHED_READERS } from '../../ops/nats/edges.js';
 import type { LaneLevel } from '../shared/host-state/host-lanes.js';
 import { DomainTally } from './domain-tally.js';
+import { domainImportanceOf, type DomainImportance } from './domain-importance.js';
+import { importanceWeight } from '../shared/importance/domain-inlinks.js';
 import { ReadyHosts, type ReadyKey } from './ready-hosts.js';
 import { heldLanesWait, releaseHeldLanes } from '../shared/breadth/first-pass.js';
 import { BinaryHeap } from './binary-heap.js';
@@ -48,8 +50,9 @@ export const FETCHED_HIGH_WATER = 500;
  * none starves. Politeness is untouched: waiting only ever delays a request.
  *
  * Which due host goes first when the gate's turns are all taken (ready-hosts.ts): high-priority
- * work, then seed 003's breadth key, the host whose registrable domain this process has granted
- * fewest requests (domain-tally.ts), then the shallowest next URL; none waits so more than
+ * work, then seed 003's breadth key weighed by importance, the host whose registrable domain this
+ * process has granted fewest requests (domain-tally.ts) for how linked it is (domain-importance.ts),
+ * then the shallowest next URL; none waits so more than
  * {@link MAX_DEFER_MS}. A turn hands out one grant, and grants reach fetch in the order they are
  * made, so this order is the order pages are fetched in when there are more due hosts than
  * fetch keeps up with. It is per process, with no global queue: every gate ranks its own hosts.
@@ -78,6 +81,8 @@ export class HostScheduler {
   private readonly next = new Map<string, NextUrl>();
   /** requests granted per registrable domain by this process */
   readonly domains = new DomainTally();
+  /** in-links per registrable domain as the intake heard them; null with --no-importance */
+  private readonly importance: DomainImportance | null;
   /** due hosts waiting for a turn, best first */
   private readonly ready = new ReadyHosts(
     (host, at) => this.keyOf(host, at),
@@ -96,7 +101,9 @@ export class HostScheduler {
     private readonly ctx: BackgroundContext,
     private readonly concurrency: number,
     private readonly serve: (ctx: BackgroundContext, host: string) => Promise<RankedTurn> = serveHostRanked,
-  ) {}
+  ) {
+    this.importance = ctx.settings.importance ? domainImportanceOf(ctx.kv.hosts) : null;
+  }
 
   /**
    * Whether fetch has more grants than READY_HIGH_WATER not taken up (`behind`), and whether
@@ -156,8 +163,9 @@ export class HostScheduler {
 
   private keyOf(host: string, at: number): ReadyKey {
     const next = this.next.get(host);
-    if (!next) return { rank: 1, domainGrants: 0, depth: 0, at };
-    return { rank: next.level === 'h' ? 0 : 1, domainGrants: next.domain === undefined ? 0 : this.domains.count(next.domain), depth: next.depth ?? 0, at };
+    const weight = this.importance ? importanceWeight(this.importance.of(host, next?.domain)) : 1;
+    if (!next) return { rank: 1, domainGrants: 0, weight, depth: 0, at };
+    return { rank: next.level === 'h' ? 0 : 1, domainGrants: next.domain === undefined ? 0 : this.domains.count(next.domain), weight, depth: next.depth ?? 0, at };
   }
 
   /** Hosts with an entry (for tests and metrics). */

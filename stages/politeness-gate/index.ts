@@ -11,6 +11,8 @@ import { asSlot, leaseLive, readyAt, TAIL_PREFIX, type HostSlot, type QueueTail 
 import type { IpSlot } from '../shared/host-state/ip-slot.js';
 import { handleGateIntake } from './handle.js';
 import { HostScheduler } from './host-scheduler.js';
+import { domainImportanceOf } from './domain-importance.js';
+import { IMPORTANCE_PREFIX, type ImportanceNote } from '../shared/importance/domain-inlinks.js';
 import { gateEmits, gateInput, GATE_SCHEDULER_CONCURRENCY } from './spec.js';
 
 /**
@@ -56,6 +58,12 @@ export async function startHostScheduler(ctx: BackgroundContext, concurrency = G
 
 function onHostEvent(ctx: StageContext, scheduler: HostScheduler, event: KvWatchEvent): void {
   if (!event.value) return;
+  if (event.key.startsWith(IMPORTANCE_PREFIX)) {
+    // a domain's in-link count grew (the seen-filters' importance estimate): ranks its hosts
+    const note = parseJsonValue<ImportanceNote>(event.value);
+    domainImportanceOf(ctx.kv.hosts).noteDomain(note.domain, note.inlinks);
+    return;
+  }
   if (event.key.startsWith('_ip.')) {
     scheduler.ipFreed(parseJsonValue<IpSlot>(event.value).ip);
     return;

@@ -11,10 +11,15 @@ import { crawlIdOf, jobOf } from '../shared/job-fields.js';
 import { perKey } from '../shared/per-key.js';
 import { heldByFirstPass } from '../shared/breadth/first-pass.js';
 import { admittedCountKey } from '../shared/breadth/page-budget.js';
+import { DomainInlinks, importanceKey, isImportanceStep, type ImportanceNote } from '../shared/importance/domain-inlinks.js';
+import { jsonValue } from '../../pipeline/kv-store.js';
 
 const jobBookOf = perKey((ctx: StageContext) => new JobBook(ctx.kv.jobs));
 
 const admittedCounter = admittedCountKey;
+
+/** this process's in-link counts per registrable domain (the importance estimate) */
+export const domainInlinksOf = perKey((_ctx: StageContext) => new DomainInlinks());
 
 /**
  * One fetch id per URL per crawl, whoever admits it and however often: a candidate admitted
@@ -31,7 +36,10 @@ const fetchIdFor = (ctx: StageContext, c: CandidateUrl) =>
   c.revisit ? stableId(crawlIdOf(ctx, c), c.url, c.revisit.due_at) : fetchIdOf(crawlIdOf(ctx, c), c.url);
 
 function admittedUrl(ctx: StageContext, c: CandidateUrl): AdmittedUrl {
-  return { ...c, fetch_id: fetchIdFor(ctx, c), admitted_at: ctx.clock.now() };
+  const url: AdmittedUrl = { ...c, fetch_id: fetchIdFor(ctx, c), admitted_at: ctx.clock.now() };
+  const importance = domainInlinksOf(ctx).count(c.domain);
+  if (importance > 0) url.importance = importance;
+  return url;
 }
 
 /**
@@ -112,6 +120,17 @@ export async function handleSeenFilter(input: StageInput<CandidateUrl[]>, ctx: S
       else repeatedOverLimit.push(candidate);
     }
   };
+  // every link counts as an in-link, repeats included, before any of the page's URLs is stamped
+  const inlinks = domainInlinksOf(ctx);
+  const steps = new Map<string, number>();
+  for (const c of input.message) {
+    if (c.via !== 'link' || c.source_url === null) continue;
+    const n = inlinks.saw(c.source_url, c.domain);
+    if (isImportanceStep(n)) steps.set(c.domain, n);
+  }
+  // the gates' news of a domain's count (domain-inlinks.ts); written with the message's other writes
+  const noting = Promise.all([...steps].map(([domain, n]) => ctx.kv.hosts.put(importanceKey(domain), jsonValue({ domain, inlinks: n } satisfies ImportanceNote))));
+  noting.catch(() => undefined); // awaited below; a failure then fails the message
   for (const [index, c] of input.message.entries()) {
     if (c.via === 'revisit') {
       // a known URL fetched again (a job's schedule): past the set, which holds it already
@@ -165,6 +184,7 @@ export async function handleSeenFilter(input: StageInput<CandidateUrl[]>, ctx: S
     admitted.push({ index, url: admittedUrl(ctx, c) });
   }
   await recording;
+  await noting;
   for (const f of [...fresh, ...repeated]) seen.recorded(f.exact);
   // in message order, whatever the order of decisions: a redelivery then publishes the same batches
   admitted.sort((a, b) => a.index - b.index);

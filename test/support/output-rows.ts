@@ -42,6 +42,7 @@ export function page(i: number, over: Partial<PageRow> = {}): PageRow {
     site_name: 'Example',
     rendered: false,
     robots_directives: null,
+    importance: i % 3,
     ...over,
   };
 }

@@ -64,3 +64,19 @@ describe('settings flags: DNS at breadth', () => {
     });
   }
 });
+
+describe('settings flags: importance', () => {
+  const merged = (stored: ReturnType<typeof settingsFrom> | null, args: string[]) => {
+    const cmd = addSettingsOptions(new Command()).exitOverride();
+    cmd.parse(args, { from: 'user' });
+    return mergeSettings(stored, cmd.opts<SettingsFlags>());
+  };
+
+  test('on by default; --no-importance turns it off, a resumed crawl keeps it off, --importance turns it back on', () => {
+    assert.equal(settingsFrom([]).importance, true);
+    const off = settingsFrom(['--no-importance']);
+    assert.equal(off.importance, false);
+    assert.equal(merged(off, []).importance, false);
+    assert.equal(merged(off, ['--importance']).importance, true);
+  });
+});

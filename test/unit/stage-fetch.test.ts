@@ -139,6 +139,13 @@ describe('fetch', () => {
     assert.equal(f.truncated, false);
   });
 
+  test("a page carries its URL's importance figure on to extract (the pages table's column)", async () => {
+    const ctx = await granted(() => httpResponse(200, { headers: { 'content-type': 'text/html' }, body: new TextEncoder().encode('<p>x</p>') }));
+    assert.equal(onlyOn(await fetch(ctx, grantFor('/linked', { importance: 7 })), 'crawl.fetched', decodeFetched).importance, 7);
+    const again = await granted(() => httpResponse(200, { headers: { 'content-type': 'text/html' }, body: new TextEncoder().encode('<p>x</p>') }));
+    assert.equal(onlyOn(await fetch(again, grantFor('/unlinked')), 'crawl.fetched', decodeFetched).importance, undefined);
+  });
+
   test('a body that fits its message travels in it as before: nothing is stored beside', async () => {
     const maxPayloadBytes = 1024 * 1024;
     const body = new Uint8Array(maxPayloadBytes - MESSAGE_OVERHEAD_BYTES).fill(0x61);

@@ -97,6 +97,7 @@ function finalPage(n: number, over: Partial<FinalPage> = {}): FinalPage {
     published_at: 1_699_000_000_000,
     site_name: 'Example News',
     robots_directives: 'x-robots-tag: nofollow',
+    importance: 12,
     simhash: '0123456789abcdef',
     near_duplicate_of: 'https://mirror.example.org/p',
     ...over,
@@ -270,6 +271,7 @@ describe('persist', () => {
         site_name: 'Example News',
         rendered: false,
         robots_directives: 'x-robots-tag: nofollow',
+        importance: 12,
       },
     ]);
     assert.deepEqual(batch.links, [

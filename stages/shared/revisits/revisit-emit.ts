@@ -21,7 +21,7 @@ export const revisitSubject = (slot: number, job: string) => `${SUBJECTS.revisit
  */
 export async function revisitEmit(
   ctx: StageContext,
-  m: { job?: string | undefined; url: string; host: string; depth: number; revisit?: RevisitState | undefined; hint_interval_ms?: number | undefined },
+  m: { job?: string | undefined; url: string; host: string; depth: number; revisit?: RevisitState | undefined; hint_interval_ms?: number | undefined; importance?: number | undefined },
   fetchId: string,
   result: FetchResult,
   extra: { etag?: string | null; lastModified?: string | null; lastModifiedAt?: number | undefined } = {},
@@ -32,7 +32,7 @@ export async function revisitEmit(
   const now = ctx.clock.now();
   // Last-Modified says how long the page stood unchanged: a first hint like a sitemap's
   const sinceModified = extra.lastModifiedAt !== undefined && extra.lastModifiedAt <= now ? now - extra.lastModifiedAt : undefined;
-  const state = nextRevisit(job.spec.revisit, m.revisit, result, now, { hintMs: m.hint_interval_ms ?? sinceModified, etag: extra.etag, lastModified: extra.lastModified });
+  const state = nextRevisit(job.spec.revisit, m.revisit, result, now, { hintMs: m.hint_interval_ms ?? sinceModified, etag: extra.etag, lastModified: extra.lastModified, importance: m.importance });
   if (!state) return { emits: [], note: 'revisits end' };
   ctx.metrics.count('revisits', 'scheduled', state.changed === undefined ? 'first' : state.changed ? 'changed' : 'unchanged');
   const emits: Emit[] = [
@@ -47,7 +47,8 @@ export async function revisitEmit(
 
 /** `revisit: changed since the fetch of <time>; next in 12 s`, or for a first fetch `next revisit in 1 d`. */
 export function revisitNote(prev: RevisitState | undefined, next: RevisitState): string {
-  const due = `in ${humanMs(next.interval_ms)}`;
+  // when it is due (sooner than interval_ms for an important page, revisit-policy.ts)
+  const due = `in ${humanMs(next.due_at - next.fetched_at)}`;
   if (next.changed === undefined || !prev) return `next revisit ${due}`;
   return `revisit: ${next.changed ? 'changed' : 'unchanged'} since the fetch of ${new Date(prev.fetched_at).toISOString()}; next ${due}`;
 }

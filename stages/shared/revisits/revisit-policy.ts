@@ -18,20 +18,36 @@ export const UNCHANGED_WITHIN_BITS = 3;
 const EVIDENCE_DECAY = 0.9;
 /** An estimate never lengthens the interval more than this at once (a run of unchanged checks backs off in steps). */
 const MAX_GROWTH = 2;
+/** The most an important page's revisit is brought forward: 4 times as often as its change rate alone asks, never below the policy's min. */
+export const MAX_IMPORTANCE_SPEEDUP = 4;
+
+/**
+ * How much sooner a page is revisited for its domain's in-links (seed 000: next_due_at =
+ * last_crawled + f(change_rate, importance)): the square root of the gate's importance weight
+ * (1 + log2(1 + in-links)), at most {@link MAX_IMPORTANCE_SPEEDUP}. 1 for an unlinked domain,
+ * 2 for one linked 7 times, about 3.3 for 1,000, 4 from about 30,000. A root, not the weight:
+ * the change rate stays the main reason to come back, importance tilts it.
+ */
+export function importanceSpeedup(inlinks: number | undefined): number {
+  if (!inlinks || inlinks <= 0) return 1;
+  return Math.min(MAX_IMPORTANCE_SPEEDUP, Math.sqrt(1 + Math.log2(1 + inlinks)));
+}
 
 /**
  * The next revisit of a URL after a fetch, or null for none. Unchanged is a 304, the same
  * digest, or a SimHash within {@link UNCHANGED_WITHIN_BITS} of the last copy. The policy's
  * strategy sets the interval (see RevisitPolicy); a failure grows it by `increase`; always
  * within [min, max]. The first interval is the sitemap's or Last-Modified's hint when there
- * is one, else `initial`. Pure.
+ * is one, else `initial`. The page comes due sooner by its importance (importanceSpeedup),
+ * still no sooner than `min`; the interval it keeps (`interval_ms`, what the next one grows or
+ * shrinks from) is the change rate's, so the speedup never compounds. Pure.
  */
 export function nextRevisit(
   policy: RevisitPolicy,
   prev: RevisitState | undefined,
   result: FetchResult,
   now: number,
-  extra: { hintMs?: number | undefined; etag?: string | null; lastModified?: string | null } = {},
+  extra: { hintMs?: number | undefined; etag?: string | null; lastModified?: string | null; importance?: number | undefined } = {},
 ): RevisitState | null {
   if (!policy.enabled || result.kind === 'stop') return null;
   const min = durationMs(policy.min);
@@ -63,7 +79,7 @@ export function nextRevisit(
     digest: page ? page.digest : (prev?.digest ?? null),
     simhash: page ? page.simhash : (prev?.simhash ?? null),
     fetched_at: now,
-    due_at: now + interval,
+    due_at: now + Math.min(interval, clamp(interval / importanceSpeedup(extra.importance))),
     ...(changed !== undefined ? { changed } : {}),
     etag: extra.etag !== undefined ? extra.etag : (prev?.etag ?? null),
     last_modified: extra.lastModified !== undefined ? extra.lastModified : (prev?.last_modified ?? null),
