@@ -24,10 +24,10 @@ export const MAX_DEFER_MS = 30_000;
 /**
  * Fetched pages that extract or the archive has not taken up, past which no host is served
  * until they catch up: fetching further ahead only moves the wait (and, in one process, takes
- * the CPU they need). In a 200,000-page crawl in one process, fetch had run 77,000 pages ahead.
- * 500, not the 2,000 it first was: ~3 s of extract's work at 180 pages/s is ample slack for a
- * check made once a second, and at 2,000 a crawl's first minutes fetched 11 % more pages than
- * they stored (bench:long's first window), work its end then did not have to do.
+ * the CPU they need). A few seconds of extract's work is slack enough for a check made once a
+ * second; more lets a crawl's first minutes fetch pages it then stores late, so its early
+ * windows' pages/s measure the crawl filling up rather than what a page costs
+ * (docs/performance.md has the runs that chose 500).
  */
 export const FETCHED_HIGH_WATER = 500;
 
