@@ -25,7 +25,7 @@
  * its crawl is made first (BENCH_BROAD_REFERENCE=0 skips it), with the machine probe beside both.
  *
  * BENCH_BROAD_DOMAINS and BENCH_BROAD_WINDOW make it smaller for a quick check;
- * BENCH_CRAWL_ARGS adds `crawl run` flags; BENCH_KEEP_OUT=1 keeps the crawl's output directory
+ * BENCH_CRAWL_ARGS adds `crawl run` flags, BENCH_NODE_ARGS node flags (`--cpu-prof`); BENCH_KEEP_OUT=1 keeps the crawl's output directory
  * (printed) for queries after the run.
  */
 import { spawnSync } from 'node:child_process';
@@ -112,7 +112,8 @@ async function main() {
   const probe = startMachineProbe();
   try {
     const args = ['run', '--out', out, ...broad.crawlArgs(), ...seedArgs, '--max-depth', String(MAX_DEPTH), '--until-idle', '--no-compact', '--metrics-port', String(metricsPort), ...(process.env.BENCH_CRAWL_ARGS ?? '').split(' ').filter(Boolean)];
-    const child = crawlCli(args, { NATS_URL: server.url }, { stdio: ['ignore', 'ignore', 'pipe'] });
+    const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+    const child = crawlCli(args, { NATS_URL: server.url }, { stdio: ['ignore', 'ignore', 'pipe'], nodeArgs });
     let stderr = '';
     child.stderr!.on('data', (c: Buffer) => (stderr = (stderr + c.toString()).slice(-5000)));
     const exitCode = exitOf(child);
