@@ -23,7 +23,7 @@ export function noteInlinks(ctx: StageContext, candidates: readonly CandidateUrl
     const n = inlinks.saw(c.source_url, c.domain);
     if (isImportanceStep(n)) steps.set(c.domain, n);
   }
-  const noting = Promise.all([...steps].map(([domain, n]) => ctx.kv.hosts.put(importanceKey(domain), jsonValue({ domain, inlinks: n } satisfies ImportanceNote))));
+  const noting = Promise.all([...steps].map(([domain, n]) => ctx.kv.importance.put(importanceKey(domain), jsonValue({ domain, inlinks: n } satisfies ImportanceNote))));
   noting.catch(() => undefined); // awaited by the caller; a failure then fails the message
   return noting;
 }
