@@ -88,7 +88,7 @@ export const STAGE_ROLES: Record<string, StageRole> = {
       `$JS.FC.KV_${BUCKETS.hosts}.>`,
       // the waiting-hosts gauge lists the bucket's keys (an ordered consumer whose info it reads)
       `$JS.API.CONSUMER.INFO.KV_${BUCKETS.hosts}.>`,
-      // and watches the importance bucket (the seen-filters' in-link counts), read only so
+      // and watches the importance bucket (the seen-filters' in-link counts), which it never writes
       `$JS.API.CONSUMER.CREATE.KV_${BUCKETS.importance}.>`,
       `$JS.API.CONSUMER.DELETE.KV_${BUCKETS.importance}.>`,
       `$JS.FC.KV_${BUCKETS.importance}.>`,

@@ -7,8 +7,13 @@ export interface BucketFeed {
   stop(): Promise<void>;
 }
 
-/** Retries of a watch that cannot be opened back off to this (a denied subject, a server away for long). */
-const REOPEN_MAX_MS = 60_000;
+/**
+ * Retries of an optional watch that cannot be opened back off to this (a denied subject is
+ * denied again: one warning a minute, not a second); a required one is retried every second,
+ * since the gate waits on it.
+ */
+const OPTIONAL_REOPEN_MAX_MS = 60_000;
+const REOPEN_MS = 1000;
 
 /**
  * Hands every change of a bucket (its present keys first) to `onEvent` for as long as the gate
@@ -34,8 +39,9 @@ export async function followBucket(
     if (!options.optional) throw err;
     ctx.log.warn({ err: (err as Error).message }, `opening the watch of the ${name} bucket failed; retrying`);
   }
+  const maxWait = options.optional ? OPTIONAL_REOPEN_MAX_MS : REOPEN_MS;
   const feed = (async () => {
-    let wait = 1000;
+    let wait = REOPEN_MS;
     for (;;) {
       if (watch) {
         try {
@@ -53,11 +59,11 @@ export async function followBucket(
       }
       try {
         watch = await kv.watch();
-        wait = 1000;
+        wait = REOPEN_MS;
         if (stopping) watch.stop(); // stopped while it was being opened
       } catch (err) {
         watch = null;
-        wait = Math.min(wait * 2, REOPEN_MAX_MS);
+        wait = Math.min(wait * 2, maxWait);
         ctx.log.warn({ err: (err as Error).message }, `reopening the watch of the ${name} bucket failed; retrying`);
       }
     }
