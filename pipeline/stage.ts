@@ -84,6 +84,8 @@ export interface StageContext {
     digests: KvStore;
     /** crawl jobs: their scope, limits, politeness and state (`crawl serve` writes them) */
     jobs: KvStore;
+    /** in-link counts per registrable domain: the seen-filters write them, the gates watch them (stages/shared/importance/domain-inlinks.ts) */
+    importance: KvStore;
   };
   http: HttpClient;
   /** the largest message the server accepts, so a stage can cap what it emits */

@@ -89,4 +89,11 @@ export const BUCKETS = {
   digests: 'crawl-digests',
   /** crawl jobs (`crawl serve`): one entry per job, and the service's leases and revisit cursor */
   jobs: 'crawl-jobs',
+  /**
+   * the seen-filters' in-link count per registrable domain (a key per domain, rewritten at each
+   * power of two), which every gate watches to rank hosts: kept apart from `hosts` so that
+   * these writes are not sent to every gate's watch of the host slots, and a gate that does not
+   * rank by importance need not hear them
+   */
+  importance: 'crawl-importance',
 } as const;

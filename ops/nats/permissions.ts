@@ -55,7 +55,8 @@ export const STAGE_ROLES: Record<string, StageRole> = {
     outputs: [every(SUBJECTS.frontier), every(SUBJECTS.outcomes)],
     // the traps bucket: how many domains have a stored page (--target-unique-domains)
     read: [BUCKETS.seen, BUCKETS.seenKeys, BUCKETS.traps],
-    write: [BUCKETS.seen, BUCKETS.seenKeys],
+    // the importance bucket: its in-link counts per domain, for the gates
+    write: [BUCKETS.seen, BUCKETS.seenKeys, BUCKETS.importance],
     // it declares the consumers of the partitions it takes over
     api: [`$JS.API.CONSUMER.CREATE.${EDGES.normalized.stream}.>`, `$JS.API.CONSUMER.DURABLE.CREATE.${EDGES.normalized.stream}.>`],
   },
@@ -87,6 +88,10 @@ export const STAGE_ROLES: Record<string, StageRole> = {
       `$JS.FC.KV_${BUCKETS.hosts}.>`,
       // the waiting-hosts gauge lists the bucket's keys (an ordered consumer whose info it reads)
       `$JS.API.CONSUMER.INFO.KV_${BUCKETS.hosts}.>`,
+      // and watches the importance bucket (the seen-filters' in-link counts), which it never writes
+      `$JS.API.CONSUMER.CREATE.KV_${BUCKETS.importance}.>`,
+      `$JS.API.CONSUMER.DELETE.KV_${BUCKETS.importance}.>`,
+      `$JS.FC.KV_${BUCKETS.importance}.>`,
     ],
   },
   fetch: {

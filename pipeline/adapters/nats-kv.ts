@@ -81,7 +81,7 @@ export class NatsKvStore implements KvStore {
   }
 }
 
-export type KvStores = Record<'hosts' | 'traps' | 'robots' | 'seen' | 'seenKeys' | 'fingerprints' | 'scope' | 'validators' | 'config' | 'digests' | 'jobs', KvStore>;
+export type KvStores = Record<'hosts' | 'traps' | 'robots' | 'seen' | 'seenKeys' | 'fingerprints' | 'scope' | 'validators' | 'config' | 'digests' | 'jobs' | 'importance', KvStore>;
 
 /** Opens (never creates) the crawl's buckets: the topology owns them. */
 export async function openKvStores(nc: NatsConnection): Promise<KvStores> {
@@ -112,5 +112,6 @@ export async function openKvStores(nc: NatsConnection): Promise<KvStores> {
     config: await open(BUCKETS.config),
     digests: await open(BUCKETS.digests),
     jobs: await open(BUCKETS.jobs),
+    importance: await open(BUCKETS.importance),
   };
 }

@@ -3,8 +3,8 @@ import { perKey } from '../shared/per-key.js';
 
 /**
  * The importance estimate as this gate process has heard it: the seen-filters' counts of each
- * registrable domain's in-links, from the hosts bucket's `_imp.` keys (written at every power
- * of two, stages/shared/importance/domain-inlinks.ts), and the stamps on admitted URLs; the
+ * registrable domain's in-links, from the importance bucket (written at every power of two,
+ * stages/shared/importance/domain-inlinks.ts), and the stamps on admitted URLs; the
  * domain's figure is the highest heard (the count only grows). The host scheduler ranks by it, also
  * for a host it has never served (whose next URL it has not read yet): hence the host's domain
  * too. Per process and bounded like the domain tally: past {@link DOMAIN_IMPORTANCE_MAX}
@@ -26,7 +26,7 @@ export class DomainImportance {
     remember(this.byDomain, domain, Math.max(known, importance ?? 0), this.max);
   }
 
-  /** The seen-filters' count of in-links of `domain` (their `_imp.` keys in the hosts bucket). */
+  /** The seen-filters' count of in-links of `domain` (its key in the importance bucket). */
   noteDomain(domain: string, inlinks: number): void {
     remember(this.byDomain, domain, Math.max(this.byDomain.get(domain) ?? 0, inlinks), this.max);
   }
@@ -44,5 +44,5 @@ function remember<V>(map: Map<string, V>, key: string, value: V, max: number): v
   if (map.size > max) map.delete(map.keys().next().value!);
 }
 
-/** One per process: the intake and the scheduler share the hosts bucket's handle, not a context. */
-export const domainImportanceOf = perKey((_hosts: KvStore) => new DomainImportance());
+/** One per process: the intake and the scheduler share the importance bucket's handle, not a context. */
+export const domainImportanceOf = perKey((_importance: KvStore) => new DomainImportance());

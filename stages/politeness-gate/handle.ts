@@ -42,7 +42,7 @@ export async function handleGateIntake(input: StageInput<AdmittedUrl[]>, ctx: St
     const lane = laneOf(m);
     tails.push({ host: m.host, lane });
     // what the host scheduler ranks the host's domain by (importance), heard before the host's first turn
-    domainImportanceOf(ctx.kv.hosts).note(m.host, m.domain, m.importance);
+    domainImportanceOf(ctx.kv.importance).note(m.host, m.domain, m.importance);
     // redelivered before it was acked: the same msgId, so the server keeps one copy (and says
     // which); the first URL's is the one a message of one URL had before batching
     const data = encodeAdmitted(verdict.checkBeforeFetch ? { ...m, novelty_check: true } : m);

@@ -102,7 +102,7 @@ export class HostScheduler {
     private readonly concurrency: number,
     private readonly serve: (ctx: BackgroundContext, host: string) => Promise<RankedTurn> = serveHostRanked,
   ) {
-    this.importance = ctx.settings.importance ? domainImportanceOf(ctx.kv.hosts) : null;
+    this.importance = ctx.settings.importance ? domainImportanceOf(ctx.kv.importance) : null;
   }
 
   /**

@@ -1,5 +1,4 @@
 import { decodeAdmittedBatch, type AdmittedUrl } from '../../schemas/index.js';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { parseJsonValue } from '../../pipeline/kv-store.js';
 import { type KvStore, type KvWatchEvent } from '../../ports/kv.js';
 import type { BackgroundContext, BackgroundTask, ConsumerStage, StageContext } from '../../pipeline/stage.js';
@@ -12,58 +11,42 @@ import type { IpSlot } from '../shared/host-state/ip-slot.js';
 import { handleGateIntake } from './handle.js';
 import { HostScheduler } from './host-scheduler.js';
 import { domainImportanceOf } from './domain-importance.js';
-import { IMPORTANCE_PREFIX, type ImportanceNote } from '../shared/importance/domain-inlinks.js';
+import type { ImportanceNote } from '../shared/importance/domain-inlinks.js';
+import { followBucket } from './bucket-feed.js';
 import { gateEmits, gateInput, GATE_SCHEDULER_CONCURRENCY } from './spec.js';
 
 /**
  * Runs the host scheduler, fed by a watch of the hosts bucket: every slot change (a URL
  * queued by any gate, a release by any fetcher, a lapsed lease) reaches every gate, which
  * is how gates share hosts without owning them and how a restarted gate finds its work.
+ * When it ranks by importance, also by a watch of the importance bucket: the seen-filters'
+ * in-link counts of the hosts' domains.
  */
 export async function startHostScheduler(ctx: BackgroundContext, concurrency = GATE_SCHEDULER_CONCURRENCY): Promise<BackgroundTask & { scheduler: HostScheduler }> {
   const scheduler = new HostScheduler(ctx, concurrency);
-  let stopping = false;
-  let watch = await ctx.kv.hosts.watch();
-  const feed = (async () => {
-    // the watch is the scheduler's only news: if it ends (the server went away and the
-    // watch could not resume), it is opened again; its replay of every key loses nothing
-    for (;;) {
-      try {
-        for await (const event of watch) onHostEvent(ctx, scheduler, event);
-      } catch (err) {
-        ctx.log.warn({ err: (err as Error).message }, 'watch of the hosts bucket failed');
-      }
-      if (stopping) return;
-      ctx.log.warn('watch of the hosts bucket ended; opening it again');
-      await sleep(1000);
-      if (stopping) return;
-      try {
-        watch = await ctx.kv.hosts.watch();
-      } catch (err) {
-        ctx.log.warn({ err: (err as Error).message }, 'reopening the watch of the hosts bucket failed; retrying');
-      }
-    }
-  })();
+  const feeds = [await followBucket(ctx, ctx.kv.hosts, 'hosts', (event) => onHostEvent(ctx, scheduler, event))];
+  // optional: without it a gate ranks by the counts stamped on the URLs it queues
+  if (ctx.settings.importance) feeds.push(await followBucket(ctx, ctx.kv.importance, 'importance', (event) => onImportanceEvent(ctx, event), { optional: true }));
   scheduler.start();
   return {
     scheduler,
     async stop() {
-      stopping = true;
-      watch.stop();
+      const fed = feeds.map((feed) => feed.stop());
       await scheduler.stop();
-      await feed;
+      await Promise.all(fed);
     },
   };
 }
 
+/** A domain's in-link count grew (the seen-filters' importance estimate): ranks its hosts. */
+function onImportanceEvent(ctx: StageContext, event: KvWatchEvent): void {
+  if (!event.value) return;
+  const note = parseJsonValue<ImportanceNote>(event.value);
+  domainImportanceOf(ctx.kv.importance).noteDomain(note.domain, note.inlinks);
+}
+
 function onHostEvent(ctx: StageContext, scheduler: HostScheduler, event: KvWatchEvent): void {
   if (!event.value) return;
-  if (event.key.startsWith(IMPORTANCE_PREFIX)) {
-    // a domain's in-link count grew (the seen-filters' importance estimate): ranks its hosts
-    const note = parseJsonValue<ImportanceNote>(event.value);
-    domainImportanceOf(ctx.kv.hosts).noteDomain(note.domain, note.inlinks);
-    return;
-  }
   if (event.key.startsWith('_ip.')) {
     scheduler.ipFreed(parseJsonValue<IpSlot>(event.value).ip);
     return;

@@ -1,7 +1,8 @@
 import { decodeCandidates, type CandidateUrl } from '../../schemas/index.js';
 import { type OpenPartition, type PartitionedStage, type StageContext } from '../../pipeline/stage.js';
 import { partitionInput } from '../../ops/nats/consumer-spec.js';
-import { handleSeenFilter, seenKeyOf } from './handle.js';
+import { handleSeenFilter } from './handle.js';
+import { seenKeyOf } from './confirm-hits.js';
 import { exactKeyOf } from './exact-key.js';
 import { PartitionSeenSet } from './partition-seen-set.js';
 import { decodeSnapshot, encodeSnapshot } from './snapshot-codec.js';

@@ -3,9 +3,12 @@
  * in the `crawl-traps` and `crawl-seen` buckets of a real nats-server, read and written here
  * through separate connections, as gates, seen-filters and simhash in separate processes would.
  * Each gate serves its own hosts (its host queues in memory); the hosts bucket is shared.
+ * The importance estimate too: a seen-filter's in-link counts reach a gate in another process
+ * through the `crawl-importance` bucket.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { connectNats } from '../../pipeline/adapters/nats-connection.js';
 import { openKvStores } from '../../pipeline/adapters/nats-kv.js';
@@ -14,6 +17,10 @@ import { handleGateIntake } from '../../stages/politeness-gate/handle.js';
 import { serveHost } from '../../stages/politeness-gate/serve-host.js';
 import { releaseSlot } from '../../stages/shared/host-state/host-slot.js';
 import { firstPassOn, heldByFirstPass, noteStoredDomain } from '../../stages/shared/breadth/first-pass.js';
+import { startHostScheduler } from '../../stages/politeness-gate/index.js';
+import { domainImportanceOf } from '../../stages/politeness-gate/domain-importance.js';
+import { handleSeenFilter } from '../../stages/seen-filter/handle.js';
+import { PartitionSeenSet } from '../../stages/seen-filter/partition-seen-set.js';
 import { decodeGrant, decodeOutcome, type AdmittedUrl, type CandidateUrl } from '../../schemas/index.js';
 import type { CrawlSettingsInput } from '../../pipeline/settings.js';
 import { createFakeContext, httpResponse, settleLikeRunner, stageInput, type FakeContext } from '../support/fake-context.js';
@@ -30,7 +37,7 @@ describe('breadth budgets over a real nats-server, shared by processes', () => {
     const stores = await openKvStores(nc);
     const ctx = createFakeContext({ respond: () => httpResponse(404), settings: { crawlId: 'breadth-it', minDelayMs: 1000, adaptiveDelayFactor: 0, maxPerIp: 0, ...settings } });
     // the shared buckets real, the rest of the process in memory
-    return Object.assign(ctx, { kv: { ...ctx.kv, hosts: stores.hosts, traps: stores.traps, seen: stores.seen } }) as unknown as FakeContext;
+    return Object.assign(ctx, { kv: { ...ctx.kv, hosts: stores.hosts, traps: stores.traps, seen: stores.seen, importance: stores.importance } }) as unknown as FakeContext;
   }
 
   before(async () => {
@@ -102,5 +109,24 @@ describe('breadth budgets over a real nats-server, shared by processes', () => {
     assert.equal(await firstPassOn(seenA), false);
     assert.equal(await firstPassOn(seenB), false);
     assert.deepEqual([...(await heldByFirstPass(seenB, [link('https://www.one.test/c')]))], [], 'after the pass, nothing is held');
+  });
+
+  it("importance: a gate in another process hears a seen-filter's in-link counts, at each power of two, through crawl-importance", async () => {
+    const [seenFilter, gate] = [await processContext('seen-imp', {}), await processContext('gate-imp', {})];
+    const bg = await startHostScheduler(gate, 4);
+    try {
+      const set = PartitionSeenSet.empty(1_000, 0);
+      const board = domainImportanceOf(gate.kv.importance);
+      // five pages of other domains link to pages of cited.test: counts 1 to 5, written at 1, 2 and 4
+      for (let i = 1; i <= 5; i++) {
+        const link: CandidateUrl = { v: 1, url: `https://www.cited.test/${i}`, host: 'www.cited.test', domain: 'cited.test', depth: 1, source_url: `https://www.s${i}.test/`, via: 'link' };
+        await handleSeenFilter(stageInput([link], { streamSeq: i, subject: 'crawl.normalized.0' }), seenFilter, set);
+      }
+      for (let i = 0; i < 100 && board.of('www.cited.test', 'cited.test') < 4; i++) await sleep(20);
+      assert.equal(board.of('www.cited.test', 'cited.test'), 4, 'the last power of two written');
+      assert.equal(await seenFilter.kv.hosts.get('_imp.cited.test'), null, 'nothing written to the hosts bucket');
+    } finally {
+      await bg.stop();
+    }
   });
 });

@@ -116,6 +116,7 @@ export interface FakeKv {
   validators: MemoryKvStore;
   digests: MemoryKvStore;
   jobs: MemoryKvStore;
+  importance: MemoryKvStore;
 }
 
 /**
@@ -239,6 +240,7 @@ export function createFakeContext(overrides: FakeContextOptions = {}): FakeConte
       validators: overrides.kv?.validators ?? new MemoryKvStore(),
       digests: overrides.kv?.digests ?? new MemoryKvStore(),
       jobs: overrides.kv?.jobs ?? new MemoryKvStore(),
+      importance: overrides.kv?.importance ?? new MemoryKvStore(),
     },
     http: fakeHttp(overrides.respond),
     maxPayloadBytes,

@@ -53,6 +53,11 @@ describe('importance estimate: in-links per registrable domain', () => {
 });
 
 describe('seen-filter: each admitted URL carries its domain in-link count', () => {
+  const keysOf = async (kv: FakeContext['kv']['hosts']) => {
+    const keys: string[] = [];
+    for await (const k of kv.keys()) keys.push(k);
+    return keys;
+  };
   const link = (source: string, url: string): CandidateUrl => {
     const host = new URL(url).hostname;
     return { v: 1, url, host, domain: host.split('.').slice(-2).join('.'), depth: 1, source_url: source, via: 'link' };
@@ -87,20 +92,22 @@ describe('seen-filter: each admitted URL carries its domain in-link count', () =
     );
   });
 
-  test("the gates hear a domain's count at each power of two (the hosts bucket's _imp. keys)", async () => {
+  test("the gates hear a domain's count at each power of two (its key in the importance bucket), and the hosts bucket hears nothing", async () => {
     const ctx = createFakeContext();
     const written: number[] = [];
     for (let i = 1; i <= 9; i++) {
       await run(ctx, [link(`http://s${i}.test/`, `http://b.test/${i}`)], i);
-      const e = await ctx.kv.hosts.get('_imp.b.test');
+      const e = await ctx.kv.importance.get('b.test');
       const n = e ? (JSON.parse(new TextDecoder().decode(e.value)) as { inlinks: number }).inlinks : 0;
       if (written.at(-1) !== n) written.push(n);
     }
     assert.deepEqual(written, [1, 2, 4, 8], 'written at 1, 2, 4 and 8 links, not between');
+    assert.deepEqual(await keysOf(ctx.kv.hosts), [], "no write reaches the gates' watch of the host slots");
   });
 });
 
 describe("gate: a due host's turn weighs breadth by its domain's importance", () => {
+  const note = (domain: string, inlinks: number) => new TextEncoder().encode(JSON.stringify({ domain, inlinks }));
   const key = (domainGrants: number, inlinks: number, depth = 1, at = 0): ReadyKey => ({ rank: 1, domainGrants, weight: importanceWeight(inlinks), depth, at });
   const order = (keys: Record<string, ReadyKey>): string[] => {
     const ready = new ReadyHosts((host) => keys[host]!, () => true, 30_000);
@@ -136,19 +143,51 @@ describe("gate: a due host's turn weighs breadth by its domain's importance", ()
     assert.equal(board.of('other.b.test', 'b.test'), 3);
     assert.equal(board.of('c.test'), 0);
     assert.equal(board.of('unknown.test'), 0);
-    board.noteDomain('c.test', 16); // the seen-filters' count, heard from the hosts bucket
+    board.noteDomain('c.test', 16); // the seen-filters' count, heard from the importance bucket
     board.noteDomain('b.test', 2);
     assert.deepEqual([board.of('c.test'), board.of('www.b.test')], [16, 3]);
   });
 
-  test("a gate hears the seen-filters' counts through its watch of the hosts bucket", async () => {
+  test("a gate hears the seen-filters' counts through its watch of the importance bucket", async () => {
     const ctx = createFakeContext();
+    await ctx.kv.importance.put('a.test', note('a.test', 4)); // written before the gate started
     const bg = await startHostScheduler(ctx, 4);
     try {
-      await ctx.kv.hosts.put('_imp.b.test', new TextEncoder().encode(JSON.stringify({ domain: 'b.test', inlinks: 32 })));
-      const board = domainImportanceOf(ctx.kv.hosts);
+      await ctx.kv.importance.put('b.test', note('b.test', 32));
+      const board = domainImportanceOf(ctx.kv.importance);
       for (let i = 0; i < 50 && board.of('www.b.test', 'b.test') === 0; i++) await sleep(20);
-      assert.equal(board.of('www.b.test', 'b.test'), 32);
+      assert.deepEqual([board.of('www.a.test', 'a.test'), board.of('www.b.test', 'b.test')], [4, 32]);
+    } finally {
+      await bg.stop();
+    }
+  });
+
+  test('a gate that may not watch the importance bucket still starts, and hears the counts once it may', async () => {
+    const ctx = createFakeContext();
+    const watch = ctx.kv.importance.watch.bind(ctx.kv.importance);
+    let refusals = 1;
+    ctx.kv.importance.watch = async () => {
+      if (refusals-- > 0) throw new Error('Permissions Violation for Publish to "$JS.API.CONSUMER.CREATE.KV_crawl-importance"');
+      return watch();
+    };
+    const bg = await startHostScheduler(ctx, 4);
+    try {
+      await ctx.kv.importance.put('b.test', note('b.test', 8));
+      const board = domainImportanceOf(ctx.kv.importance);
+      for (let i = 0; i < 200 && board.of('www.b.test', 'b.test') === 0; i++) await sleep(20);
+      assert.equal(board.of('www.b.test', 'b.test'), 8, 'heard from the watch opened on the retry');
+    } finally {
+      await bg.stop();
+    }
+  });
+
+  test('with --no-importance, a gate does not watch the importance bucket', async () => {
+    const ctx = createFakeContext({ settings: { importance: false } });
+    const bg = await startHostScheduler(ctx, 4);
+    try {
+      await ctx.kv.importance.put('b.test', note('b.test', 32));
+      await sleep(100);
+      assert.equal(domainImportanceOf(ctx.kv.importance).of('www.b.test', 'b.test'), 0);
     } finally {
       await bg.stop();
     }
@@ -170,7 +209,7 @@ describe("gate: a due host's turn weighs breadth by its domain's importance", ()
       scheduler.notify('hold.test');
       await sleep(30);
       // what the intake heard of these hosts' URLs (their domain's in-links)
-      const board = domainImportanceOf(ctx.kv.hosts);
+      const board = domainImportanceOf(ctx.kv.importance);
       board.note('a.test', 'a.test', 0);
       board.note('b.test', 'b.test', 40);
       board.note('c.test', 'c.test', 2);

@@ -59,15 +59,17 @@ export class DomainInlinks {
 }
 
 /**
- * The gates hear a domain's count from the hosts bucket (their watch of it is their news of
- * every host): the seen-filter writes `_imp.<domain>` each time the count reaches a power of two
- * (1, 2, 4, 8, ...), so a domain costs about log2 of its in-links in writes over a whole crawl
- * (11 for one linked 1,000 times) and the gates' figure is never less than half the count.
- * Without it a gate would know only the count stamped on the domain's URLs when they were
- * admitted, which for the most-linked domains is their first few links: they are found early.
+ * The gates hear a domain's count from the importance bucket (`crawl-importance`, which every
+ * gate that ranks by importance watches): the seen-filter writes the domain's key each time
+ * the count reaches a power of two (1, 2, 4, 8, ...), so a domain costs about log2 of its
+ * in-links in writes over a whole crawl (11 for one linked 1,000 times) and the gates' figure
+ * is never less than half the count. Without it a gate would know only the count stamped on
+ * the domain's URLs when they were admitted, which for the most-linked domains is their first
+ * few links: they are found early. A bucket of its own, not the hosts bucket: every write to
+ * that one reaches every gate's watch of the host slots, the first thing to give at scale
+ * (docs/capacity.md).
  */
-export const IMPORTANCE_PREFIX = '_imp.';
-export const importanceKey = (domain: string) => `${IMPORTANCE_PREFIX}${domain}`;
+export const importanceKey = (domain: string) => domain;
 export const isImportanceStep = (count: number) => count > 0 && (count & (count - 1)) === 0;
 export interface ImportanceNote {
   domain: string;
