@@ -22,18 +22,21 @@ const REASON_LABELS: Record<WaitReason, string> = {
 
 /**
  * The scan behind the waiting-hosts gauge reads a few KV entries per busy host, one after
- * another: with a loaded server that is seconds for a few hundred hosts (6–9 s for 200 in
- * `npm run bench:long`'s first minutes). It runs in the background, started by a scrape this
- * long after the last one ended, and a scrape answers with the last scan's figures at once
- * (none before the first scan ends): a scrape that waited for it would pass Prometheus's
- * timeout on a large crawl, and so would every other metric.
+ * another: seconds for a few hundred hosts on a loaded server, minutes for tens of thousands.
+ * It runs in the background, started by a scrape at least this long after the last one ended,
+ * and a scrape answers with the last scan's figures at once (none before the first scan ends):
+ * a scrape that waited for it would pass Prometheus's timeout on a large crawl, and so would
+ * every other metric.
  */
 const HOST_WAITS_MAX_AGE_MS = 10_000;
+/** The share of the time the scan may run: a scan of D seconds rests 9 × D before the next. */
+const HOST_WAITS_BUSY_SHARE = 0.1;
 
 /** `crawler_politeness_hosts_waiting{reason}`: every host with queued URLs, by why it is not fetched now. */
 function registerHostWaits(metrics: StageMetrics, sources: HostWaitSources, log: Logger): void {
   const byReason = refreshedInBackground(async () => summarizeWaits(await listHostWaits(sources, Date.now())).byReason, {
     maxAgeMs: HOST_WAITS_MAX_AGE_MS,
+    maxBusyShare: HOST_WAITS_BUSY_SHARE,
     onError: (err) => log.warn({ err: err.message }, 'scanning the waiting hosts failed; the gauge keeps the last figures'),
   });
   metrics.collectedGauge(

@@ -102,3 +102,31 @@ test('a slow value: a read that throws before it returns a promise is a failed r
   await settled();
   assert.equal(value(), 3, 'the read was not left running');
 });
+
+test('a slow value with maxBusyShare: a long read is followed by a rest in proportion, so reading takes at most that share of the time', async () => {
+  let clock = 0;
+  const { read, pending } = manualReads();
+  const value = refreshedInBackground(read, { maxAgeMs: 10_000, maxBusyShare: 0.1, now: () => clock });
+  value();
+  // a read of 60 s (a scan of many hosts): the next may start 540 s after it ended, not 10 s
+  clock = 60_000;
+  pending[0]!.resolve(1);
+  await settled();
+  clock = 60_000 + 539_000;
+  assert.equal(value(), 1);
+  assert.equal(pending.length, 1, 'resting: 60 s of reading in 10 % of the time');
+  clock = 60_000 + 540_001;
+  value();
+  assert.equal(pending.length, 2);
+  // a short read (0.5 s) rests maxAgeMs, as without the share
+  clock += 500;
+  pending[1]!.resolve(2);
+  await settled();
+  const ended = clock;
+  clock = ended + 10_000;
+  value();
+  assert.equal(pending.length, 2);
+  clock = ended + 10_001;
+  value();
+  assert.equal(pending.length, 3);
+});
