@@ -447,7 +447,18 @@ describe('extract: properties (hostile documents)', () => {
     }
   });
 
-  test('a 200 KB hostile document is handled in under 2 s', async () => {
+  // A hostile document must cost what a plain one of its size costs, give or take: a parser or
+  // extractor that goes quadratic on it takes seconds to minutes. The bound is 2 s, or 20 times
+  // a plain 200 KB page measured in the same run when the machine is slower than that allows
+  // (a loaded machine slows both alike; a quadratic case is slower by far more than 20 times).
+  test('a 200 KB hostile document is handled in under 2 s (or 20 times a plain 200 KB page on a slow machine)', async () => {
+    const plainPage = new TextEncoder().encode(`<html><body>${'<p>Plain words in a paragraph, <a href="/x">a link</a>.</p>'.repeat(3500)}</body></html>`.slice(0, 200 * 1024));
+    const plainMs = async () => {
+      const times: number[] = [];
+      for (let i = 0; i < 3; i++) times.push((await extract({ ...basePage(plainPage), charset: null, truncated: true })).ms);
+      return times.sort((a, b) => a - b)[1]!;
+    };
+    let limitMs = Math.max(2000, 20 * (await plainMs()));
     const pathological = fc.constantFrom(
       (n: number) => '<div>'.repeat(n),
       (n: number) => '<a href="/x">'.repeat(n),
@@ -487,9 +498,14 @@ describe('extract: properties (hostile documents)', () => {
           }
           body = new Uint8Array(Buffer.concat(parts).subarray(0, TARGET));
         }
-        const { ms, page } = await extract({ ...basePage(body), charset: null, truncated: true });
+        let { ms, page } = await extract({ ...basePage(body), charset: null, truncated: true });
         assert.equal(page.content_length, body.length);
-        assert.ok(ms < 2000, `took ${Math.round(ms)} ms for ${body.length} bytes`);
+        if (ms >= limitMs) {
+          // the machine may have slowed since the plain page was timed: time both again once
+          limitMs = Math.max(2000, 20 * (await plainMs()));
+          ({ ms, page } = await extract({ ...basePage(body), charset: null, truncated: true }));
+        }
+        assert.ok(ms < limitMs, `took ${Math.round(ms)} ms for ${body.length} bytes (limit ${Math.round(limitMs)} ms)`);
       }),
       opts(24),
     );
