@@ -2,22 +2,11 @@
 import { Command, CommanderError, Option } from 'commander';
 import { UsageError, collect, parseIntOption } from './usage-error.js';
 import { LOG_LEVELS } from '../pipeline/logger.js';
-import { runCrawl } from './run.js';
-import { seedCrawl } from './seed.js';
-import { runWorker } from './worker.js';
-import { runSql } from './sql.js';
-import { runCompact } from './compact.js';
-import { runReplayCommand } from './replay.js';
-import { runStreams } from './streams.js';
-import { runGet } from './get.js';
-import { applyTopologyCommand } from './topology-command.js';
 import { addSettingsOptions } from './settings-flags.js';
 import { addProxyProcessOptions } from './proxy-options.js';
 import { addRetentionOptions } from './retention-flags.js';
 import { addRobotsCheckCommand } from './robots-check.js';
 import { addDeadLettersCommand } from './dead-letters.js';
-import { runStatus } from './status.js';
-import { runServe } from './serve.js';
 import { endQuietlyOnClosedPipe, exitWhenDrained } from './exit.js';
 import { addNatsOptions, natsSecurityFrom, useNatsSecurity, type NatsFlags } from './nats-options.js';
 import { addMetricsOptions } from './metrics-options.js';
@@ -25,6 +14,9 @@ import { MAX_REPLICAS } from '../ops/nats/topology.js';
 import { addClusterCommand } from './cluster.js';
 
 const DEFAULT_OUT = 'crawl-output';
+// Each command's module is imported when the command runs (`await import('./run.js')`): the
+// stages, NATS and DuckDB are loaded only by the commands that use them, so `crawl sql`,
+// `crawl get`, `--help` and a usage error start in about half the time.
 
 /** --log-level and --log-file, for the commands that run stages */
 function addLogOptions(cmd: Command): Command {
@@ -62,14 +54,14 @@ function program(): Command {
     .option('--no-compact', 'with --until-idle: do not merge the small output files at the end')
     .option('--extract-threads <n>', EXTRACT_THREADS_HELP, parseIntOption('--extract-threads', 0, MAX_EXTRACT_THREADS))
     .addOption(new Option('--no-titles', 'test aid: extract keeps no page titles (a deliberate bug for the replay test)').hideHelp())
-    .action(async (o) => exitWhenDrained(await runCrawl(o)));
+    .action(async (o) => exitWhenDrained(await (await import('./run.js')).runCrawl(o)));
 
   cli
     .command('seed')
     .description('publish seed URLs (arguments, or one per line on stdin) to a running crawl')
     .argument('[urls...]')
     .option('--out <dir>', 'the running crawl’s output directory (when it runs an embedded server)', DEFAULT_OUT)
-    .action(async (urls: string[], o) => exitWhenDrained(await seedCrawl(urls, o)));
+    .action(async (urls: string[], o) => exitWhenDrained(await (await import('./seed.js')).seedCrawl(urls, o)));
 
   addProxyProcessOptions(addRenderProcessOptions(addMetricsOptions(addLogOptions(cli.command('worker')))))
     .description('run one stage of a running crawl in this process (start as many as you like)')
@@ -77,7 +69,7 @@ function program(): Command {
     .option('--concurrency <n>', 'messages handled at once by this process', parseIntOption('--concurrency', 1, 100_000))
     .option('--extract-threads <n>', EXTRACT_THREADS_HELP, parseIntOption('--extract-threads', 0, MAX_EXTRACT_THREADS))
     .option('--out <dir>', 'output directory (persist and archive write here; also where an embedded server is found)', DEFAULT_OUT)
-    .action(async (o) => exitWhenDrained(await runWorker(o)));
+    .action(async (o) => exitWhenDrained(await (await import('./worker.js')).runWorker(o)));
 
   cli
     .command('sql')
@@ -88,7 +80,7 @@ function program(): Command {
     .option('--output <file>', 'with --format parquet: the Parquet file to write the result to')
     .option('--version <n>', 'show the output as of this version (0 = the crawl, n = its n-th replay); default: the newest', parseIntOption('--version', 0))
     .option('--install-httpfs', "with --out s3://…: first download DuckDB's httpfs extension (once per machine) from DuckDB's extension repository", false)
-    .action(async (sql: string | undefined, o) => exitWhenDrained(await runSql(sql, o)));
+    .action(async (sql: string | undefined, o) => exitWhenDrained(await (await import('./sql.js')).runSql(sql, o)));
 
   cli
     .command('compact')
@@ -97,7 +89,7 @@ function program(): Command {
     .option('--min-age-ms <n>', 'leave files younger than this for a later run (default 60000)', parseIntOption('--min-age-ms', 0))
     .option('--target-mb <n>', 'merged files grow up to this many MiB (default 128)', parseIntOption('--target-mb', 1, 100_000))
     .option('--memory-mb <n>', "DuckDB's memory limit for the merge; one merge takes in at most a sixth of it, uncompressed (default 512)", parseIntOption('--memory-mb', 64, 1_000_000))
-    .action(async (o) => exitWhenDrained(await runCompact(o)));
+    .action(async (o) => exitWhenDrained(await (await import('./compact.js')).runCompact(o)));
 
   addLogOptions(cli.command('replay'))
     .description('re-run a stage and everything downstream over the retained messages into a new output version (nothing is fetched)')
@@ -107,14 +99,14 @@ function program(): Command {
     .option('--until <time|seq>', 'stop after this time or stream sequence (default: the newest message when the replay starts)')
     .option('--out <dir>', 'output directory of the crawl (the new version is written there)', DEFAULT_OUT)
     .option('--crawl-id <id>', "crawl id for replayed rows whose fetch is not in the output yet (default: the crawl's stored settings)")
-    .action(async (o) => exitWhenDrained(await runReplayCommand(o)));
+    .action(async (o) => exitWhenDrained(await (await import('./replay.js')).runReplayCommand(o)));
 
   cli
     .command('streams')
     .description("each stream's messages and bytes, per fetched page and per million pages: the disk its retention costs")
     .option('--out <dir>', 'the crawl’s output directory (when it uses an embedded server)', DEFAULT_OUT)
     .addOption(new Option('--format <format>', 'table | json').default('table'))
-    .action(async (o) => exitWhenDrained(await runStreams(o)));
+    .action(async (o) => exitWhenDrained(await (await import('./streams.js')).runStreams(o)));
 
   cli
     .command('get')
@@ -124,7 +116,7 @@ function program(): Command {
     .option('--payload', 'print the HTTP body only (with --rendered: the DOM)', false)
     .option('--rendered', 'the DOM the render stage made of the page (its conversion record) instead of the response', false)
     .option('--out <dir>', 'output directory', DEFAULT_OUT)
-    .action(async (url: string | undefined, o) => exitWhenDrained(await runGet(url, o)));
+    .action(async (url: string | undefined, o) => exitWhenDrained(await (await import('./get.js')).runGet(url, o)));
 
   cli
     .command('testweb')
@@ -161,14 +153,14 @@ function program(): Command {
     .option('--port <p>', 'HTTP port (0 = any free port; the chosen URL is printed)', parseIntOption('--port', 0, 65535), 8080)
     .option('--stages <which>', 'all: run every stage in this process; none: the API and scheduler only', 'all')
     .option('--extract-threads <n>', EXTRACT_THREADS_HELP, parseIntOption('--extract-threads', 0, MAX_EXTRACT_THREADS))
-    .action(async (o) => exitWhenDrained(await runServe(o)));
+    .action(async (o) => exitWhenDrained(await (await import('./serve.js')).runServe(o)));
 
   cli
     .command('status')
     .description('what a crawl has done and what it waits for: outcomes so far, queued URLs per stage and host, hosts waiting and why, until when')
     .option('--out <dir>', 'the crawl’s output directory (its embedded server, and the outcomes persisted so far)', DEFAULT_OUT)
     .addOption(new Option('--format <format>', 'table | json').default('table'))
-    .action(async (o) => exitWhenDrained(await runStatus(o)));
+    .action(async (o) => exitWhenDrained(await (await import('./status.js')).runStatus(o)));
 
   addRobotsCheckCommand(cli);
   addClusterCommand(cli);
@@ -178,7 +170,7 @@ function program(): Command {
   addRetentionOptions(addSettingsOptions(topology.command('apply')))
     .description('apply the topology to NATS_URL idempotently and store the crawl settings for workers')
     .option('--replicas <n>', 'copies of every stream, consumer and KV bucket (a cluster of at least n servers; default: keep what exists, 1 for new ones)', parseIntOption('--replicas', 1, MAX_REPLICAS))
-    .action(async (o) => exitWhenDrained(await applyTopologyCommand(o)));
+    .action(async (o) => exitWhenDrained(await (await import('./topology-command.js')).applyTopologyCommand(o)));
 
   // every command that connects to NATS takes the credentials and TLS options
   const connecting = ['run', 'seed', 'worker', 'replay', 'streams', 'serve', 'status', 'dead-letters'].map((name) => cli.commands.find((c) => c.name() === name)!);

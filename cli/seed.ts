@@ -2,6 +2,7 @@ import { jetstream } from '@nats-io/jetstream';
 import { publishSeeds } from '../app/seeding.js';
 import { SUBJECTS } from '../ops/nats/edges.js';
 import { deniedPermission, joinCrawl } from './connection.js';
+import { permissionDenialOf } from '../pipeline/adapters/nats-connection.js';
 import { readSeeds } from './seeds-input.js';
 import { UsageError } from './usage-error.js';
 
@@ -32,7 +33,8 @@ export async function seedCrawl(urls: string[], o: { out: string }): Promise<num
     try {
       seeded = await publishSeeds(jetstream(nc), list.urls);
     } catch (err) {
-      const denied = deniedPermission(nc, SUBJECTS.seeds);
+      // the refused publish may reject before the connection's status reports the denial
+      const denied = deniedPermission(nc, SUBJECTS.seeds) ?? permissionDenialOf(err)?.message;
       throw new UsageError(denied ?? `publishing seeds: ${(err as Error).message}`);
     }
     if (seeded.scopeNotPut) {

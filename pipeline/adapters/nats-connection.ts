@@ -217,6 +217,22 @@ export interface PermissionDenial {
 }
 
 /**
+ * The denial a NATS client error stands for (the error itself or its cause), if it is one: the
+ * same error reaches the connection's status and a publish the server refused, in either order.
+ */
+export function permissionDenialOf(error: unknown): PermissionDenial | undefined {
+  for (let e = error as (Error & { operation?: string; subject?: string }) | undefined, depth = 0; e && depth < 5; e = e.cause as typeof e, depth++) {
+    if (e.name !== 'PermissionViolationError') continue;
+    return {
+      operation: e.operation ?? 'publish',
+      subject: e.subject ?? '',
+      message: `permission denied: this NATS user may not ${e.operation === 'subscription' ? 'subscribe to' : 'publish to'} ${e.subject ?? '(a subject)'}`,
+    };
+  }
+  return undefined;
+}
+
+/**
  * Reports every permission the server denies, as one line that names the operation and the
  * subject, and how the connection ended if it was refused its credentials. A denied publish
  * is otherwise seen only as a JetStream publish timeout: the server drops the message and
@@ -231,13 +247,8 @@ export function watchNatsConnection(
   void (async () => {
     for await (const s of nc.status()) {
       if (s.type !== 'error') continue;
-      const err = s.error as Error & { operation?: string; subject?: string };
-      if (err?.name !== 'PermissionViolationError') continue;
-      const d: PermissionDenial = {
-        operation: err.operation ?? 'publish',
-        subject: err.subject ?? '',
-        message: `permission denied: this NATS user may not ${err.operation === 'subscription' ? 'subscribe to' : 'publish to'} ${err.subject ?? '(a subject)'}`,
-      };
+      const d = permissionDenialOf(s.error);
+      if (!d) continue;
       denials.push(d);
       if (denials.length > 100) denials.shift();
       on.denied?.(d);

@@ -21,8 +21,10 @@ describe('end to end: persist and archive workers SIGKILLed 20 times at random m
     const { web, out, nats, env, workers } = crawl;
     const settingsArgs = crawlArgs(web, out).filter((a, i, all) => a !== '--seed' && all[i - 1] !== '--seed' && a !== '--out' && all[i - 1] !== '--out');
     // small WARC files and small batches: more file boundaries and more batches for a kill to fall into
-    // a slower crawl (2 s between requests to a host, the last --min-delay-ms wins) so that all kills fall inside it
-    const applied = await runCli(['topology', 'apply', ...settingsArgs, '--min-delay-ms', '2000', '--warc-max-bytes', String(128 * 1024)], env);
+    // a slower crawl (3 s between requests to a host, the last --min-delay-ms wins) so that most kills fall
+    // inside it: a victim must have started before it is killed, seconds each when the other e2e files
+    // keep the cores busy (at 2 s, 8 to 14 of the 20 kills fell inside the crawl in full e2e runs)
+    const applied = await runCli(['topology', 'apply', ...settingsArgs, '--min-delay-ms', '3000', '--warc-max-bytes', String(128 * 1024)], env);
     assert.equal(applied.code, 0, applied.stderr);
     workers.push(...startWorkers(['normalize', 'seen-filter', 'politeness-gate', 'fetch', 'extract', 'simhash'], out, env));
     // the victims log at info level, so the test sees when one has started and is working

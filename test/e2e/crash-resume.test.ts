@@ -14,7 +14,7 @@ describe('end to end: crawl run killed with SIGKILL midway, then started again o
   let out: string;
 
   before(async () => {
-    web = await startTestWeb({ hosts: E2E.hosts, pagesPerHost: E2E.pagesPerHost, seed: E2E.seed });
+    web = await startTestWeb({ hosts: E2E.smallHosts, pagesPerHost: E2E.pagesPerHost, seed: E2E.seed });
     out = mkdtempSync(path.join(os.tmpdir(), 'crawl-crash-'));
   });
   after(async () => {

@@ -7,7 +7,7 @@ import { startWorkers, useWorkerCrawl, waitUntilIdle } from '../support/worker-c
 import { E2E, crawlArgs, expectedUrls, storedPages } from '../support/e2e-web.js';
 
 describe('end to end: every stage in its own process (two fetch and two seen-filter workers) against one server', () => {
-  const crawl = useWorkerCrawl(() => startTestWeb({ hosts: E2E.hosts, pagesPerHost: E2E.pagesPerHost, seed: E2E.seed }), 'crawl-workers-');
+  const crawl = useWorkerCrawl(() => startTestWeb({ hosts: E2E.smallHosts, pagesPerHost: E2E.pagesPerHost, seed: E2E.seed }), 'crawl-workers-');
 
   it('stays polite and stores the same set of pages as one process does', async () => {
     const { web, out, nats, env, workers } = crawl;

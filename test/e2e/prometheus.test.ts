@@ -43,7 +43,7 @@ describe('metrics: Prometheus scrapes a running crawl', () => {
   let crawl: CliRun | undefined;
   let prometheus: TestPrometheus | undefined;
   before(async () => {
-    web = await startTestWeb({ hosts: E2E.hosts, pagesPerHost: E2E.pagesPerHost, seed: E2E.seed });
+    web = await startTestWeb({ hosts: E2E.smallHosts, pagesPerHost: E2E.pagesPerHost, seed: E2E.seed });
     dir = mkdtempSync(path.join(os.tmpdir(), 'crawl-prometheus-'));
   });
   after(async () => {

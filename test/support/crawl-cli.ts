@@ -23,12 +23,13 @@ export const shellQuote = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`
  */
 const NO_PROXY_ENV = { http_proxy: '', HTTP_PROXY: '', https_proxy: '', HTTPS_PROXY: '', no_proxy: '', NO_PROXY: '' };
 
-/** Starts `crawl ARGS...` as its own process, like a user would. */
-export function startCli(args: string[], env: NodeJS.ProcessEnv = {}): CliRun {
+/** Starts `crawl ARGS...` as its own process, like a user would; `input`, if given, is its whole stdin. */
+export function startCli(args: string[], env: NodeJS.ProcessEnv = {}, input?: string): CliRun {
   const child = spawn(process.execPath, [CLI, ...args], {
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
     env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn', ...NO_PROXY_ENV, ...env },
   });
+  if (input !== undefined) child.stdin!.end(input);
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
@@ -39,8 +40,8 @@ export function startCli(args: string[], env: NodeJS.ProcessEnv = {}): CliRun {
   return { child, done, stderrSoFar: () => stderr };
 }
 
-export async function runCli(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 300_000) {
-  const run = startCli(args, env);
+export async function runCli(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 300_000, input?: string) {
+  const run = startCli(args, env, input);
   const timer = setTimeout(() => run.child.kill('SIGKILL'), timeoutMs);
   const result = await run.done;
   clearTimeout(timer);

@@ -7,6 +7,8 @@ import { ACCOUNTS_CONF_HEADER, accountsConfig, passwordVariable, ROLES, rolePerm
 import { EDGES } from '../../ops/nats/edges.js';
 import type { StageInputSpec } from '../../ops/nats/consumer-spec.js';
 import { STAGE_NAMES } from '../../pipeline/stage.js';
+import { permissionDenialOf } from '../../pipeline/adapters/nats-connection.js';
+import { errors } from '@nats-io/nats-core';
 import { archiveEmits, archiveInput } from '../../stages/archive/spec.js';
 import { extractEmits, extractInput } from '../../stages/extract/spec.js';
 import { fetchEmits, fetchInput } from '../../stages/fetch/spec.js';
@@ -77,5 +79,18 @@ describe('per-role NATS permissions (ops/nats/permissions.ts)', () => {
     assert.deepEqual(rolePermissions('operator').publish, ['>']);
     assert.throws(() => rolePermissions('nobody'), /no role nobody/);
     assert.equal(new Set(ROLES).size, ROLES.length);
+  });
+});
+
+describe('a denied permission as the user reads it (permissionDenialOf)', () => {
+  test('names the operation and the subject, from the error or its cause; nothing for other errors', () => {
+    const denial = new errors.PermissionViolationError('Permissions Violation for Publish to "crawl.seeds"', 'publish', 'crawl.seeds');
+    const expected = { operation: 'publish', subject: 'crawl.seeds', message: 'permission denied: this NATS user may not publish to crawl.seeds' };
+    assert.deepEqual(permissionDenialOf(denial), expected);
+    assert.deepEqual(permissionDenialOf(new Error('publish failed', { cause: denial })), expected);
+    const sub = new errors.PermissionViolationError('Permissions Violation for Subscription to "crawl.x"', 'subscription', 'crawl.x');
+    assert.equal(permissionDenialOf(sub)?.message, 'permission denied: this NATS user may not subscribe to crawl.x');
+    assert.equal(permissionDenialOf(new Error('timeout')), undefined);
+    assert.equal(permissionDenialOf(undefined), undefined);
   });
 });
