@@ -16,8 +16,7 @@ export interface CachedRobots {
  * (24 h at most; an error-caused disallow-all much sooner), so expired rules are re-fetched
  * before the next URL of the host is released.
  *
- * The cache holds at most LOCAL_MAX hosts (~1.6 KB each with a short robots.txt,
- * bench/host-state-cost.ts), in two generations as casUpdate's entry cache does
+ * The cache holds at most LOCAL_MAX hosts (what one costs: docs/capacity.md, M4), in two generations as casUpdate's entry cache does
  * (pipeline/kv-store.ts): new rules go into `young`; when it holds half of LOCAL_MAX it becomes
  * `old` and the one before is dropped; a host found in `old` moves back to `young`. So a crawl
  * over millions of hosts keeps the rules of those it is serving, and an idle host's are read
