@@ -99,6 +99,7 @@ export class StageMetrics {
    * than failing the whole page.
    */
   collectedGauge<L extends string>(name: string, help: string, labelNames: readonly L[], read: () => Promise<Array<{ labels: Record<L, string>; value: number }>>): void {
+    this.replacing(name);
     new Gauge<L>({
       name,
       help,
@@ -120,6 +121,7 @@ export class StageMetrics {
    */
   dnsCache(read: () => { hits: number; negativeHits: number; shared: number; resolved: number; inFlight: number; queued: number; entries: number }): void {
     const registers = [this.registry];
+    this.replacing('crawler_dns_lookups_total');
     new Counter({
       name: 'crawler_dns_lookups_total',
       help: 'host name lookups by where the answer came from: cache, negative_cache (a cached NXDOMAIN, NODATA or failure), shared (a lookup of the name under way), resolved (asked DNS)',
@@ -134,8 +136,9 @@ export class StageMetrics {
         this.inc({ answer: 'resolved' }, s.resolved);
       },
     });
-    const gauge = (name: string, help: string, value: (s: ReturnType<typeof read>) => number) =>
-      new Gauge({
+    const gauge = (name: string, help: string, value: (s: ReturnType<typeof read>) => number) => {
+      this.replacing(name);
+      return new Gauge({
         name,
         help,
         registers,
@@ -143,9 +146,19 @@ export class StageMetrics {
           this.set(value(read()));
         },
       });
+    };
     gauge('crawler_dns_lookups_in_flight', 'DNS lookups out now', (s) => s.inFlight);
     gauge('crawler_dns_lookups_queued', 'DNS lookups waiting for a slot (--dns-max-in-flight)', (s) => s.queued);
     gauge('crawler_dns_cache_entries', 'host names in the DNS cache', (s) => s.entries);
+  }
+
+  /**
+   * A metric read at scrape time belongs to the newest reader: a node started again in the same
+   * process (a worker retrying its start while a cluster elects leaders) registers its readers
+   * again, and the first attempt's cache or streams are gone.
+   */
+  private replacing(name: string): void {
+    this.registry.removeSingleMetric(name);
   }
 
   /** the running total of one counter, summed over outcomes unless one is named (or a test on it given) */

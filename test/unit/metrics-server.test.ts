@@ -89,4 +89,17 @@ describe('metrics server', () => {
       assert.match(text, new RegExp(`^crawler_kv_operation_seconds_count\\{bucket="crawl-hosts",op="${op}",outcome="${outcome}"\\} 1$`, 'm'));
     }
   });
+  it('gives a scrape-time metric to the newest reader when a node starts again in the same process', async () => {
+    const metrics = new StageMetrics();
+    const stats = (entries: number) => () => ({ hits: 0, negativeHits: 0, shared: 0, resolved: entries, inFlight: 0, queued: 0, entries });
+    metrics.dnsCache(stats(1));
+    metrics.collectedGauge('crawler_test_lag', 'lag', ['stream'], async () => [{ labels: { stream: 'A' }, value: 1 }]);
+    // a worker's start failed half way and is tried again: the same names, new readers
+    metrics.dnsCache(stats(7));
+    metrics.collectedGauge('crawler_test_lag', 'lag', ['stream'], async () => [{ labels: { stream: 'A' }, value: 9 }]);
+    const text = await metrics.registry.metrics();
+    assert.match(text, /^crawler_dns_cache_entries 7$/m);
+    assert.match(text, /^crawler_dns_lookups_total\{answer="resolved"\} 7$/m);
+    assert.match(text, /^crawler_test_lag\{stream="A"\} 9$/m);
+  });
 });
