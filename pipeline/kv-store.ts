@@ -103,8 +103,24 @@ function keyState(store: KvStore, key: string): { states: Map<string, KeyState>;
   return { states, state };
 }
 
-/** Bytes of entry values casUpdate remembers per store (those unused for longest dropped first). */
+/** Bytes of memory casUpdate's remembered entries take per store (those unused for longest dropped first). */
 export const CAS_CACHE_BYTES = 8 * 1024 * 1024;
+
+/**
+ * An entry as casUpdate remembers it: the value as the JSON text it parses, not the bytes the
+ * server sent (a typed array and its buffer cost ten times a short string's header, and the
+ * text is decoded once instead of at every update).
+ */
+interface RememberedEntry {
+  json: string;
+  revision: number;
+}
+/**
+ * What a remembered entry costs beyond its key's and value's characters: the Map's slot, the
+ * entry object and two string headers. Counted so that CAS_CACHE_BYTES bounds the memory, not
+ * only the payload.
+ */
+const ENTRY_OVERHEAD_BYTES = 128;
 
 /**
  * The last entry casUpdate read or wrote per key, so the next update of a key this process
@@ -120,13 +136,13 @@ export const CAS_CACHE_BYTES = 8 * 1024 * 1024;
  * first steps over the deleted slots the reinsertions leave at the front of V8's table.)
  */
 class EntryCache {
-  private young = new Map<string, KvEntry | null>();
-  private old = new Map<string, KvEntry | null>();
+  private young = new Map<string, RememberedEntry | null>();
+  private old = new Map<string, RememberedEntry | null>();
   private youngBytes = 0;
   /** keys seen to exist, remembered after their entries are forgotten */
   readonly presence = new KeyPresence();
 
-  get(key: string): KvEntry | null | undefined {
+  get(key: string): RememberedEntry | null | undefined {
     const entry = this.young.get(key);
     if (entry !== undefined) return entry;
     const older = this.old.get(key);
@@ -136,7 +152,7 @@ class EntryCache {
     return older;
   }
 
-  set(key: string, entry: KvEntry | null): void {
+  set(key: string, entry: RememberedEntry | null): void {
     if (entry) this.presence.seen(key);
     this.forget(key);
     this.keep(key, entry);
@@ -151,7 +167,7 @@ class EntryCache {
     this.old.delete(key);
   }
 
-  private keep(key: string, entry: KvEntry | null): void {
+  private keep(key: string, entry: RememberedEntry | null): void {
     this.young.set(key, entry);
     this.youngBytes += sizeOf(key, entry);
     if (this.youngBytes > CAS_CACHE_BYTES / 2) {
@@ -162,7 +178,7 @@ class EntryCache {
   }
 }
 
-const sizeOf = (key: string, entry: KvEntry | null) => key.length + (entry?.value.length ?? 0) + 64;
+const sizeOf = (key: string, entry: RememberedEntry | null) => key.length + (entry?.json.length ?? 0) + ENTRY_OVERHEAD_BYTES;
 const entryCaches = new WeakMap<KvStore, EntryCache>();
 
 function entryCache(store: KvStore): EntryCache {
@@ -252,9 +268,9 @@ async function applyTogether(store: KvStore, key: string, batch: PendingChange[]
       const guessedAbsent = remembered === undefined && attempt === 0 && cache.presence.guessAbsent(key);
       if (guessedAbsent) remembered = null;
       const cached = remembered !== undefined;
-      const entry = cached ? (remembered as KvEntry | null) : await store.get(key);
+      const entry = cached ? (remembered as RememberedEntry | null) : remembering(await store.get(key));
       if (!cached) cache.set(key, entry); // a remembered entry was already made the most recent by get
-      let current: unknown = entry ? parseJsonValue(entry.value) : null;
+      let current: unknown = entry ? JSON.parse(entry.json) : null;
       let changed = false;
       const outcomes: Outcome[] = batch.map((c) => {
         try {
@@ -273,10 +289,11 @@ async function applyTogether(store: KvStore, key: string, batch: PendingChange[]
         return settle(batch, outcomes);
       }
       try {
-        const bytes = jsonValue(current);
+        const json = JSON.stringify(current);
+        const bytes = encoder.encode(json);
         const revision = entry ? await store.update(key, bytes, entry.revision) : await store.create(key, bytes);
         if (guessedAbsent) cache.presence.guessed(true);
-        cache.set(key, { value: bytes, revision });
+        cache.set(key, { json, revision });
         return settle(batch, outcomes);
       } catch (err) {
         cache.forget(key);
@@ -293,6 +310,8 @@ async function applyTogether(store: KvStore, key: string, batch: PendingChange[]
     for (const c of batch) c.reject(err);
   }
 }
+
+const remembering = (entry: KvEntry | null): RememberedEntry | null => (entry ? { json: decoder.decode(entry.value), revision: entry.revision } : null);
 
 function settle(batch: PendingChange[], outcomes: Outcome[]): void {
   batch.forEach((c, i) => {
