@@ -73,6 +73,11 @@ export class RobotsCache {
     return cached;
   }
 
+  /** whether this cache compiles for `token` with these TTLs */
+  serves(token: string, maxTtlMs: number, errorRetryMs: number): boolean {
+    return this.userAgentToken === token && this.ttl.maxTtlMs === maxTtlMs && this.ttl.errorRetryMs === errorRetryMs;
+  }
+
   /** hosts whose rules are held in memory now (at most LOCAL_MAX) */
   get size(): number {
     return this.young.size + this.old.size;
@@ -99,7 +104,18 @@ export class RobotsCache {
   }
 }
 
-/** The crawl's robots cache over its bucket: the crawl's robots token and the TTLs from the settings. */
+const cachesByStore = new WeakMap<KvStore, RobotsCache>();
+
+/**
+ * The crawl's robots cache over its bucket: the crawl's robots token and the TTLs from the
+ * settings. One per store and settings in a process, so the gate and the waiting-hosts report
+ * beside it hold one copy of each host's rules, not two.
+ */
 export function robotsCacheFor(store: KvStore, settings: Pick<CrawlSettings, 'userAgent' | 'robotsToken' | 'robotsTtlMs' | 'robotsRetryMs'>): RobotsCache {
-  return new RobotsCache(store, robotsTokenOf(settings), { maxTtlMs: settings.robotsTtlMs, errorRetryMs: settings.robotsRetryMs });
+  const token = robotsTokenOf(settings);
+  const known = cachesByStore.get(store);
+  if (known?.serves(token, settings.robotsTtlMs, settings.robotsRetryMs)) return known;
+  const cache = new RobotsCache(store, token, { maxTtlMs: settings.robotsTtlMs, errorRetryMs: settings.robotsRetryMs });
+  cachesByStore.set(store, cache);
+  return cache;
 }
