@@ -28,13 +28,11 @@ import { collectGarbage } from './collect-garbage.js';
 
 /**
  * The merge at the end of an --until-idle crawl runs in the crawl's own process, which still
- * holds what the crawl used (~420 MB of a bench crawl's ~530 MB once the stages have stopped;
- * ~315 MB after the full collection run before the merge), so it gets a quarter of
- * `crawl compact`'s default limit. Measured on an 11,000-page bench output (276 files,
- * `/usr/bin/time crawl compact --min-age-ms 0 --memory-mb N`, 2026-11-26): a standalone merge
- * peaks at 466 MB RSS with 256 MB and 349 MB with 128 MB, each in ~5.6 s, with 5.9 and 5.7 s
- * of CPU (user + system), leaving 32 files instead of 16 (a later `crawl compact` merges them
- * further).
+ * holds most of what the crawl used once the stages have stopped (less after the full
+ * collection run before the merge), so it gets a quarter of `crawl compact`'s default limit:
+ * that keeps the merge's peak under the crawl's own for about the same time and CPU, at the
+ * price of leaving twice as many files (a later `crawl compact` merges them further;
+ * docs/performance.md#the-end-of-crawl-merge).
  */
 const END_OF_CRAWL_COMPACT_MEMORY_BYTES = 128_000_000;
 

@@ -6,7 +6,7 @@
  * code runs on JetStream (adapters/body-stream.ts) and in memory in unit tests.
  *
  * Why not JetStream's object store (nats.js's @nats-io/obj): its client hashes in JavaScript
- * and publishes 128 KB chunks one ack at a time, about ten times the CPU of this per large body
+ * and publishes 128 KB chunks one ack at a time, many times the CPU of this per large body
  * (docs/architecture.md has the measurement), and reading an object creates a consumer on its
  * stream, which every reader's least-privilege role would have to be allowed. A direct get by
  * sequence needs neither.

@@ -132,8 +132,9 @@ const ENTRY_OVERHEAD_BYTES = 128;
  * budget it becomes `old` and the one before is dropped, and an entry found in `old` moves
  * back to `young`. So an entry used within the last two generations is kept, and every
  * operation is a lookup or two. (A Map kept in recency order by delete-and-reinsert, evicting
- * from its front, was 2 % of the crawl's main thread in `bench:long`: each eviction's iterator
- * first steps over the deleted slots the reinsertions leave at the front of V8's table.)
+ * from its front, costs a visible share of the main thread once full: each eviction's iterator
+ * first steps over the deleted slots the reinsertions leave at the front of V8's table;
+ * docs/performance.md#kv-updates-and-the-entry-cache.)
  */
 class EntryCache {
   private young = new Map<string, RememberedEntry | null>();
@@ -231,8 +232,9 @@ export function readingFromLeader(store: KvStore): KvStore {
  * Updates of one key in one process run one at a time, in call order; those that queued
  * while a write of the key was in flight are applied together, each on the value the one
  * before it left, and written at once (a host's queue tail and trap tally are updated by
- * many URLs at the same moment: half of those updates folded into another's write in
- * `npm run bench`). All of them land or none: a conflict re-runs them all on a fresh read.
+ * many URLs at the same moment, so many of those updates fold into another's write:
+ * docs/performance.md#kv-updates-and-the-entry-cache). All of them land or none: a conflict
+ * re-runs them all on a fresh read.
  * A change that throws rejects its own call only, and leaves the value as it found it.
  */
 export function casUpdate<T, R>(

@@ -4,8 +4,8 @@ import type { z } from 'zod';
  * A checker of a decoded message against its zod schema that only reads: it answers "does
  * this value have the schema's shape" and, when not, where and what was expected. It is for
  * the internal edges, whose messages our own stages wrote: zod's parse there copied every
- * message (and every link of a page) into a new object to strip unknown keys (2 % of the
- * main thread in a CPU profile of `npm run bench`), to return what msgpack had decoded.
+ * message (and every link of a page) into a new object to strip unknown keys, to return what
+ * msgpack had decoded (docs/performance.md#internal-edges-checked-without-zods-parse).
  *
  * Same verdicts as zod's parse on the types the message schemas use; types it does not
  * model (custom, union, tuple, unknown, ...) and checks other than a number's int, positive,
@@ -126,8 +126,8 @@ interface CheckDef {
 /**
  * The number checks the message schemas use (int, positive, nonnegative, min, max) as one
  * test, or null when there is another (then zod checks the value). Checked here because
- * zod's parse of one number allocates a result: heading levels and retry counts in every
- * message added up to 2 % of the main thread's allocations in a bench crawl.
+ * zod's parse of one number allocates a result, and heading levels and retry counts in every
+ * message add up (docs/performance.md#internal-edges-checked-without-zods-parse).
  */
 function numberChecks(checks: readonly unknown[]): ((v: number) => boolean) | null {
   const tests: ((v: number) => boolean)[] = [];

@@ -8,8 +8,8 @@ import { withoutUnknownKeys } from './shape-check.js';
  * crawl's first pages: `crawl.normalized.<p>` (normalize → seen-filter) and
  * `crawl.frontier.<p>` (seen-filter → politeness gate). A fetched page's new links of one
  * partition travel as one message, and the seen-filter admits them as one message: early in
- * a crawl a page has ten new links, each of which was two messages (published, stored,
- * delivered, acked) before its host queue.
+ * a crawl a page has many new links, and each one alone would be two messages (published,
+ * stored, delivered, acked) before its host queue.
  *
  * A batch of one is written as the single URL it holds, as before batching; so readers take
  * either form, and a stream written before batching (replayed) or a fetch's retry (one URL)

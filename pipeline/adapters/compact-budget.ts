@@ -6,7 +6,7 @@
  * three times the merge's input, plus some 30 MB of its own. The sort of rows carrying
  * large strings (pages.text and text_full, ~45 KB a page) does not spill to disk reliably,
  * and a row group is at least 2,048 rows, so the bound has to be on the merge's input: a
- * sixth of the memory limit, which the measurements in docs/performance.md (from
+ * sixth of the memory limit, which the measurements in docs/performance.md#compaction-memory (from
  * scripts/compact-memory-repro.ts) show keeps clear of failing. The input is measured as the
  * uncompressed size the Parquet footers record (about the rows in memory), since zstd
  * shrinks text about threefold and a bound on file size alone lets far more into one sort.

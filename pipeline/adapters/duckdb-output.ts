@@ -92,9 +92,9 @@ export class OutputRowError extends Error {
 }
 
 /**
- * DuckDB's allocator keeps what a batch used (~115 MB after a few batches of 20 MB of text,
- * with DuckDB itself reporting 0 bytes in use) unless its background threads purge it: with
- * these settings the same instance was back to its starting size within 3 s (measured).
+ * DuckDB's allocator keeps what a batch used (while DuckDB itself reports 0 bytes in use)
+ * unless its background threads purge it: with these settings an instance is back to its
+ * starting size within seconds (docs/performance.md#one-duckdb-instance-per-process).
  */
 export const RETURN_FREED_MEMORY: Readonly<Record<string, string>> = { allocator_background_threads: 'true', allocator_flush_threshold: '32MB' };
 
@@ -214,8 +214,9 @@ function sortForFile(table: TableName, values: Appendable[][]): void {
 /**
  * zstd level of the files a writer makes per batch. They are small and meant to be merged
  * (`crawl compact`, and `crawl run --until-idle` at its end, write at DuckDB's default 3), so
- * they trade size for CPU: on the text of the 121 real pages of the public article benchmark,
- * level 1 took 15-35 % less CPU than 3 for a file 14 % larger.
+ * they trade size for CPU: on the text of the real pages of the public article benchmark,
+ * level 1 takes clearly less CPU than 3 for a slightly larger file
+ * (docs/performance.md#warc-gzip-inline-at-level-3).
  */
 export const BATCH_ZSTD_LEVEL = 1;
 

@@ -1,9 +1,9 @@
 /**
  * One in-memory DuckDB instance per process for every Parquet writer in it (persist's rows,
  * the archive's captures), each writer on a connection of its own. An instance keeps the
- * memory it has used (~100 MB after a few batches of pages), so one instance per writer
- * cost a crawl process that much again for each. Writers asking for different settings get
- * different instances; the instance closes with its last writer.
+ * memory it has used (docs/performance.md#one-duckdb-instance-per-process), so one instance
+ * per writer would cost a crawl process that much again for each. Writers asking for
+ * different settings get different instances; the instance closes with its last writer.
  */
 import { DuckDBInstance } from '@duckdb/node-api';
 

@@ -17,8 +17,9 @@ let applied = false;
  * `cancel()`, which rejects the already-resolved promise with `new RequestError("cancelled")`.
  * The rejection is a no-op, but the Error captures a stack trace, and every KV read and
  * write, publish ack and API call is a request: a visible share of the crawl's CPU (see
- * docs/performance.md), which `noAsyncTraces` does not remove. On success this does what the client
- * does without that rejection: stop the timer, drop the request from the mux, resolve.
+ * docs/performance.md#the-nats-clients-writes-and-requests), which `noAsyncTraces` does not
+ * remove. On success this does what the client does without that rejection: stop the timer,
+ * drop the request from the mux, resolve.
  * Errors go through the client's own code unchanged.
  *
  * This reaches into a class the client exports only from `@nats-io/nats-core/internal`;

@@ -9,7 +9,7 @@ interface ProtocolInternals {
  * microtask checkpoint. The client (nats-core 3.x) flushes its outbound buffer in a
  * microtask, and our stages' publishes, acks and KV requests each run in their own promise
  * continuation, so nearly every command would go out in a write of its own (and cost
- * nats-server a read each; docs/performance.md has the measurement). Deferring the
+ * nats-server a read each; docs/performance.md#the-nats-clients-writes-and-requests). Deferring the
  * flush to `setImmediate` gathers everything the turn produced into one write; a command
  * waits at most until the current I/O callbacks finish.
  *

@@ -7,8 +7,8 @@
  * In the modes where a page's text lives (in body, cell, caption, template, select, and the
  * raw text of script, style and textarea) both kinds of token are inserted the same way, so
  * the split only costs: a token emitted, dispatched and inserted for every word and every
- * space. On a bench page (25 KB, mostly text) parse5 was 43 % of extract's CPU with the
- * split and 23 % without it (docs/performance.md).
+ * space, on a page of mostly text about half of parse5's work
+ * (docs/performance.md#parse5-text-runs).
  *
  * So, in those modes only, whitespace that follows other characters joins their token. The
  * tree is the same: a text node holds the same characters either way (the test compares

@@ -27,7 +27,7 @@ export const MAX_DEFER_MS = 30_000;
  * the CPU they need). A few seconds of extract's work is slack enough for a check made once a
  * second; more lets a crawl's first minutes fetch pages it then stores late, so its early
  * windows' pages/s measure the crawl filling up rather than what a page costs
- * (docs/performance.md has the runs that chose 500).
+ * (docs/performance.md#the-fetched-pages-high-water has the runs that chose 500).
  */
 export const FETCHED_HIGH_WATER = 500;
 
@@ -193,9 +193,9 @@ export class HostScheduler {
    * it: one that was idle, or whose wait only some of its lanes had. A host with a turn to
    * come (a request in flight: its release or its lease's end; the host's delay, a pause,
    * robots.txt) cannot be served before that turn anyway, and a turn now would only read its
-   * slot, queue and robots.txt to find so (with 500 ms between requests, 0.3 such turns a page
-   * of a bench crawl). A host in its turn gets another when that one ends idle, in case the turn
-   * read the queue before the URL.
+   * slot, queue and robots.txt to find so (KV reads for nothing, and with a delay between
+   * requests most URLs queued for a busy host come at such a time). A host in its turn gets
+   * another when that one ends idle, in case the turn read the queue before the URL.
    */
   queued(host: string): void {
     if (this.stopped) return;

@@ -46,3 +46,35 @@ test(`the README stays a short front door (at most ${README_MAX_BYTES} bytes)`, 
   const size = readFileSync(path.join(ROOT, 'README.md')).length;
   assert.ok(size <= README_MAX_BYTES, `README.md is ${size} bytes`);
 });
+
+/** Source folders whose comments point into docs/ (the code says why, the docs say how much). */
+const SOURCE_DIRS = ['app', 'cli', 'ops', 'pipeline', 'ports', 'schemas', 'stages', 'bench', 'scripts', 'testweb', 'test'];
+
+function tsFiles(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) return tsFiles(p);
+    return e.name.endsWith('.ts') ? [p] : [];
+  });
+}
+
+test('every docs/ file and section the code names exists', () => {
+  const broken: string[] = [];
+  for (const file of SOURCE_DIRS.flatMap((d) => tsFiles(path.join(ROOT, d)))) {
+    for (const m of readFileSync(file, 'utf8').matchAll(/docs\/([\w.-]+\.md)(?:#([\w-]+))?/g)) {
+      const target = path.join(ROOT, 'docs', m[1]!);
+      if (!existsSync(target)) broken.push(`${path.relative(ROOT, file)}: ${m[0]} (no such file)`);
+      else if (m[2] && !anchors(target).has(m[2])) broken.push(`${path.relative(ROOT, file)}: ${m[0]} (no such heading)`);
+    }
+  }
+  assert.deepEqual(broken, []);
+});
+
+// docs/performance.md says where performance stands today; how it got there is in git history
+const PERFORMANCE_MAX_BYTES = 20 * 1024;
+
+test(`docs/performance.md stays a page of today's figures (at most ${PERFORMANCE_MAX_BYTES} bytes)`, () => {
+  const size = readFileSync(path.join(ROOT, 'docs/performance.md')).length;
+  assert.ok(size <= PERFORMANCE_MAX_BYTES, `docs/performance.md is ${size} bytes`);
+});

@@ -62,9 +62,10 @@ export async function startSink(onConnection: () => void): Promise<{ port: numbe
 }
 
 /**
- * playwright-core is loaded at the first launch, not with this module: loading it cost every
- * crawl process ~49 MB of RSS and ~27 MB of live heap (which each full garbage collection
- * marks again) and ~0.4 s of start-up, and most crawls render nothing.
+ * playwright-core is loaded at the first launch, not with this module: loading it costs every
+ * crawl process tens of MB of RSS and of live heap (which each full garbage collection marks
+ * again) and part of a second of start-up, and most crawls render nothing
+ * (docs/performance.md#playwright-core-loaded-only-to-render).
  */
 let playwright: Promise<typeof import('playwright-core')> | undefined;
 

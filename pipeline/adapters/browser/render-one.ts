@@ -34,8 +34,9 @@ export class ActiveRender {
 
   /**
    * The page has loaded: its quiet time counts from now. Counted from the render's start, a
-   * page whose scripts only began their requests a moment after loading (a cold renderer took
-   * 585 ms to make an endless poller's first request) was "settled" before it had asked for anything.
+   * page whose scripts only begin their requests a moment after loading (a cold renderer can
+   * take over half a second to make an endless poller's first request) would be "settled"
+   * before it had asked for anything.
    */
   markLoaded(now: number): void {
     if (this.loaded) return;

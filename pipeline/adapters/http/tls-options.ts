@@ -49,7 +49,7 @@ function environmentCas(): string[] {
 export function connectTls(trust: TlsTrust | undefined): (hostname: string) => ConnectTls {
   const extra = trust?.caPems ?? [];
   // One context for every connection: given `ca`, tls.connect would build a context per
-  // connection and parse the ~150 certificates each time (70 ms of CPU a connection here).
+  // connection and parse the ~150 certificates each time (docs/performance.md#https-and-http2).
   const secureContext = extra.length > 0 ? createSecureContext({ ca: [...rootCertificates, ...environmentCas(), ...extra] }) : undefined;
   const trusted = secureContext ? { secureContext } : {};
   const verified: ConnectTls = { key: 'verified', options: { ...trusted, rejectUnauthorized: true } };

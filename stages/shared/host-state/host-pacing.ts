@@ -37,9 +37,10 @@ const MAX_JITTER = 1.2;
 /**
  * How long after the end of a response the host's next delay starts. A server measures the
  * gap from when it finished sending, which it may record some ms after we finished reading
- * (a busy event loop, its own clock), and every gap it sees must be the full delay. 25 ms
- * was not enough: on a loaded 2-core machine the test web logged the end of a page 39 ms
- * after the crawler had read it (the politeness audit saw a 986 ms gap for a 1 s delay).
+ * (a busy event loop, its own clock), and every gap it sees must be the full delay. On a
+ * loaded 2-core machine the test web can log a page's end tens of ms after the crawler read
+ * it, so half this guard lets the politeness audit see gaps just short of the delay
+ * (docs/politeness-and-robots.md).
  */
 export const PACING_GUARD_MS = 50;
 
