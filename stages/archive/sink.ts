@@ -1,6 +1,6 @@
 import { DurableBatcher, type DurableBatchLimits } from '../../pipeline/durable-batcher.js';
 import type { CaptureRow, OutputBatch } from '../../schemas/output-tables.js';
-import type { Built, BuildRecords, Placement, WarcWriter } from './warc-file.js';
+import type { BuildMembers, WarcMembers, WarcPlacement, WarcSink } from '../../ports/warc-sink.js';
 
 export interface CapturesWriter {
   write(batch: Partial<OutputBatch>): Promise<unknown>;
@@ -19,7 +19,7 @@ export class ArchiveSink {
   private appends = new Set<Promise<unknown>>();
 
   constructor(
-    private readonly warc: WarcWriter,
+    private readonly warc: WarcSink,
     private readonly captures: CapturesWriter,
     limits: DurableBatchLimits,
   ) {
@@ -30,7 +30,7 @@ export class ArchiveSink {
   }
 
   /** Resolves with what `build` made once the exchange is durable (see above). */
-  add<T extends Built>(build: BuildRecords<T>, rowOf: (placed: Placement, built: T) => CaptureRow): Promise<T> {
+  add<T extends WarcMembers>(build: BuildMembers<T>, rowOf: (placed: WarcPlacement, built: T) => CaptureRow): Promise<T> {
     const appended = this.warc.append(build);
     this.appends.add(appended);
     const settled = () => this.appends.delete(appended);
