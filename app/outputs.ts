@@ -1,4 +1,4 @@
-import { openParquetOutput as openOutput } from '../pipeline/adapters/duckdb-output.js';
+import { openParquetOutput as openOutput, type ParquetOutput } from '../pipeline/adapters/parquet/row-sink.js';
 import { isRemoteOutput } from '../pipeline/adapters/output-layout.js';
 import { openS3Store } from '../pipeline/adapters/s3-store.js';
 import { makeStagingDir } from '../pipeline/adapters/staging-dir.js';
@@ -9,15 +9,15 @@ import { repairAbandonedWarcs } from '../pipeline/adapters/warc/repair.js';
 import { UploadedWarcSink } from '../pipeline/adapters/warc/uploaded-sink.js';
 import type { WarcSink } from '../ports/warc-sink.js';
 import { ARCHIVE_SOFTWARE, warcinfoHeader, type ArchiveOutput } from '../stages/archive/index.js';
-import type { OutputWriter } from '../stages/persist/index.js';
 
 /**
- * The persist stage's writer for a local output directory. Several persist workers may share
+ * The row sink of persist (pages, links, fetch_log) and of the archive (captures): Parquet
+ * files in the output, a local directory or an object store. Several workers may share
  * one directory, so a leftover `.tmp` is only removed once it is clearly abandoned. A batch
  * is a few tens of MB, so the writer's DuckDB gets a small memory limit instead of its
  * default of most of the machine's RAM.
  */
-export async function openParquetOutput(outDir: string): Promise<OutputWriter> {
+export async function openParquetOutput(outDir: string): Promise<ParquetOutput> {
   const store = isRemoteOutput(outDir) ? await openS3Store(outDir) : undefined;
   return openOutput(outDir, { staleTmpAgeMs: 10 * 60 * 1000, threads: 1, memoryLimit: '256MB', store });
 }

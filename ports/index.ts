@@ -1,6 +1,6 @@
 /**
  * Ports: the interfaces through which stages reach the outside world (HTTP, key-value state,
- * streams), with their error types. Stages import these, never an adapter; adapters in
+ * streams, the WARC and row outputs), with their error types. Stages import these, never an adapter; adapters in
  * pipeline/adapters/ implement them.
  */
 export * from './http.js';
@@ -8,3 +8,5 @@ export * from './kv.js';
 export * from './streams.js';
 export * from './bodies.js';
 export * from './tls-failures.js';
+export * from './warc-sink.js';
+export * from './row-sink.js';

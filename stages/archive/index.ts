@@ -3,7 +3,7 @@ import type { ConsumerStage } from '../../pipeline/stage.js';
 import type { WarcSink } from '../../ports/warc-sink.js';
 import { decodeExchange, type ArchivedExchange } from '../../schemas/index.js';
 import { createArchiveHandler } from './handle.js';
-import { ArchiveSink, type CapturesWriter } from './sink.js';
+import { ArchiveSink, type CapturesSink } from './sink.js';
 import { archiveEmits, archiveInput } from './spec.js';
 
 export { warcinfoHeader } from './warcinfo.js';
@@ -13,7 +13,7 @@ export interface ArchiveOutput {
   /** where the records go, each file opening with `warcinfoHeader`'s record */
   warc: WarcSink;
   /** where the `captures` rows go */
-  captures: CapturesWriter;
+  captures: CapturesSink;
   batch: DurableBatchLimits;
   /** exchanges handled at once (the runner's concurrency for this stage; default ARCHIVE_CONCURRENCY) */
   concurrency?: number;

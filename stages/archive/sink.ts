@@ -1,11 +1,10 @@
 import { DurableBatcher, type DurableBatchLimits } from '../../pipeline/durable-batcher.js';
+import type { RowSink } from '../../ports/row-sink.js';
 import type { CaptureRow, OutputBatch } from '../../schemas/output-tables.js';
 import type { BuildMembers, WarcMembers, WarcPlacement, WarcSink } from '../../ports/warc-sink.js';
 
-export interface CapturesWriter {
-  write(batch: Partial<OutputBatch>): Promise<unknown>;
-  close(): Promise<void>;
-}
+/** Where the archive's `captures` rows go. */
+export type CapturesSink = RowSink<Pick<OutputBatch, 'captures'>>;
 
 /**
  * Appends each exchange's records to the WARC file as it comes, and collects `captures`
@@ -20,7 +19,7 @@ export class ArchiveSink {
 
   constructor(
     private readonly warc: WarcSink,
-    private readonly captures: CapturesWriter,
+    private readonly captures: CapturesSink,
     limits: DurableBatchLimits,
   ) {
     this.batcher = new DurableBatcher<CaptureRow>(async (rows) => {

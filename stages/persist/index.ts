@@ -1,16 +1,17 @@
 import { DurableBatcher, type DurableBatchLimits } from '../../pipeline/durable-batcher.js';
 import type { ConsumerStage } from '../../pipeline/stage.js';
+import type { RowSink } from '../../ports/row-sink.js';
 import { createPersistHandler, decodePersistInput, type PersistInput } from './handle.js';
-import { mergeRows, rowCount, type OutputWriter, type RowBatch } from './rows.js';
+import { mergeRows, rowCount, type RowBatch } from './rows.js';
 import { persistEmits, persistInput } from './spec.js';
 
 // for `crawl replay`, which turns replayed results into rows without the batching stage
 export { decodePersistInput } from './handle.js';
-export { emptyBatch, outcomeRows, pageRows, type OutputWriter, type RowBatch } from './rows.js';
+export { emptyBatch, outcomeRows, pageRows, type RowBatch } from './rows.js';
 
-export function createPersistStage(writer: OutputWriter, limits: DurableBatchLimits): ConsumerStage<PersistInput> {
-  // the rows of many messages go into one file per table
-  const batcher = new DurableBatcher<RowBatch>((batches) => writer.write(mergeRows(batches)), limits, rowCount);
+/** Persist writes the rows of pages and outcomes to `rows` (the crawl's Parquet tables), a batch of many messages at a time. */
+export function createPersistStage(rows: RowSink<RowBatch>, limits: DurableBatchLimits): ConsumerStage<PersistInput> {
+  const batcher = new DurableBatcher<RowBatch>((batches) => rows.write(mergeRows(batches)), limits, rowCount);
   return {
     name: 'persist',
     input: persistInput,
@@ -22,7 +23,7 @@ export function createPersistStage(writer: OutputWriter, limits: DurableBatchLim
     handle: createPersistHandler(batcher),
     close: async () => {
       await batcher.flush();
-      await writer.close();
+      await rows.close();
     },
   };
 }

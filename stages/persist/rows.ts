@@ -9,12 +9,6 @@ export interface RowBatch {
 
 export const emptyBatch = (): RowBatch => ({ pages: [], links: [], fetch_log: [] });
 
-/** What persist writes its rows to: Parquet files in the crawl's output. */
-export interface OutputWriter {
-  write(batch: RowBatch): Promise<unknown>;
-  close(): Promise<void>;
-}
-
 /** The rows a batch counts towards its size: pages and fetch_log rows (a page's links ride along). */
 export const rowCount = (b: RowBatch): number => b.pages.length + b.fetch_log.length;
 
