@@ -1,7 +1,7 @@
 /**
  * Ports: the interfaces through which stages reach the outside world (HTTP, key-value state,
- * streams, the WARC and row outputs), with their error types. Stages import these, never an adapter; adapters in
- * pipeline/adapters/ implement them.
+ * streams, the WARC and row outputs), with their error types. Stages import these, never an
+ * adapter; adapters in pipeline/adapters/ implement them.
  */
 export * from './http.js';
 export * from './kv.js';
