@@ -1,16 +1,16 @@
 /**
  * One in-memory DuckDB instance per process for every Parquet writer in it (persist's rows,
  * the archive's captures), each writer on a connection of its own. An instance keeps the
- * memory it has used (~100 MB after a few batches of pages), so one instance per writer
- * cost a crawl process that much again for each. Writers asking for different settings get
- * different instances; the instance closes with its last writer.
+ * memory it has used (docs/performance.md#one-duckdb-instance-per-process), so one instance
+ * per writer would cost a crawl process that much again for each. Writers asking for
+ * different settings get different instances; the instance closes with its last writer.
  */
 import { DuckDBInstance } from '@duckdb/node-api';
 
 /**
- * DuckDB's allocator keeps what a batch used (~115 MB after a few batches of 20 MB of text,
- * with DuckDB itself reporting 0 bytes in use) unless its background threads purge it: with
- * these settings the same instance was back to its starting size within 3 s (measured).
+ * DuckDB's allocator keeps what a batch used (while DuckDB itself reports 0 bytes in use)
+ * unless its background threads purge it: with these settings an instance is back to its
+ * starting size within seconds (docs/performance.md#one-duckdb-instance-per-process).
  */
 export const RETURN_FREED_MEMORY: Readonly<Record<string, string>> = { allocator_background_threads: 'true', allocator_flush_threshold: '32MB' };
 

@@ -88,8 +88,9 @@ export function fileTimestamp(d = new Date()): string {
 /**
  * zstd level of the files a writer makes per batch. They are small and meant to be merged
  * (`crawl compact`, and `crawl run --until-idle` at its end, write at DuckDB's default 3), so
- * they trade size for CPU: on the text of the 121 real pages of the public article benchmark,
- * level 1 took 15-35 % less CPU than 3 for a file 14 % larger.
+ * they trade size for CPU: on the text of the real pages of the public article benchmark,
+ * level 1 takes clearly less CPU than 3 for a slightly larger file
+ * (docs/performance.md#warc-gzip-inline-at-level-3).
  */
 export const BATCH_ZSTD_LEVEL = 1;
 
