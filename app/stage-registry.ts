@@ -5,7 +5,7 @@ import { politenessGateStage } from '../stages/politeness-gate/index.js';
 import { fetchStage } from '../stages/fetch/index.js';
 import { createExtractStage, type ExtractStageOptions } from '../stages/extract/index.js';
 import { simhashStage } from '../stages/simhash/index.js';
-import { createPersistStage, type OutputWriter } from '../stages/persist/index.js';
+import { createPersistStage, type RowBatch } from '../stages/persist/index.js';
 import { normalizeInput } from '../stages/normalize/spec.js';
 import { seenFilterInput } from '../stages/seen-filter/spec.js';
 import { gateInput } from '../stages/politeness-gate/spec.js';
@@ -18,13 +18,14 @@ import { archiveInput } from '../stages/archive/spec.js';
 import { createRenderStage } from '../stages/render/index.js';
 import { renderInput } from '../stages/render/spec.js';
 import type { Renderer } from '../ports/browser.js';
+import type { RowSink } from '../ports/row-sink.js';
 
 /** Every stage's consumer, for the topology: derived from the stage specs, declared once. */
 export const STAGE_INPUTS = [normalizeInput, seenFilterInput, gateInput, fetchInput, renderInput, extractInput, simhashInput, persistInput, archiveInput];
 
 export interface StageFactoryOptions {
   /** where persist writes; only the persist stage needs it */
-  openOutput?: () => Promise<OutputWriter>;
+  openOutput?: () => Promise<RowSink<RowBatch>>;
   persist?: { maxRows: number; maxDelayMs: number };
   /** extract's options; without `threads` it parses on the calling thread */
   extract?: ExtractStageOptions;

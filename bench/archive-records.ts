@@ -19,7 +19,8 @@ import type { StageContext, StageInput } from '../pipeline/stage.js';
 import type { ArchivedExchange } from '../schemas/index.js';
 import { createArchiveHandler } from '../stages/archive/handle.js';
 import { ArchiveSink } from '../stages/archive/sink.js';
-import { WarcFileWriter } from '../stages/archive/warc-file.js';
+import { WarcFileSink } from '../pipeline/adapters/warc/file-sink.js';
+import { warcinfoHeader } from '../stages/archive/warcinfo.js';
 import { buildSiteModel, renderPage } from '../testweb/index.js';
 import { median } from './stats.js';
 
@@ -87,7 +88,7 @@ function exchanges(): ArchivedExchange[] {
 async function round(all: ArchivedExchange[]): Promise<{ mainMs: number; processMs: number; wallMs: number; bytes: number }> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'archive-bench-'));
   try {
-    const warc = new WarcFileWriter(dir, { crawlId: 'bench', maxBytes: 1 << 30, software: 'bench' });
+    const warc = new WarcFileSink(dir, { crawlId: 'bench', maxBytes: 1 << 30, fileHeader: warcinfoHeader('bench', 'bench') });
     let bytes = 0;
     const captures = {
       write: async (b: { captures?: Array<{ warc_record_length: number }> }) => {

@@ -2,7 +2,7 @@ import { sqlString } from '../pipeline/adapters/sql-quote.js';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { openOutputDatabase } from '../pipeline/adapters/duckdb-views.js';
-import { readWarcRecord } from '../stages/archive/index.js';
+import { readWarcRecord } from '../pipeline/adapters/warc/read-record.js';
 import { UsageError } from './usage-error.js';
 import { resolveOut } from './output-location.js';
 

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { openKvStores } from '../pipeline/adapters/nats-kv.js';
-import { openParquetOutput } from '../pipeline/adapters/duckdb-output.js';
+import { openParquetOutput } from '../pipeline/adapters/parquet/row-sink.js';
 import { newestVersion } from '../pipeline/adapters/output-layout.js';
 import { readStoredSettings } from '../app/settings-store.js';
 import { createLogger } from '../pipeline/logger.js';

@@ -16,7 +16,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { compactOutput } from '../pipeline/adapters/duckdb-compact.js';
-import { ParquetTableWriter } from '../pipeline/adapters/duckdb-output.js';
+import { ParquetTableWriter } from '../pipeline/adapters/parquet/row-sink.js';
 import { pageWithText } from '../test/support/large-pages.js';
 
 const { values } = parseArgs({

@@ -18,7 +18,7 @@ import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { sqlString } from './sql-quote.js';
 import { processAlive } from '../process-alive.js';
-import { RETURN_FREED_MEMORY } from './duckdb-output.js';
+import { RETURN_FREED_MEMORY } from './duckdb-writer-instance.js';
 
 /** 512 MB, as DuckDB counts (488 MiB): the compaction's limit unless told otherwise. */
 export const DEFAULT_COMPACT_MEMORY_BYTES = 512_000_000;
@@ -46,7 +46,7 @@ export function compactSettings(memoryLimitBytes: number, spillDir: string): Rec
     preserve_insertion_order: 'false',
     // not DuckDB's default (`.tmp` in the working directory, wherever that is): beside the data
     temp_directory: spillDir,
-    // give back what a merge used once it is done, not at exit (see duckdb-output.ts)
+    // give back what a merge used once it is done, not at exit (see duckdb-writer-instance.ts)
     ...RETURN_FREED_MEMORY,
   };
 }

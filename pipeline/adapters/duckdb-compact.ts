@@ -25,7 +25,7 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { FILE_SORT_KEYS, TABLE_NAMES, TABLES, type ColumnDef, type TableName } from '../../schemas/output-tables.js';
 import { compactSettings, DEFAULT_COMPACT_MEMORY_BYTES, makeSpillDir, mergeBudget, uncompressedSizes, type MergeBudget } from './compact-budget.js';
-import { copyToParquetAtomically, fsyncPath } from './duckdb-output.js';
+import { copyToParquetAtomically, fsyncPath } from './parquet/atomic-write.js';
 import { sqlIdent, sqlString } from './sql-quote.js';
 import { DEDUP_KEYS } from './duckdb-views.js';
 import { listPartitions } from './output-layout.js';

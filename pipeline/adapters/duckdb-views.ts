@@ -1,6 +1,6 @@
 /**
  * Query side of the crawl output: an in-memory DuckDB with views over the
- * Parquet files written by duckdb-output.ts (layout: output-layout.ts).
+ * Parquet files written by parquet/row-sink.ts (layout: output-layout.ts).
  *
  *   raw_<table>   every row of every file, plus `version` and `_file`
  *   <table>_all   every version (a replay writes a new one), each logical row once per version

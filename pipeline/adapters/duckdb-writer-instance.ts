@@ -7,6 +7,13 @@
  */
 import { DuckDBInstance } from '@duckdb/node-api';
 
+/**
+ * DuckDB's allocator keeps what a batch used (while DuckDB itself reports 0 bytes in use)
+ * unless its background threads purge it: with these settings an instance is back to its
+ * starting size within seconds (docs/performance.md#one-duckdb-instance-per-process).
+ */
+export const RETURN_FREED_MEMORY: Readonly<Record<string, string>> = { allocator_background_threads: 'true', allocator_flush_threshold: '32MB' };
+
 interface Shared {
   instance: Promise<DuckDBInstance>;
   users: number;

@@ -3,11 +3,11 @@ import { jsonValue, parseJsonValue } from '../../pipeline/kv-store.js';
 import { KvConflictError, type KvStore } from '../../ports/kv.js';
 import { emit, type Outcome, type StageContext, type StageInput } from '../../pipeline/stage.js';
 import type { ArchivedExchange } from '../../schemas/index.js';
+import type { BuildMembers } from '../../ports/warc-sink.js';
 import { captureRow } from './capture-row.js';
 import { exchangeRecords, type BuiltRecords, type FirstCapture } from './exchange-records.js';
 import { renderedRecords } from './rendered-records.js';
 import type { ArchiveSink } from './sink.js';
-import type { BuildRecords } from './warc-file.js';
 import { newRecordId, warcDigest } from './warc-record.js';
 import { bodyOf } from '../shared/messages/page-body.js';
 
@@ -48,7 +48,7 @@ async function recordOfDigest(digests: KvStore, digest: string | null | undefine
   return entry ? parseJsonValue<FirstCapture>(entry.value).record_id : null;
 }
 
-type Build = BuildRecords<BuiltRecords>;
+type Build = BuildMembers<BuiltRecords>;
 
 async function exchangeBuild(digests: KvStore, e: ArchivedExchange, gzipLevel: number): Promise<Build> {
   const { other, recordId, payloadDigest } = await firstCaptureOf(digests, e);

@@ -2,8 +2,8 @@ import { crawlIdOf } from '../shared/job-fields.js';
 import { SUBJECTS } from '../../ops/nats/edges.js';
 import { decodeFinal, decodeOutcome, type FinalPage, type UrlOutcome } from '../../schemas/index.js';
 import { emit, type Outcome, type StageContext, type StageInput } from '../../pipeline/stage.js';
-import type { RowBatcher } from './batcher.js';
-import { outcomeRows, pageRows } from './rows.js';
+import type { DurableBatcher } from '../../pipeline/durable-batcher.js';
+import { outcomeRows, pageRows, type RowBatch } from './rows.js';
 
 export type PersistInput = { kind: 'page'; page: FinalPage } | { kind: 'outcome'; outcome: UrlOutcome };
 
@@ -12,7 +12,8 @@ export function decodePersistInput(subject: string, data: Uint8Array): PersistIn
   return { kind: 'outcome', outcome: decodeOutcome(data) };
 }
 
-export function createPersistHandler(batcher: RowBatcher) {
+/** `batcher` resolves a message's rows once the files holding them are written: only then is it acked. */
+export function createPersistHandler(batcher: DurableBatcher<RowBatch>) {
   return async function handlePersist(input: StageInput<PersistInput>, ctx: StageContext): Promise<Outcome> {
     const m = input.message;
     const rows = m.kind === 'page' ? pageRows(m.page, crawlIdOf(ctx, m.page)) : outcomeRows(m.outcome, crawlIdOf(ctx, m.outcome));

@@ -1,15 +1,17 @@
+import { DurableBatcher, type DurableBatchLimits } from '../../pipeline/durable-batcher.js';
 import type { ConsumerStage } from '../../pipeline/stage.js';
-import { RowBatcher, type OutputWriter } from './batcher.js';
+import type { RowSink } from '../../ports/row-sink.js';
 import { createPersistHandler, decodePersistInput, type PersistInput } from './handle.js';
+import { mergeRows, rowCount, type RowBatch } from './rows.js';
 import { persistEmits, persistInput } from './spec.js';
 
-export type { OutputWriter } from './batcher.js';
 // for `crawl replay`, which turns replayed results into rows without the batching stage
 export { decodePersistInput } from './handle.js';
 export { emptyBatch, outcomeRows, pageRows, type RowBatch } from './rows.js';
 
-export function createPersistStage(writer: OutputWriter, opts: { maxRows: number; maxDelayMs: number }): ConsumerStage<PersistInput> {
-  const batcher = new RowBatcher(writer, opts);
+/** Persist writes the rows of pages and outcomes to `rows` (the crawl's Parquet tables), a batch of many messages at a time. */
+export function createPersistStage(rows: RowSink<RowBatch>, limits: DurableBatchLimits): ConsumerStage<PersistInput> {
+  const batcher = new DurableBatcher<RowBatch>((batches) => rows.write(mergeRows(batches)), limits, rowCount);
   return {
     name: 'persist',
     input: persistInput,
@@ -19,6 +21,9 @@ export function createPersistStage(writer: OutputWriter, opts: { maxRows: number
     counts: ['rows'],
     decode: decodePersistInput,
     handle: createPersistHandler(batcher),
-    close: () => batcher.close(),
+    close: async () => {
+      await batcher.flush();
+      await rows.close();
+    },
   };
 }

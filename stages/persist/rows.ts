@@ -9,6 +9,20 @@ export interface RowBatch {
 
 export const emptyBatch = (): RowBatch => ({ pages: [], links: [], fetch_log: [] });
 
+/** The rows a batch counts towards its size: pages and fetch_log rows (a page's links ride along). */
+export const rowCount = (b: RowBatch): number => b.pages.length + b.fetch_log.length;
+
+/** The rows of many messages as one batch, in message order. */
+export function mergeRows(batches: readonly RowBatch[]): RowBatch {
+  const out = emptyBatch();
+  for (const b of batches) {
+    out.pages.push(...b.pages);
+    out.links.push(...b.links);
+    out.fetch_log.push(...b.fetch_log);
+  }
+  return out;
+}
+
 /** The rows one stored page becomes: a `pages` row, its `links`, and its `fetch_log` row. */
 export function pageRows(p: FinalPage, crawlId: string): RowBatch {
   return {

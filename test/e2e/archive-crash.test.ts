@@ -9,8 +9,8 @@ import { runCli, type CliRun } from '../support/crawl-cli.js';
 import { startWorkers, useWorkerCrawl, waitUntilIdle } from '../support/worker-crawl.js';
 import { E2E, crawlArgs, expectedUrls, storedPages } from '../support/e2e-web.js';
 import { auditArchive } from '../support/archive-checks.js';
-import { OPEN_SUFFIX } from '../../stages/archive/warc-file.js';
-import { completeLength } from '../../stages/archive/warc-repair.js';
+import { OPEN_SUFFIX } from '../../pipeline/adapters/warc/file-sink.js';
+import { completeLength } from '../../pipeline/adapters/warc/repair.js';
 
 const KILLS = 20;
 

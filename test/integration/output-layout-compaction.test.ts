@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { promises as fsp } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ParquetTableWriter } from '../../pipeline/adapters/duckdb-output.js';
+import { ParquetTableWriter } from '../../pipeline/adapters/parquet/row-sink.js';
 import { openOutputDatabase } from '../../pipeline/adapters/duckdb-views.js';
 import { compactOutput, groupForMerge } from '../../pipeline/adapters/duckdb-compact.js';
 import { newestVersion } from '../../pipeline/adapters/output-layout.js';

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { promises as fsp } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ParquetTableWriter, OutputRowError } from '../../pipeline/adapters/duckdb-output.js';
+import { ParquetTableWriter, OutputRowError } from '../../pipeline/adapters/parquet/row-sink.js';
 import { openOutputDatabase, type QueryResult } from '../../pipeline/adapters/duckdb-views.js';
 import { formatResult } from '../../cli/table-format.js';
 import { TABLES, type PageRow } from '../../schemas/output-tables.js';

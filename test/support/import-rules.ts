@@ -9,7 +9,8 @@
  * ops/nats/edges.ts and consumer-spec.ts only. Libraries that talk to servers (NATS, undici,
  * DuckDB, the S3 client, prom-client) or drive a browser (playwright-core) are imported below
  * the stages only, and prom-client (the metrics registry and its server) only by pipeline/,
- * app/ and cli/. testweb/ stands alone.
+ * app/ and cli/. Stages do no file I/O (node:fs): their outputs go through ports. testweb/
+ * stands alone.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -48,6 +49,10 @@ const NO_SERVER_LIBRARIES: readonly Folder[] = ['stages', 'schemas', 'ports'];
 const METRICS_LIBRARY = /^prom-client$/;
 const METRICS_FOLDERS: readonly Folder[] = ['pipeline', 'app', 'cli'];
 
+/** The file system: stages write files through the output ports (ports/warc-sink.ts, the row sink), whose adapters are in pipeline/adapters/. */
+const FILE_SYSTEM = /^(node:)?fs(\/promises)?$/;
+const NO_FILE_SYSTEM: readonly Folder[] = ['stages'];
+
 /** The ops/ modules a stage may name streams and consumers with. */
 const OPS_FOR_STAGES = new Set(['ops/nats/edges.ts', 'ops/nats/consumer-spec.ts']);
 
@@ -78,7 +83,8 @@ export function checkImports(files: readonly SourceFile[]): Violation[] {
     for (const spec of importsOf(f.text)) {
       const add = (rule: string) => violations.push({ file: f.path, imports: spec, rule });
       if (!spec.startsWith('.')) {
-        if (NO_SERVER_LIBRARIES.includes(from) && SERVER_LIBRARIES.test(spec)) add(`${from}/ does not import server libraries (${spec}): they come through ports/ and the stage context`);
+        if (NO_FILE_SYSTEM.includes(from) && FILE_SYSTEM.test(spec)) add(`${from}/ does not use the file system (${spec}): outputs go through the WARC and row sink ports`);
+        else if (NO_SERVER_LIBRARIES.includes(from) && SERVER_LIBRARIES.test(spec)) add(`${from}/ does not import server libraries (${spec}): they come through ports/ and the stage context`);
         else if (!METRICS_FOLDERS.includes(from) && METRICS_LIBRARY.test(spec)) add(`only pipeline/, app/ and cli/ import ${spec}: metrics are counted through ctx.metrics`);
         continue;
       }

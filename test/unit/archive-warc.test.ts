@@ -9,12 +9,12 @@ import { contentDigest } from '../../stages/shared/content-digest.js';
 import { exchangeRecords, PROFILE_IDENTICAL, PROFILE_NOT_MODIFIED } from '../../stages/archive/exchange-records.js';
 import { firstCaptureOf } from '../../stages/archive/handle.js';
 import { surtKey } from '../../stages/archive/surt.js';
-import { OPEN_SUFFIX, WarcFileWriter } from '../../stages/archive/warc-file.js';
-import { completeLength, gzipMemberLength, repairAbandonedWarcs } from '../../stages/archive/warc-repair.js';
-import { readWarcRecord } from '../../stages/archive/read-record.js';
+import { OPEN_SUFFIX, WarcFileSink } from '../../pipeline/adapters/warc/file-sink.js';
+import { completeLength, gzipMemberLength, repairAbandonedWarcs } from '../../pipeline/adapters/warc/repair.js';
+import { readWarcRecord } from '../../pipeline/adapters/warc/read-record.js';
 import { readWarcBytes, readWarcFile } from '../support/warc-reader.js';
 import { ArchiveSink } from '../../stages/archive/sink.js';
-import { createArchiveStage } from '../../stages/archive/index.js';
+import { createArchiveStage, warcinfoHeader } from '../../stages/archive/index.js';
 import { createFakeContext, stageInput } from '../support/fake-context.js';
 import { gzipMember, WARC_GZIP_LEVEL } from '../../stages/archive/gzip-member.js';
 import { gunzipSync, gzipSync } from 'node:zlib';
@@ -218,7 +218,7 @@ describe('archive: WARC files', () => {
   it('rotate by size; every file opens with a warcinfo record; placements lead to the records', async () => {
     const dir = tmpDir();
     try {
-      const w = new WarcFileWriter(dir, { crawlId: 'c1', maxBytes: 4000, software: 'test' });
+      const w = new WarcFileSink(dir, { crawlId: 'c1', maxBytes: 4000, fileHeader: warcinfoHeader('c1', 'test') });
       const placed = [];
       for (let i = 0; i < 12; i++) {
         const e = exchange({ url: `http://h01.site.test/p${i}`, body: Buffer.from(`page ${i} `.repeat(40)) }, { capture_id: `f${i}:0` });
@@ -250,7 +250,7 @@ describe('archive: WARC files', () => {
   it('a build that throws rejects its own append only: nothing of it is written, and the appends after it land', async () => {
     const dir = tmpDir();
     try {
-      const w = new WarcFileWriter(dir, { crawlId: 'c1', maxBytes: 1 << 20, software: 'test' });
+      const w = new WarcFileSink(dir, { crawlId: 'c1', maxBytes: 1 << 20, fileHeader: warcinfoHeader('c1', 'test') });
       const first = await w.append((info) => exchangeRecords(exchange({ url: 'http://h01.site.test/p0' }, { capture_id: 'f0:0' }), info, null));
       // thrown synchronously, as the record builders now are; the file is open, so it is built at once
       const failing = w.append(() => {
@@ -274,7 +274,7 @@ describe('archive: WARC files', () => {
   it('a file whose writer died is cut back to its last whole record and sealed; a live writer’s file is left alone', async () => {
     const dir = tmpDir();
     try {
-      const w = new WarcFileWriter(dir, { crawlId: 'c1', maxBytes: 1 << 20, software: 'test' });
+      const w = new WarcFileSink(dir, { crawlId: 'c1', maxBytes: 1 << 20, fileHeader: warcinfoHeader('c1', 'test') });
       for (let i = 0; i < 5; i++) {
         await w.append((info) => exchangeRecords(exchange({ url: `http://h01.site.test/p${i}` }, { capture_id: `f${i}:0` }), info, null));
       }
@@ -341,7 +341,7 @@ describe('archive: gzip members', () => {
   it('exchanges appended all at once land in call order, each record naming its own file’s warcinfo across rotations', async () => {
     const dir = tmpDir();
     try {
-      const w = new WarcFileWriter(dir, { crawlId: 'c1', maxBytes: 20_000, software: 'test' });
+      const w = new WarcFileSink(dir, { crawlId: 'c1', maxBytes: 20_000, fileHeader: warcinfoHeader('c1', 'test') });
       // bodies of random text (they barely compress), some far over the inline limit, some under
       let seed = 7;
       const rand = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0);
@@ -381,7 +381,7 @@ describe('archive: the sink acks an exchange only once its record and its row ar
   it('add resolves after the captures file is written, and the row points at the record', async () => {
     const dir = tmpDir();
     try {
-      const warc = new WarcFileWriter(dir, { crawlId: 'c1', maxBytes: 1 << 20, software: 'test' });
+      const warc = new WarcFileSink(dir, { crawlId: 'c1', maxBytes: 1 << 20, fileHeader: warcinfoHeader('c1', 'test') });
       const written: CaptureRow[][] = [];
       let release!: () => void;
       const gate = new Promise<void>((r) => (release = r));
@@ -422,9 +422,7 @@ describe('archive: batches as large as the exchanges it handles at once', () => 
     try {
       const written: number[] = [];
       const stage = await createArchiveStage({
-        outDir: dir,
-        crawlId: 'c1',
-        maxWarcBytes: 1 << 20,
+        warc: new WarcFileSink(dir, { crawlId: 'c1', maxBytes: 1 << 20, fileHeader: warcinfoHeader('c1', 'test') }),
         captures: { write: async (b) => void written.push(b.captures?.length ?? 0), close: async () => {} },
         batch: { maxRows: 1000, maxDelayMs: 60_000 },
         concurrency: 2,
@@ -449,9 +447,7 @@ describe('archive: a body stored beside its message', () => {
     try {
       const rows: CaptureRow[] = [];
       const stage = await createArchiveStage({
-        outDir: dir,
-        crawlId: 'c1',
-        maxWarcBytes: 1 << 30,
+        warc: new WarcFileSink(dir, { crawlId: 'c1', maxBytes: 1 << 30, fileHeader: warcinfoHeader('c1', 'test') }),
         captures: { write: async (b) => void rows.push(...(b.captures ?? [])), close: async () => {} },
         batch: { maxRows: 1, maxDelayMs: 10 },
       });

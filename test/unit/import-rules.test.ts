@@ -29,6 +29,8 @@ describe('import rules: the layering of the code', () => {
     ['a stage imports the topology', file('stages/fetch/spec.ts', '../../ops/nats/topology.js'), /edges\.ts and consumer-spec\.ts only/],
     ['ops imports the metrics library', file('ops/nats/topology.ts', 'prom-client'), /only pipeline\/, app\/ and cli\/ import prom-client/],
     ['a stage imports the S3 client', file('stages/archive/sink.ts', '@aws-sdk/client-s3'), /server libraries/],
+    ['a stage writes files itself', file('stages/archive/sink.ts', 'node:fs'), /does not use the file system/],
+    ['a stage writes files itself (fs/promises)', file('stages/persist/handle.ts', 'node:fs/promises'), /does not use the file system/],
     ['a port imports pipeline', file('ports/http.ts', '../pipeline/settings.js'), /ports\/ may import nothing of ours/],
     ['product code imports a test', file('cli/main.ts', '../test/support/crawl-cli.js'), /only product folders/],
   ] as const) {

@@ -1,14 +1,15 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createPersistStage, type OutputWriter } from '../../stages/persist/index.js';
+import { createPersistStage } from '../../stages/persist/index.js';
+import type { RowSink } from '../../ports/row-sink.js';
 import { decodePersistInput, type PersistInput } from '../../stages/persist/handle.js';
 import type { RowBatch } from '../../stages/persist/rows.js';
 import { encodeFinal, encodeOutcome, type FinalPage, type UrlOutcome } from '../../schemas/index.js';
 import type { Outcome, ConsumerStage } from '../../pipeline/stage.js';
 import { createFakeContext, stageInput, type FakeContext } from '../support/fake-context.js';
 
-/** An OutputWriter that records batches; each write waits until the test lets it finish (or fail). */
-class FakeWriter implements OutputWriter {
+/** A row sink that records batches; each write waits until the test lets it finish (or fail). */
+class FakeWriter implements RowSink<RowBatch> {
   readonly batches: RowBatch[] = [];
   closed = false;
   /** when true, writes finish at once; otherwise they wait for `finish()` / `failNext()` */

@@ -1,16 +1,16 @@
 /**
- * The WARC files of one archive process. One file is open at a time; records are appended
- * whole (one write per exchange), and a new file is started once the next append would
- * pass `maxBytes`. While a file is written a marker `<file>.open` beside it names the
- * writer (host, pid): a file whose marker names a dead writer is repaired on start
- * (warc-repair.ts). The data file has its final name from the start, so the offsets a
+ * WARC files in a local directory (the WARC sink port, ports/warc-sink.ts). One file is open
+ * at a time; an exchange's members are appended whole (one write), and a new file is started
+ * once the next append would pass `maxBytes`. While a file is written a marker `<file>.open`
+ * beside it names the writer (host, pid): a file whose marker names a dead writer is repaired
+ * on start (repair.ts). The data file has its final name from the start, so the offsets a
  * `captures` row holds never point at a file that is renamed later.
  */
 import { randomBytes } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { newRecordId, warcinfoRecord } from './warc-record.js';
+import type { BuildMembers, MakeWarcFileHeader, WarcAppended, WarcMembers, WarcSink } from '../../../ports/warc-sink.js';
 
 export const OPEN_SUFFIX = '.open';
 
@@ -20,45 +20,28 @@ export interface WriterMarker {
   started: number;
 }
 
-export interface Placement {
-  /** file name relative to the output directory: `warc/<name>` */
-  filename: string;
-  /** offset of each appended member */
-  offsets: number[];
-  lengths: number[];
+export interface WarcFilesOptions {
+  /** names the files: `CRAWL-<crawlId>-<time>-<serial>-<writer>.warc.gz` */
+  crawlId: string;
+  /** a file is closed and the next one started before an append would take it past this size */
+  maxBytes: number;
+  /** the warcinfo record each file opens with */
+  fileHeader: MakeWarcFileHeader;
 }
 
 /** 20240131235959 */
 const compactTime = (d: Date): string => d.toISOString().replace(/[-:T]/g, '').slice(0, 14);
 
-const byteLength = (members: Buffer[]): number => members.reduce((n, m) => n + m.length, 0);
-
-/** What a build returns: the gzip members, in file order, and whatever else the caller needs. */
-export interface Built {
-  members: Buffer[];
-}
-
-export type Appended<T> = Placement & { built: T };
-
-/** Makes an exchange's records for the file whose warcinfo record has this id (the records name it). */
-export type BuildRecords<T> = (warcinfoId: string) => T | Promise<T>;
+const byteLength = (members: readonly Uint8Array[]): number => members.reduce((n, m) => n + m.length, 0);
 
 /** Starts a build; one that is never awaited (its file changed meanwhile) does not reject unhandled. */
-function buildNow<T>(build: BuildRecords<T>, warcinfoId: string): Promise<T> {
+function buildNow<T extends WarcMembers>(build: BuildMembers<T>, warcinfoId: string): Promise<T> {
   const p = (async () => build(warcinfoId))();
   p.catch(() => undefined);
   return p;
 }
 
-/** What the archive's sink writes exchanges through: a local WARC file, or one uploaded per batch. */
-export interface WarcWriter {
-  append<T extends Built>(build: BuildRecords<T>): Promise<Appended<T>>;
-  /** makes everything appended so far durable */
-  sync(): Promise<void>;
-  close(): Promise<void>;
-}
-
-export class WarcFileWriter implements WarcWriter {
+export class WarcFileSink implements WarcSink {
   private fh: fsp.FileHandle | null = null;
   private name = '';
   private size = 0;
@@ -71,7 +54,7 @@ export class WarcFileWriter implements WarcWriter {
 
   constructor(
     private readonly outDir: string,
-    private readonly opts: { crawlId: string; maxBytes: number; software: string },
+    private readonly opts: WarcFilesOptions,
   ) {}
 
   get dir(): string {
@@ -85,7 +68,7 @@ export class WarcFileWriter implements WarcWriter {
    * In the rare case it lands in another file (the first one, or after a rotation) it is
    * built again for that one.
    */
-  append<T extends Built>(build: BuildRecords<T>): Promise<Appended<T>> {
+  append<T extends WarcMembers>(build: BuildMembers<T>): Promise<WarcAppended<T>> {
     const builtFor = this.warcinfoId;
     const early = builtFor ? buildNow(build, builtFor) : null;
     const run = this.chain.then(async () => {
@@ -143,16 +126,9 @@ export class WarcFileWriter implements WarcWriter {
     await fsp.writeFile(file + OPEN_SUFFIX + '.tmp', JSON.stringify(marker));
     await fsp.rename(file + OPEN_SUFFIX + '.tmp', file + OPEN_SUFFIX);
     this.fh = await fsp.open(file, 'wx');
-    this.warcinfoId = newRecordId();
-    const info = warcinfoRecord(this.warcinfoId, this.name, now.getTime(), [
-      ['software', this.opts.software],
-      ['format', 'WARC File Format 1.1'],
-      ['conformsTo', 'https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/'],
-      ['isPartOf', this.opts.crawlId],
-      ['hostname', os.hostname()],
-      ['robots', 'obey'],
-      ['http-body', 'stored decoded (Content-Encoding removed); original transfer headers as X-Crawler-*'],
-    ]);
+    const header = this.opts.fileHeader(this.name, now.getTime());
+    this.warcinfoId = header.recordId;
+    const info = header.member;
     await this.fh.write(info, 0, info.length, 0);
     this.size = info.length;
     this.records = 0;

@@ -1,6 +1,7 @@
 /**
- * WARC output to an object store. An object cannot be appended to, and must never be seen
- * half-written, so each batch's exchanges are written to a local WARC file (a spool) and,
+ * WARC files in an object store (the WARC sink port, ports/warc-sink.ts). An object cannot be
+ * appended to, and must never be seen half-written, so each batch's exchanges are written to a
+ * local WARC file (a spool) and,
  * when the batch is made durable (`sync`, before its `captures` rows are written and its
  * messages acked), that file is sealed and uploaded whole as `warc/<name>`; the next batch
  * starts a new file. A `captures` row therefore only ever points into an object that is
@@ -9,21 +10,22 @@
  */
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
-import type { ObjectStore } from '../../ports/object-store.js';
-import { OPEN_SUFFIX, WarcFileWriter, type Appended, type Built, type BuildRecords, type WarcWriter } from './warc-file.js';
+import type { ObjectStore } from '../../../ports/object-store.js';
+import type { BuildMembers, WarcAppended, WarcMembers, WarcSink } from '../../../ports/warc-sink.js';
+import { OPEN_SUFFIX, WarcFileSink, type WarcFilesOptions } from './file-sink.js';
 
-export class UploadedWarcWriter implements WarcWriter {
-  private readonly local: WarcFileWriter;
+export class UploadedWarcSink implements WarcSink {
+  private readonly local: WarcFileSink;
 
   constructor(
     private readonly spoolDir: string,
-    opts: { crawlId: string; maxBytes: number; software: string },
+    opts: WarcFilesOptions,
     private readonly store: ObjectStore,
   ) {
-    this.local = new WarcFileWriter(spoolDir, opts);
+    this.local = new WarcFileSink(spoolDir, opts);
   }
 
-  append<T extends Built>(build: BuildRecords<T>): Promise<Appended<T>> {
+  append<T extends WarcMembers>(build: BuildMembers<T>): Promise<WarcAppended<T>> {
     return this.local.append(build);
   }
 

@@ -9,8 +9,8 @@ import { promises as fsp } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
-import { OPEN_SUFFIX, type WriterMarker } from './warc-file.js';
-import { processAlive } from '../../pipeline/process-alive.js';
+import { OPEN_SUFFIX, type WriterMarker } from './file-sink.js';
+import { processAlive } from '../../process-alive.js';
 
 const FHCRC = 2;
 const FEXTRA = 4;

@@ -1,3 +1,8 @@
+/**
+ * Reading a record back from a local WARC file, as `crawl get` does with what a `captures` row
+ * points to. The records are written by the archive stage (stages/archive/warc-record.ts); this
+ * side needs only the WARC framing: a version line, header lines, a blank line, the block.
+ */
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
