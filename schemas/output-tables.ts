@@ -1,7 +1,7 @@
 /**
  * Crawl output tables (Parquet files written through DuckDB, queried through
  * DuckDB views). One definition — `TABLES` — drives the writer
- * (pipeline/adapters/duckdb-output.ts) and the views
+ * (pipeline/adapters/parquet/row-sink.ts) and the views
  * (pipeline/adapters/duckdb-views.ts).
  *
  * Column names follow Common Crawl's cc-index where the meaning matches
