@@ -79,7 +79,9 @@ describe('end to end: crawl traps among ordinary hosts', () => {
     const db = await openOutputDatabase(out);
     try {
       const pages = (await db.run('SELECT url FROM pages ORDER BY url')).rows.map((r) => String(r[0]));
-      assert.equal(new Set(pages).size, pages.length, 'a page stored twice');
+      // the view shows a URL once however often it was stored: count the stored fetches
+      const storedTwice = (await db.run('SELECT url FROM pages_all GROUP BY crawl_id, url HAVING count(DISTINCT fetch_id) > 1 ORDER BY url')).rows.map((r) => String(r[0]));
+      assert.deepEqual(storedTwice, [], 'pages stored more than once');
 
       // 1. the ordinary hosts are complete
       const expected = expectedCrawl(web.model, { userAgentToken: TOKEN, maxDepth: MAX_DEPTH, seeds: siteSeeds, redirectHopCost: 0 });

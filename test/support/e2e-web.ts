@@ -59,11 +59,25 @@ export function expectedUrls(web: TestWeb): string[] {
   return [...expected.pages.keys()].sort();
 }
 
-export async function storedPages(out: string): Promise<{ urls: string[]; rows: number }> {
+/**
+ * The pages of a crawl's output: `urls` as the `pages` view shows them (one per crawl and URL,
+ * sorted), and `storedTwice`, the URLs of which more than one fetch was stored. The view keeps one
+ * row per URL whatever the files hold, so "each page once" is counted in `pages_all`, which keeps
+ * every stored fetch (each fetch_id once: a redelivered message may write the same fetch's row
+ * into a second file, and that is one page, stored once).
+ */
+export async function storedPages(out: string): Promise<{ urls: string[]; rows: number; storedTwice: string[] }> {
   const db = await openOutputDatabase(out);
   try {
     const res = await db.run('SELECT url FROM pages ORDER BY url');
-    return { urls: res.rows.map((r) => String(r[0])), rows: res.rows.length };
+    const twice = await db.run(
+      'SELECT url, count(DISTINCT fetch_id) AS fetches FROM pages_all GROUP BY crawl_id, url HAVING fetches > 1 ORDER BY url',
+    );
+    return {
+      urls: res.rows.map((r) => String(r[0])),
+      rows: res.rows.length,
+      storedTwice: twice.rows.map((r) => `${String(r[0])} (${Number(r[1])} fetches)`),
+    };
   } finally {
     await db.close();
   }
