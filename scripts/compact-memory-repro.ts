@@ -17,7 +17,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { compactOutput } from '../pipeline/adapters/duckdb-compact.js';
 import { ParquetTableWriter } from '../pipeline/adapters/duckdb-output.js';
-import { pageWithText } from '../test/support/large-pages.js';
+import { pageWithText } from '../bench/support/large-pages.js';
 
 const { values } = parseArgs({
   options: {

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { MemoryKvStore } from '../../pipeline/kv-store.js';
+import { MemoryKvStore } from '../../bench/support/memory-kv-store.js';
 import type { ArchivedExchange } from '../../schemas/index.js';
 import { contentDigest } from '../../stages/shared/content-digest.js';
 import { exchangeRecords, PROFILE_IDENTICAL, PROFILE_NOT_MODIFIED } from '../../stages/archive/exchange-records.js';
