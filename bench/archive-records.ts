@@ -14,7 +14,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { MemoryKvStore } from '../pipeline/kv-store.js';
+import { MemoryKvStore } from './support/memory-kv-store.js';
 import type { StageContext, StageInput } from '../pipeline/stage.js';
 import type { ArchivedExchange } from '../schemas/index.js';
 import { createArchiveHandler } from '../stages/archive/handle.js';

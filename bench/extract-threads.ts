@@ -11,7 +11,7 @@ import { renderPage } from '../testweb/render-page.js';
 import { buildSiteModel } from '../testweb/site-model.js';
 import type { HtmlResource } from '../testweb/model-types.js';
 import type { ConsumerStage } from '../pipeline/stage.js';
-import { createFakeContext } from '../test/support/fake-context.js';
+import { createFakeContext } from './support/memory-context.js';
 
 const PAGES = Number(process.env.PAGES ?? 2000);
 const THREADS = (process.env.THREADS ?? '0,1,2').split(',').map(Number);

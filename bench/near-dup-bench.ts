@@ -11,7 +11,7 @@
  *     million pages, the recall for near-duplicates of the oldest and of the newest pages.
  * Knobs: NEARDUP_STORED (1000000), NEARDUP_PAIRS_PER_SIZE (100), NEARDUP_SEED (1).
  */
-import { MemoryKvStore } from '../pipeline/kv-store.js';
+import { MemoryKvStore } from './support/memory-kv-store.js';
 import { MAX_ENTRIES_PER_KEY } from '../stages/simhash/spec.js';
 import { measureAddCost } from './near-dup-add-cost.js';
 import { startFingerprintBucket } from './near-dup-nats.js';

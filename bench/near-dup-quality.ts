@@ -5,7 +5,7 @@
  * found. The index's answer is also checked against a linear scan, so a missed fingerprint
  * within k would show up as an index error.
  */
-import { MemoryKvStore } from '../pipeline/kv-store.js';
+import { MemoryKvStore } from './support/memory-kv-store.js';
 import { addAndFindOriginal, findWithin } from '../stages/simhash/fingerprint-index.js';
 import { hammingDistance, simhash64, simhashToHex } from '../stages/shared/simhash.js';
 import { EDIT_SIZES, NEAR_DUPLICATE_MAX_EDIT_FRACTION, nearDuplicatePairs, type NearDuplicatePair } from '../testweb/near-duplicates.js';

@@ -24,7 +24,7 @@ import { ChromiumRenderer } from '../pipeline/adapters/browser/chromium-renderer
 import { createRenderStage } from '../stages/render/index.js';
 import { decodeExchange, encodeRenderRequest, type RenderRequest } from '../schemas/index.js';
 import { APP_HOST, APP_PAGES, appTextMarker } from '../testweb/render-hosts.js';
-import { createFakeContext } from '../test/support/fake-context.js';
+import { createFakeContext } from './support/memory-context.js';
 import { childPids, cpuSeconds } from './proc-stats.js';
 import { eachLimited, median } from './stats.js';
 

@@ -17,7 +17,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { compactOutput } from '../pipeline/adapters/duckdb-compact.js';
 import { ParquetTableWriter } from '../pipeline/adapters/parquet/row-sink.js';
-import { pageWithText } from '../test/support/large-pages.js';
+import { pageWithText } from '../bench/support/large-pages.js';
 
 const { values } = parseArgs({
   options: {

@@ -2,7 +2,7 @@ import { encodeDiscoveredLinks, type DiscoveredLink, type FetchedPage } from '..
 import { subjectFor } from '../../pipeline/partition.js';
 import type { Emit } from '../../pipeline/stage.js';
 import { MESSAGE_SLACK_BYTES, utf8Length } from '../shared/messages/message-budget.js';
-import { outcomeEmitFor } from '../shared/messages/outcome-emit.js';
+import { outcomeEmitFor, urlOutcome } from '../shared/messages/outcome-emit.js';
 import { stableId } from '../shared/messages/stage-ids.js';
 import { sitemapHintMs } from '../shared/revisits/revisit-policy.js';
 import type { ExtractSettings, PageExtraction } from './extraction.js';
@@ -54,19 +54,21 @@ export function extractSitemap(p: FetchedPage, s: ExtractSettings, body = p.body
     });
   }
   const row = (outcome: 'fetched' | 'filtered', url: string, reason: string, key: string) =>
-    outcomeEmitFor(s.partitions, `sitemap:${stableId(p.fetch_id, key)}`, {
-      ...job,
-      event_id: stableId('sitemap', p.fetch_id, key),
-      fetch_id: outcome === 'fetched' ? p.fetch_id : null,
-      url,
-      host: p.host,
-      outcome,
-      reason,
-      fetch_status: outcome === 'fetched' ? p.fetch_status : null,
-      fetch_time: p.fetch_time,
-      duration_ms: outcome === 'fetched' ? p.duration_ms : null,
-      depth: 0,
-    });
+    outcomeEmitFor(
+      s.partitions,
+      `sitemap:${stableId(p.fetch_id, key)}`,
+      urlOutcome(
+        { ...job, url, host: p.host, depth: 0, fetch_id: outcome === 'fetched' ? p.fetch_id : null },
+        {
+          event_id: stableId('sitemap', p.fetch_id, key),
+          outcome,
+          reason,
+          fetch_status: outcome === 'fetched' ? p.fetch_status : null,
+          fetch_time: p.fetch_time,
+          duration_ms: outcome === 'fetched' ? p.duration_ms : null,
+        },
+      ),
+    );
   for (const d of parsed.dropped.slice(0, MAX_DROPPED_ROWS)) {
     if (d.url) messages.push(row('filtered', d.url, `sitemap: ${d.reason} (listed by ${p.url})`, `drop ${d.url}`));
   }

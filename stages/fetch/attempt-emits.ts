@@ -10,7 +10,7 @@ import type { Emit, StageContext } from '../../pipeline/stage.js';
 import type { FetchFeedback } from '../shared/host-state/host-pacing.js';
 import { MESSAGE_SLACK_BYTES, utf8Length, withinBudget } from '../shared/messages/message-budget.js';
 import { stableId } from '../shared/messages/stage-ids.js';
-import { outcomeEmit } from '../shared/messages/outcome-emit.js';
+import { outcomeEmit, urlOutcome } from '../shared/messages/outcome-emit.js';
 import { exchangeInfo, type ExchangeFacts } from '../shared/messages/exchange-emit.js';
 import type { Validators } from '../shared/validators.js';
 import { jobFieldsOf, jobOf } from '../shared/job-fields.js';
@@ -59,20 +59,11 @@ export interface Attempt {
 
 export function fetchOutcome(a: Attempt, outcome: OutcomeKind, reason: string, redirect: string | null = null): Emit {
   const { ctx, g } = a;
-  return outcomeEmit(ctx, `outcome:${g.fetch_id}:${outcome}`, {
-    ...jobFieldsOf(g),
-    event_id: stableId(outcome, g.fetch_id),
-    fetch_id: g.fetch_id,
-    url: g.url,
-    host: g.host,
-    outcome,
-    reason,
-    fetch_status: a.status,
-    fetch_time: a.start,
-    duration_ms: a.durationMs,
-    depth: g.depth,
-    fetch_redirect: redirect,
-  });
+  return outcomeEmit(
+    ctx,
+    `outcome:${g.fetch_id}:${outcome}`,
+    urlOutcome(g, { event_id: stableId(outcome, g.fetch_id), outcome, reason, fetch_status: a.status, fetch_time: a.start, duration_ms: a.durationMs, fetch_redirect: redirect }),
+  );
 }
 
 export function responseEmits(a: Attempt, res: HttpResponse, facts: ExchangeFacts): Emit[] {
@@ -182,19 +173,18 @@ export function retryEmits(a: Attempt, feedback: FetchFeedback): Emit[] {
   const what = feedback.kind === 'network_error' ? feedback.code : `http ${a.status}`;
   ctx.metrics.count('fetch', 'retries', feedback.kind);
   return [
-    outcomeEmit(ctx, `outcome:${g.fetch_id}:retry:${attempt}`, {
-      ...jobFieldsOf(g),
-      event_id: stableId('retry', g.fetch_id, attempt),
-      fetch_id: g.fetch_id,
-      url: g.url,
-      host: g.host,
-      outcome: 'retry',
-      reason: withNote(`${what}: retry ${attempt} of ${ctx.settings.maxRetries}`, a.pacingNote),
-      fetch_status: a.status,
-      fetch_time: a.start,
-      duration_ms: a.durationMs,
-      depth: g.depth,
-    }),
+    outcomeEmit(
+      ctx,
+      `outcome:${g.fetch_id}:retry:${attempt}`,
+      urlOutcome(g, {
+        event_id: stableId('retry', g.fetch_id, attempt),
+        outcome: 'retry',
+        reason: withNote(`${what}: retry ${attempt} of ${ctx.settings.maxRetries}`, a.pacingNote),
+        fetch_status: a.status,
+        fetch_time: a.start,
+        duration_ms: a.durationMs,
+      }),
+    ),
     {
       subject: subjectFor('frontier', g.host, ctx.settings.partitions),
       msgId: `retry:${g.fetch_id}:${attempt}`,

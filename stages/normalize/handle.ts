@@ -21,7 +21,7 @@ import { JobBook } from '../shared/job-book.js';
 import { jobOf } from '../shared/job-fields.js';
 import { JobScopes, type LinkScope } from './job-scopes.js';
 import { perKey } from '../shared/per-key.js';
-import { outcomeEmit } from '../shared/messages/outcome-emit.js';
+import { outcomeEmit, urlOutcome } from '../shared/messages/outcome-emit.js';
 
 export type NormalizeInput = { kind: 'seed'; seed: SeedMessage } | { kind: 'seeds'; seeds: SeedMessage[] } | { kind: 'links'; links: DiscoveredLinks };
 
@@ -45,19 +45,11 @@ const jobScopesOf = perKey((ctx: StageContext) => new JobScopes(new JobBook(ctx.
 function filtered(ctx: StageContext, url: string, host: string, depth: number, reason: string, job?: string): Emit {
   // one fetch_log row per URL, reason and job, however often the URL is found
   const key = job === undefined ? [url, reason] : [url, reason, job];
-  return outcomeEmit(ctx, `filtered:${stableId(...key)}`, {
-    ...(job !== undefined ? { job } : {}),
-    event_id: stableId('filtered', ...key),
-    fetch_id: null,
-    url,
-    host,
-    outcome: 'filtered',
-    reason,
-    fetch_status: null,
-    fetch_time: ctx.clock.now(),
-    duration_ms: null,
-    depth,
-  });
+  return outcomeEmit(
+    ctx,
+    `filtered:${stableId(...key)}`,
+    urlOutcome({ ...(job !== undefined ? { job } : {}), url, host, depth }, { event_id: stableId('filtered', ...key), outcome: 'filtered', reason, fetch_time: ctx.clock.now() }),
+  );
 }
 
 /**

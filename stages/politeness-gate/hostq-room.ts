@@ -1,9 +1,8 @@
 import type { AdmittedUrl } from '../../schemas/index.js';
 import { EDGES } from '../../ops/nats/edges.js';
 import type { Emit, StageContext } from '../../pipeline/stage.js';
-import { outcomeEmit } from '../shared/messages/outcome-emit.js';
+import { outcomeEmit, urlOutcome } from '../shared/messages/outcome-emit.js';
 import { stableId } from '../shared/messages/stage-ids.js';
-import { jobFieldsOf } from '../shared/job-fields.js';
 
 /**
  * Room in the host queues. `CRAWL_HOSTQ` has no age limit, and a size limit, if the user sets
@@ -76,17 +75,14 @@ export function waitedForRoom(spell: FullState, publishedAt: number | undefined,
 /** The row of a URL that found no room in the host queues for HOSTQ_FULL_WAIT_MS. */
 export function noRoomOutcome(ctx: StageContext, m: AdmittedUrl, waitedMs: number): Emit {
   ctx.metrics.count('politeness-gate', 'urls', 'hostq_full_ended');
-  return outcomeEmit(ctx, `hostq-full:${m.fetch_id}`, {
-    ...jobFieldsOf(m),
-    event_id: stableId('hostq-full', m.fetch_id),
-    fetch_id: m.fetch_id,
-    url: m.url,
-    host: m.host,
-    outcome: 'filtered',
-    reason: `host queues full: ${EDGES.hostq.stream} at its size limit, no room for ${Math.round(waitedMs / 1000)} s`,
-    fetch_status: null,
-    fetch_time: ctx.clock.now(),
-    duration_ms: null,
-    depth: m.depth,
-  });
+  return outcomeEmit(
+    ctx,
+    `hostq-full:${m.fetch_id}`,
+    urlOutcome(m, {
+      event_id: stableId('hostq-full', m.fetch_id),
+      outcome: 'filtered',
+      reason: `host queues full: ${EDGES.hostq.stream} at its size limit, no room for ${Math.round(waitedMs / 1000)} s`,
+      fetch_time: ctx.clock.now(),
+    }),
+  );
 }

@@ -9,8 +9,7 @@ import { sitemapsOfSeed } from './seed-sitemaps.js';
 import { releaseIp } from '../shared/host-state/ip-slot.js';
 import { takeHost } from '../shared/host-state/take-host.js';
 import { stableId } from '../shared/messages/stage-ids.js';
-import { outcomeEmit } from '../shared/messages/outcome-emit.js';
-import { jobFieldsOf } from '../shared/job-fields.js';
+import { outcomeEmit, urlOutcome } from '../shared/messages/outcome-emit.js';
 import { GRANT_LEASE_MS } from './spec.js';
 import { readingFromLeader } from '../../pipeline/kv-store.js';
 import { hostDelayMs, refreshRobots, robotsOf } from '../shared/robots/robots-refresh.js';
@@ -66,19 +65,7 @@ async function settleQueued(ctx: BackgroundContext, m: AdmittedUrl, seq: number,
 function settledOutcome(ctx: StageContext, m: AdmittedUrl, reason: string, outcome: SettledOutcome, status: number | null = null): Emit {
   ctx.metrics.count('politeness-gate', 'urls', outcome);
   // one terminal outcome per fetch id, whichever the gate settled it with
-  return outcomeEmit(ctx, `robots:${m.fetch_id}`, {
-    ...jobFieldsOf(m),
-    event_id: stableId('robots', m.fetch_id),
-    fetch_id: m.fetch_id,
-    url: m.url,
-    host: m.host,
-    outcome,
-    reason,
-    fetch_status: status,
-    fetch_time: ctx.clock.now(),
-    duration_ms: null,
-    depth: m.depth,
-  });
+  return outcomeEmit(ctx, `robots:${m.fetch_id}`, urlOutcome(m, { event_id: stableId('robots', m.fetch_id), outcome, reason, fetch_status: status, fetch_time: ctx.clock.now() }));
 }
 
 /** Ends the queued URL at `seq` if its host's pause means it need not wait (failing-host.ts). */

@@ -3,8 +3,8 @@ import type { Emit, StageContext } from '../../pipeline/stage.js';
 import { checkQueued, countNewUrls, trapDefencesOn, trapLimitsOf, type NewUrl, type TrapVerdict } from '../shared/traps/trap-tally.js';
 import { urlPattern } from '../shared/traps/url-pattern.js';
 import { stableId } from '../shared/messages/stage-ids.js';
-import { outcomeEmit } from '../shared/messages/outcome-emit.js';
-import { crawlIdOf, jobFieldsOf } from '../shared/job-fields.js';
+import { outcomeEmit, urlOutcome } from '../shared/messages/outcome-emit.js';
+import { crawlIdOf } from '../shared/job-fields.js';
 
 /**
  * The crawl-trap defences of the gate's intake: everything reaching it is a URL new to the
@@ -64,17 +64,9 @@ export async function checkBeforeFetch(m: AdmittedUrl, ctx: StageContext): Promi
 /** The fetch_log row of a URL a trap defence dropped: outcome `filtered`, reason `<defence>: <why>`. */
 export function trapOutcome(ctx: StageContext, m: AdmittedUrl, verdict: Extract<TrapVerdict, { admit: false }>): Emit {
   ctx.metrics.count('politeness-gate', 'urls', verdict.defence);
-  return outcomeEmit(ctx, `trap:${m.fetch_id}`, {
-    ...jobFieldsOf(m),
-    event_id: stableId('trap', m.fetch_id),
-    fetch_id: m.fetch_id,
-    url: m.url,
-    host: m.host,
-    outcome: 'filtered',
-    reason: `${verdict.defence}: ${verdict.detail}`,
-    fetch_status: null,
-    fetch_time: ctx.clock.now(),
-    duration_ms: null,
-    depth: m.depth,
-  });
+  return outcomeEmit(
+    ctx,
+    `trap:${m.fetch_id}`,
+    urlOutcome(m, { event_id: stableId('trap', m.fetch_id), outcome: 'filtered', reason: `${verdict.defence}: ${verdict.detail}`, fetch_time: ctx.clock.now() }),
+  );
 }

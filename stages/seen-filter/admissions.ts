@@ -2,7 +2,7 @@ import { batchesBy, encodeAdmittedBatch, type AdmittedUrl, type CandidateUrl } f
 import { subjectFor } from '../../pipeline/partition.js';
 import type { Emit, StageContext, StageInput } from '../../pipeline/stage.js';
 import { stableId } from '../shared/messages/stage-ids.js';
-import { outcomeEmit } from '../shared/messages/outcome-emit.js';
+import { outcomeEmit, urlOutcome } from '../shared/messages/outcome-emit.js';
 import { crawlIdOf, jobOf } from '../shared/job-fields.js';
 import { domainInlinksOf } from './inlink-notes.js';
 
@@ -45,19 +45,19 @@ export class Admissions {
     this.ctx.metrics.count('seen-filter', 'urls', 'max_pages');
     const crawl = crawlIdOf(this.ctx, c);
     this.outcomes.push(
-      outcomeEmit(this.ctx, `maxpages:${fetchIdOf(crawl, c.url)}`, {
-        ...jobOf(c),
-        event_id: c.job === undefined ? stableId('max_pages', c.url) : stableId('max_pages', c.url, c.job),
-        fetch_id: null,
-        url: c.url,
-        host: c.host,
-        outcome: 'filtered',
-        reason: `max_pages: the crawl's limit of ${limit} pages is reached`,
-        fetch_status: null,
-        fetch_time: this.ctx.clock.now(),
-        duration_ms: null,
-        depth: c.depth,
-      }),
+      outcomeEmit(
+        this.ctx,
+        `maxpages:${fetchIdOf(crawl, c.url)}`,
+        urlOutcome(
+          { ...jobOf(c), url: c.url, host: c.host, depth: c.depth },
+          {
+            event_id: c.job === undefined ? stableId('max_pages', c.url) : stableId('max_pages', c.url, c.job),
+            outcome: 'filtered',
+            reason: `max_pages: the crawl's limit of ${limit} pages is reached`,
+            fetch_time: this.ctx.clock.now(),
+          },
+        ),
+      ),
     );
   }
 

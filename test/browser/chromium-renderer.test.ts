@@ -155,9 +155,31 @@ describe('Chromium renderer (real browser)', () => {
     assert.match(r.html, /fine after the crash/);
   });
 
-  test('renders beyond the concurrency wait for a context; all finish', async () => {
-    const results = await Promise.all([1, 2, 3, 4].map((n) => renderer.render(job(`http://many.test/${n}`, html(`<p>page ${n}</p>`)))));
+  test('renders beyond the concurrency wait for a context; at most the concurrency run at once; all finish', async () => {
+    // Each page asks for a script the test holds: a page is inside its render while its request
+    // is held. The first two meet (so two did run at once), then stay a while longer, so that
+    // a third page rendering beside them would be counted too.
+    let inFlight = 0;
+    let peak = 0;
+    let twoMet!: () => void;
+    const met = new Promise<void>((r) => (twoMet = r));
+    const holding = (n: number): Partial<RenderJob> => ({
+      async onRequest(req): Promise<BrowserAnswer> {
+        if (!req.url.endsWith('/hold.js')) return { kind: 'blocked', reason: 'not in this test' };
+        inFlight++;
+        peak = Math.max(peak, inFlight);
+        if (inFlight >= 2) twoMet();
+        await Promise.race([met, new Promise((r) => setTimeout(r, 3000))]);
+        await new Promise((r) => setTimeout(r, 500));
+        inFlight--;
+        return { kind: 'response', status: 200, headers: { 'content-type': 'text/javascript' }, body: utf8(`document.body.dataset.n = '${n}';`) };
+      },
+    });
+    const results = await Promise.all(
+      [1, 2, 3, 4].map((n) => renderer.render(job(`http://many.test/${n}`, html(`<p>page ${n}</p><script src="/hold.js"></script>`), {}, [], holding(n)))),
+    );
     results.forEach((r, i) => assert.match(r.html, new RegExp(`page ${i + 1}`)));
+    assert.equal(peak, 2, 'renders at once: the concurrency (2), no more');
   });
 
   test('a browser that dies fails its renders as retryable, and is started again for the next', async () => {

@@ -37,6 +37,7 @@ import {
 } from '../../testweb/index.js';
 import { openOutputDatabase } from '../../pipeline/adapters/duckdb-views.js';
 import { runCli } from '../support/crawl-cli.js';
+import { PAGES_STORED_TWICE } from '../support/e2e-web.js';
 
 const TOKEN = 'testcrawler';
 const SITE = { hosts: 3, pagesPerHost: 20, seed: 11 };
@@ -79,7 +80,9 @@ describe('end to end: crawl traps among ordinary hosts', () => {
     const db = await openOutputDatabase(out);
     try {
       const pages = (await db.run('SELECT url FROM pages ORDER BY url')).rows.map((r) => String(r[0]));
-      assert.equal(new Set(pages).size, pages.length, 'a page stored twice');
+      // the view shows a URL once however often it was stored: count the stored fetches
+      const storedTwice = (await db.run(PAGES_STORED_TWICE)).rows.map((r) => String(r[0]));
+      assert.deepEqual(storedTwice, [], 'pages stored more than once');
 
       // 1. the ordinary hosts are complete
       const expected = expectedCrawl(web.model, { userAgentToken: TOKEN, maxDepth: MAX_DEPTH, seeds: siteSeeds, redirectHopCost: 0 });

@@ -13,7 +13,7 @@ import path from 'node:path';
 import { compactOutput } from '../../pipeline/adapters/duckdb-compact.js';
 import { mergeBudget } from '../../pipeline/adapters/compact-budget.js';
 import { ParquetTableWriter } from '../../pipeline/adapters/parquet/row-sink.js';
-import { pageWithText } from '../support/large-pages.js';
+import { pageWithText } from '../../bench/support/large-pages.js';
 import { runCli } from '../support/crawl-cli.js';
 import { queryOutput } from '../support/e2e-web.js';
 

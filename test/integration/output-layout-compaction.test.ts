@@ -12,7 +12,7 @@ import { openOutputDatabase } from '../../pipeline/adapters/duckdb-views.js';
 import { compactOutput, groupForMerge } from '../../pipeline/adapters/duckdb-compact.js';
 import { newestVersion } from '../../pipeline/adapters/output-layout.js';
 import { TABLE_NAMES } from '../../schemas/output-tables.js';
-import { link, logRow, page } from '../support/output-rows.js';
+import { link, logRow, page } from '../../bench/support/output-rows.js';
 
 const dirs: string[] = [];
 async function mk(): Promise<string> {

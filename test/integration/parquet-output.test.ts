@@ -8,7 +8,7 @@ import { openOutputDatabase, type QueryResult } from '../../pipeline/adapters/du
 import { formatResult } from '../../cli/table-format.js';
 import { TABLES, type PageRow } from '../../schemas/output-tables.js';
 
-import { T0, link, logRow, page } from '../support/output-rows.js';
+import { T0, link, logRow, page } from '../../bench/support/output-rows.js';
 
 async function tempDir(): Promise<string> {
   return fsp.mkdtemp(path.join(os.tmpdir(), 'parquet-output-'));

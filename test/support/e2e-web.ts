@@ -59,11 +59,27 @@ export function expectedUrls(web: TestWeb): string[] {
   return [...expected.pages.keys()].sort();
 }
 
-export async function storedPages(out: string): Promise<{ urls: string[]; rows: number }> {
+/**
+ * The URLs of which more than one fetch was stored, with how many: the `pages` view keeps one
+ * row per crawl and URL whatever the files hold, so "each page once" is counted on the raw rows.
+ * A fetch is its fetch_id and fetch_time: a URL's fetch id is the same each time it is admitted,
+ * and a redelivered message writes the same fetch (same time) into another file, which is one
+ * page stored once; a second fetch of the page has a time of its own.
+ */
+export const PAGES_STORED_TWICE =
+  'SELECT url, count(*) AS fetches FROM (SELECT DISTINCT crawl_id, url, fetch_id, fetch_time FROM raw_pages) GROUP BY crawl_id, url HAVING count(*) > 1 ORDER BY url';
+
+/** The pages of a crawl's output: `urls` as the `pages` view shows them (sorted), and `storedTwice` (PAGES_STORED_TWICE). */
+export async function storedPages(out: string): Promise<{ urls: string[]; rows: number; storedTwice: string[] }> {
   const db = await openOutputDatabase(out);
   try {
     const res = await db.run('SELECT url FROM pages ORDER BY url');
-    return { urls: res.rows.map((r) => String(r[0])), rows: res.rows.length };
+    const twice = await db.run(PAGES_STORED_TWICE);
+    return {
+      urls: res.rows.map((r) => String(r[0])),
+      rows: res.rows.length,
+      storedTwice: twice.rows.map((r) => `${String(r[0])} (${Number(r[1])} fetches)`),
+    };
   } finally {
     await db.close();
   }

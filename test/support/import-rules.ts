@@ -10,7 +10,7 @@
  * DuckDB, the S3 client, prom-client) or drive a browser (playwright-core) are imported below
  * the stages only, and prom-client (the metrics registry and its server) only by pipeline/,
  * app/ and cli/. Stages do no file I/O (node:fs): their outputs go through ports. testweb/
- * stands alone.
+ * stands alone. bench/ and scripts/ never import test/.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -78,6 +78,10 @@ const stageFolderOf = (p: string): string | null => {
 export function checkImports(files: readonly SourceFile[]): Violation[] {
   const violations: Violation[] = [];
   for (const f of files) {
+    if (TOOL_FOLDERS.includes(f.path.split('/')[0]!)) {
+      violations.push(...toolViolations(f));
+      continue;
+    }
     const from = folderOf(f.path);
     if (!from) continue;
     for (const spec of importsOf(f.text)) {
@@ -122,5 +126,36 @@ export function readProductSources(root: string): SourceFile[] {
     }
   };
   for (const folder of PRODUCT_FOLDERS) walk(folder);
+  return out;
+}
+
+/**
+ * bench/ and scripts/ run without the tests: they import product code and each other, never
+ * test/. What they share with the tests (the in-memory context and KV store, output rows) lives
+ * in bench/support/, which the tests import.
+ */
+const TOOL_FOLDERS: readonly string[] = ['bench', 'scripts'];
+
+function toolViolations(f: SourceFile): Violation[] {
+  const out: Violation[] = [];
+  for (const spec of importsOf(f.text)) {
+    if (!spec.startsWith('.')) continue;
+    const target = path.posix.normalize(path.posix.join(path.posix.dirname(f.path), spec));
+    if (target.split('/')[0] === 'test') out.push({ file: f.path, imports: spec, rule: 'bench/ and scripts/ do not import test/: what they share with the tests lives in bench/support/' });
+  }
+  return out;
+}
+
+/** Every .ts file of bench/ and scripts/ under `root`. */
+export function readToolSources(root: string): SourceFile[] {
+  const out: SourceFile[] = [];
+  const walk = (dir: string) => {
+    for (const name of readdirSync(path.join(root, dir))) {
+      const rel = `${dir}/${name}`;
+      if (statSync(path.join(root, rel)).isDirectory()) walk(rel);
+      else if (name.endsWith('.ts') && !name.endsWith('.d.ts')) out.push({ path: rel, text: readFileSync(path.join(root, rel), 'utf8') });
+    }
+  };
+  for (const folder of TOOL_FOLDERS) walk(folder);
   return out;
 }

@@ -1,6 +1,5 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { parse } from 'parse5';
 import { extractHtml, MAX_ANCHOR_TEXT } from '../../stages/extract/extract-html.js';
 import { type ExtractedLink } from '../../stages/extract/page-parts.js';
 import { collapseChunks, collapseChunksAndRanges, collapseWhitespace, normalizeLanguage } from '../../stages/extract/metadata.js';
@@ -429,60 +428,5 @@ describe('extractHtml: robustness', () => {
     assert.deepEqual(urls(r.links), ['https://example.com/deep']);
     const spans = '<span>'.repeat(depth) + 'inner';
     assert.equal(extractHtml(spans, PAGE).text, 'inner');
-  });
-});
-
-/** A realistic-ish ~25 KB article page: head metadata, nav, article paragraphs, footer, inline script. */
-function samplePage(targetBytes: number): string {
-  const rnd = prng(7);
-  const vocab = ['the', 'crawler', 'fetches', 'pages', 'and', 'extracts', 'links', 'from', 'html', 'documents',
-    'quickly', 'with', 'politeness', 'per', 'host', 'queue', 'stream', 'message', 'durable', 'consumer'];
-  const sentence = (n: number) => Array.from({ length: n }, () => vocab[Math.floor(rnd() * vocab.length)]).join(' ');
-  let html = '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Sample article page</title>' +
-    '<meta name="description" content="A sample page"><link rel="canonical" href="/article">' +
-    '<style>body{font:14px sans-serif}.nav a{color:#333}</style>' +
-    '<script>window.dataLayer=window.dataLayer||[];function gtag(){dataLayer.push(arguments)}</script></head>' +
-    '<body><header class="site-header"><nav class="nav"><ul>';
-  for (let i = 0; i < 30; i++) html += `<li class="nav-item"><a href="/section/${i}" class="nav-link">Section ${i}</a></li>`;
-  html += '</ul></nav></header><main><article><h1>Sample article</h1>';
-  let i = 0;
-  while (html.length < targetBytes - 1500) {
-    html += `<h2 id="h${i}">${sentence(4)}</h2><p class="para">${sentence(25)} <a href="/article/${i}?ref=body">${sentence(3)}</a> ` +
-      `${sentence(20)} <em>${sentence(2)}</em> ${sentence(15)}.</p>\n`;
-    i++;
-  }
-  html += '</article></main><footer><p>&copy; 2024 Example</p><a href="https://twitter.com/x" rel="nofollow noopener">t</a></footer>' +
-    '<script>gtag("js", new Date());</script></body></html>';
-  return html;
-}
-
-describe('extractHtml: performance', () => {
-  it('microbenchmark: ~25 KB page (prints median of 200 runs, no assertion)', () => {
-    const html = samplePage(25_000);
-    const r = extractHtml(html, 'https://example.com/article');
-    assert.ok(r.links.length > 30);
-    for (let i = 0; i < 50; i++) {
-      extractHtml(html, 'https://example.com/article');
-      parse(html);
-    }
-    // Interleaved with a bare parse5 parse of the same page, so the extraction overhead can be
-    // read off even when the machine is noisy.
-    const times: number[] = [];
-    const parseTimes: number[] = [];
-    for (let i = 0; i < 200; i++) {
-      const t0 = performance.now();
-      extractHtml(html, 'https://example.com/article');
-      const t1 = performance.now();
-      parse(html);
-      parseTimes.push(performance.now() - t1);
-      times.push(t1 - t0);
-    }
-    times.sort((a, b) => a - b);
-    parseTimes.sort((a, b) => a - b);
-    console.log(
-      `extractHtml: ${(html.length / 1024).toFixed(1)} KB page, ${r.links.length} links: ` +
-        `median ${times[100]!.toFixed(3)} ms (min ${times[0]!.toFixed(3)}, p90 ${times[180]!.toFixed(3)}) over 200 runs; ` +
-        `bare parse5 parse median ${parseTimes[100]!.toFixed(3)} ms (min ${parseTimes[0]!.toFixed(3)})`,
-    );
   });
 });

@@ -2,7 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { checkImports, readProductSources, type SourceFile } from '../support/import-rules.js';
+import { checkImports, readProductSources, readToolSources, type SourceFile } from '../support/import-rules.js';
 
 // tests run from dist/test/unit: the sources are three folders up
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -13,6 +13,12 @@ describe('import rules: the layering of the code', () => {
     assert.ok(files.length > 100, `read the sources (${files.length} files under ${ROOT})`);
     const violations = checkImports(files);
     assert.deepEqual(violations.map((v) => `${v.file} imports ${v.imports}: ${v.rule}`), []);
+  });
+
+  test('bench/ and scripts/ keep their rule: they do not import test/', () => {
+    const files = readToolSources(ROOT);
+    assert.ok(files.some((f) => f.path.startsWith('bench/')) && files.some((f) => f.path.startsWith('scripts/')), `read bench/ and scripts/ (${files.length} files)`);
+    assert.deepEqual(checkImports(files).map((v) => `${v.file} imports ${v.imports}: ${v.rule}`), []);
   });
 
   // each rule, broken once, is caught: the check above can fail
@@ -33,6 +39,9 @@ describe('import rules: the layering of the code', () => {
     ['a stage writes files itself (fs/promises)', file('stages/persist/handle.ts', 'node:fs/promises'), /does not use the file system/],
     ['a port imports pipeline', file('ports/http.ts', '../pipeline/settings.js'), /ports\/ may import nothing of ours/],
     ['product code imports a test', file('cli/main.ts', '../test/support/crawl-cli.js'), /only product folders/],
+    ['a bench imports a test helper', file('bench/render-bench.ts', '../test/support/fake-context.js'), /bench\/ and scripts\/ do not import test\//],
+    ['a script imports a test helper', file('scripts/compact-memory-repro.ts', '../test/support/large-pages.js'), /bench\/ and scripts\/ do not import test\//],
+    ['bench support imports a test helper', file('bench/support/memory-context.ts', '../../test/support/nats-server.js'), /bench\/ and scripts\/ do not import test\//],
   ] as const) {
     test(`caught: ${what}`, () => {
       const violations = checkImports([f]);
@@ -40,6 +49,11 @@ describe('import rules: the layering of the code', () => {
       assert.match(violations[0]!.rule, rule);
     });
   }
+
+  test('allowed: a bench imports product code, its own support and scripts', () => {
+    const f = file('bench/render-bench.ts', '../pipeline/adapters/browser/chromium-renderer.js', './support/memory-context.js', '../scripts/extraction-eval.js', '../testweb/index.js');
+    assert.deepEqual(checkImports([f]), []);
+  });
 
   test('allowed: a stage imports shared, pipeline, ports, schemas and edge names', () => {
     const f = file('stages/fetch/handle.ts', '../shared/failure-policy.js', '../../pipeline/stage.js', '../../ports/http.js', '../../schemas/index.js', '../../ops/nats/edges.js', './spec.js', 'parse5');

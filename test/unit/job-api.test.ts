@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { MemoryKvStore } from '../../pipeline/kv-store.js';
+import { MemoryKvStore } from '../../bench/support/memory-kv-store.js';
 import { parseSettings } from '../../pipeline/settings.js';
 import { JobStore } from '../../app/service/job-store.js';
 import { validateJob, jobSpecFields } from '../../app/service/job-validation.js';

@@ -1,6 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { CAS_CACHE_BYTES, casUpdate, jsonValue, MemoryKvStore } from '../../pipeline/kv-store.js';
+import { CAS_CACHE_BYTES, casUpdate, jsonValue } from '../../pipeline/kv-store.js';
+import { MemoryKvStore } from '../../bench/support/memory-kv-store.js';
 import { type KvEntry } from '../../ports/kv.js';
 
 /** A MemoryKvStore that counts its reads, to see which updates skipped theirs. */

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { StageMetrics } from '../../pipeline/metrics.js';
 import { MetricsPortInUseError, startMetricsServer } from '../../pipeline/metrics-server.js';
 import { KvConflictError } from '../../ports/kv.js';
-import { MemoryKvStore } from '../../pipeline/kv-store.js';
+import { MemoryKvStore } from '../../bench/support/memory-kv-store.js';
 import { timedKvStore } from '../../pipeline/timed-kv.js';
 
 describe('metrics server', () => {

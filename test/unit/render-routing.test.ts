@@ -13,7 +13,7 @@ import { decodeDiscoveredLinks, decodeExtracted, decodeRenderRequest, type Archi
 import { renderedRecords } from '../../stages/archive/rendered-records.js';
 import { createArchiveHandler } from '../../stages/archive/handle.js';
 import { captureRow } from '../../stages/archive/capture-row.js';
-import { MemoryKvStore } from '../../pipeline/kv-store.js';
+import { MemoryKvStore } from '../../bench/support/memory-kv-store.js';
 import { readWarcBytes } from '../support/warc-reader.js';
 import { createFakeContext, emitted, onlyOn, stageInput, subjectsOf } from '../support/fake-context.js';
 

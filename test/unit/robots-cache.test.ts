@@ -4,7 +4,7 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { MemoryKvStore } from '../../pipeline/kv-store.js';
+import { MemoryKvStore } from '../../bench/support/memory-kv-store.js';
 import { RobotsCache } from '../../stages/shared/robots/robots-cache.js';
 import type { RobotsRecord } from '../../stages/shared/robots/robots-rules.js';
 

@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { MemoryKvStore } from '../../pipeline/kv-store.js';
+import { MemoryKvStore } from '../../bench/support/memory-kv-store.js';
 import { ScopeCache } from '../../stages/normalize/scope-cache.js';
 
 /** a scope bucket that counts the reads it answers */

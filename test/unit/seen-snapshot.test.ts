@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { MemoryKvStore } from '../../pipeline/kv-store.js';
+import { MemoryKvStore } from '../../bench/support/memory-kv-store.js';
 import { PartitionSeenSet } from '../../stages/seen-filter/partition-seen-set.js';
 import { exactKeyOf } from '../../stages/seen-filter/exact-key.js';
 import { decodeSnapshot, encodeSnapshot, SnapshotError } from '../../stages/seen-filter/snapshot-codec.js';

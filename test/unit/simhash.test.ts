@@ -294,21 +294,3 @@ describe('contentDigest', () => {
     for (const [input, expected] of vectors) assert.equal(base32Encode(new TextEncoder().encode(input)), expected);
   });
 });
-
-describe('simhash64: performance', () => {
-  it('microbenchmark: text of a ~25 KB page (prints median of 200 runs, no assertion)', () => {
-    const text = randomWords(77, 4500).join(' ').slice(0, 25_000);
-    for (let i = 0; i < 50; i++) simhash64(text);
-    const times: number[] = [];
-    for (let i = 0; i < 200; i++) {
-      const t0 = performance.now();
-      simhash64(text);
-      times.push(performance.now() - t0);
-    }
-    times.sort((a, b) => a - b);
-    console.log(
-      `simhash64: ${(text.length / 1024).toFixed(1)} KB text: median ${times[100]!.toFixed(3)} ms, ` +
-        `p90 ${times[180]!.toFixed(3)} ms over 200 runs`,
-    );
-  });
-});

@@ -5,7 +5,7 @@ import { stableId } from '../../stages/shared/messages/stage-ids.js';
 import { patternKey } from '../../stages/shared/traps/trap-tally.js';
 import { sha1Hex } from '../../stages/archive/warc-record.js';
 import { readValidators, storeValidators } from '../../stages/shared/validators.js';
-import { MemoryKvStore } from '../../pipeline/kv-store.js';
+import { MemoryKvStore } from '../../bench/support/memory-kv-store.js';
 
 /**
  * These keys name things that outlive a process: retained host-queue subjects, fetch ids and

@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { confirmLease, decideAcquire, effectiveCursor, emptySlot, readyAt, releaseSlot, type HostSlot } from '../../stages/shared/host-state/host-slot.js';
 import { backoffMs, nextPacing, parseRetryAfter, type PacingSettings } from '../../stages/shared/host-state/host-pacing.js';
 import { acquireIp, decideIpAcquire, releaseIp } from '../../stages/shared/host-state/ip-slot.js';
-import { MemoryKvStore, withReads } from '../../pipeline/kv-store.js';
+import { withReads } from '../../pipeline/kv-store.js';
+import { MemoryKvStore } from '../../bench/support/memory-kv-store.js';
 
 const HOST = 'example.com';
 const T = 1_000_000;

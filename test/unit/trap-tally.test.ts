@@ -1,6 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { MemoryKvStore, parseJsonValue } from '../../pipeline/kv-store.js';
+import { parseJsonValue } from '../../pipeline/kv-store.js';
+import { MemoryKvStore } from '../../bench/support/memory-kv-store.js';
 import {
   addPage,
   checkQueued,

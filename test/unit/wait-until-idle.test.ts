@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { JetStreamManager } from '@nats-io/jetstream';
 import { pipelineBacklog, waitUntilIdle } from '../../app/backlog.js';
-import { MemoryKvStore } from '../../pipeline/kv-store.js';
+import { MemoryKvStore } from '../../bench/support/memory-kv-store.js';
 
 /** A JetStream API whose consumers are all empty, but whose first `unanswered` calls fail (as while a cluster elects a leader). */
 function apiFailingFirst(unanswered: number): { jsm: JetStreamManager; calls: () => number } {

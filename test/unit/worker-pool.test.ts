@@ -88,10 +88,9 @@ describe('worker pool', () => {
     // a file, not -e: workers inherit the process's flags, and --input-type is refused in a worker
     const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'pool-exit-')), 'main.mjs');
     writeFileSync(file, script);
-    const started = Date.now();
+    // a process the pool kept alive would be killed at the timeout, and execFile would reject
     const { stdout } = await promisify(execFile)(process.execPath, [file], { timeout: 20_000 });
-    assert.equal(stdout.trim(), 'done number', 'the job finished although nothing else kept the process alive');
-    assert.ok(Date.now() - started < 15_000, 'and the process then exited without close()');
+    assert.equal(stdout.trim(), 'done number', 'the job finished although nothing else kept the process alive, and the process then exited without close()');
   });
 });
 

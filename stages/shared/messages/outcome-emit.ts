@@ -1,4 +1,5 @@
-import { encodeOutcome, type UrlOutcome } from '../../../schemas/index.js';
+import { encodeOutcome, type OutcomeKind, type UrlOutcome } from '../../../schemas/index.js';
+import { jobFieldsOf, type JobFields } from '../job-fields.js';
 import { subjectFor } from '../../../pipeline/partition.js';
 import type { Emit, StageContext } from '../../../pipeline/stage.js';
 import { cutToBytes } from './message-budget.js';
@@ -24,3 +25,41 @@ export function outcomeEmitFor(partitions: number, msgId: string, outcome: Omit<
 
 /** The longest reason a fetch_log row keeps. */
 const MAX_RECORDED_BYTES = 8192;
+
+/** The URL an outcome row is about, as its message carries it (fetch_id: absent or null before one was given). */
+export interface OutcomeUrl extends JobFields {
+  url: string;
+  host: string;
+  depth: number | null;
+  fetch_id?: string | null;
+}
+
+/** What happened to the URL; a fetch's status and duration are null where nothing was fetched. */
+export interface OutcomeEvent {
+  /** derived from the event (stableId), so that the view shows a redelivered one once */
+  event_id: string;
+  outcome: OutcomeKind;
+  reason: string;
+  fetch_time: number;
+  fetch_status?: number | null;
+  duration_ms?: number | null;
+  fetch_redirect?: string | null;
+}
+
+/** The outcome row of `url`: its message's fields, its job's, and the event. */
+export function urlOutcome(url: OutcomeUrl, event: OutcomeEvent): Omit<UrlOutcome, 'v'> {
+  return {
+    ...jobFieldsOf(url),
+    event_id: event.event_id,
+    fetch_id: url.fetch_id ?? null,
+    url: url.url,
+    host: url.host,
+    outcome: event.outcome,
+    reason: event.reason,
+    fetch_status: event.fetch_status ?? null,
+    fetch_time: event.fetch_time,
+    duration_ms: event.duration_ms ?? null,
+    depth: url.depth,
+    ...(event.fetch_redirect !== undefined ? { fetch_redirect: event.fetch_redirect } : {}),
+  };
+}
