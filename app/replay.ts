@@ -9,13 +9,12 @@
  * already listed under its own URL, which never makes a page a duplicate of itself.
  */
 import type { NatsConnection } from '@nats-io/transport-node';
-import { EDGES } from '../ops/nats/edges.js';
+import { EDGES, type StageInputSpec } from '../topology/index.js';
 import { buildStage, type StageFactoryOptions } from './stage-registry.js';
 import { decodePersistInput, emptyBatch, outcomeRows, pageRows, type RowBatch } from '../stages/persist/index.js';
 import { persistInput } from '../stages/persist/spec.js';
 import { readStreamRange, type StreamRange, type StreamWindow } from '../pipeline/adapters/stream-range.js';
 import type { StageContext, ConsumerStage, StageName } from '../pipeline/stage.js';
-import type { StageInputSpec } from '../ops/nats/consumer-spec.js';
 
 /** Stages a replay can start from, in dataflow order; persist is the last. */
 export const REPLAY_STAGES = ['extract', 'simhash', 'persist'] as const satisfies readonly StageName[];

@@ -9,8 +9,7 @@ import {
 } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { BUCKETS, EDGES } from './edges.js';
-import { partitionInput, type StageInputSpec } from './consumer-spec.js';
+import { BUCKETS, EDGES, partitionInput, type StageInputSpec } from '../../topology/index.js';
 
 export interface RetentionOptions {
   /** how long each stream keeps its messages (replay window) */

@@ -6,12 +6,10 @@ import { NatsKvStore, openKvStores } from '../../pipeline/adapters/nats-kv.js';
 import { startNode } from '../../app/node.js';
 import { pipelineBacklog } from '../../app/backlog.js';
 import { applyCrawlPartitions, applyCrawlTopology } from '../../app/topology.js';
-import { partitionInput } from '../../ops/nats/consumer-spec.js';
+import { BUCKETS, EDGES, partitionInput, STAGE_INPUTS } from '../../topology/index.js';
 import { KvConflictError } from '../../ports/kv.js';
 import { silentLogger } from '../../pipeline/logger.js';
 import { parseSettings } from '../../pipeline/settings.js';
-import { BUCKETS, EDGES } from '../../ops/nats/edges.js';
-import { STAGE_INPUTS } from '../../app/stage-registry.js';
 import { decodeAdmitted, decodeDeadLetter, decodeDiscoveredLinks, decodeExtracted, encodeCandidate, encodeFetched } from '../../schemas/index.js';
 import { partitionOf } from '../../pipeline/partition.js';
 import { useTestNats } from '../support/nats-server.js';
@@ -150,8 +148,9 @@ describe('topology, KV and runner on a real nats-server', () => {
   it('every edge a stage emits to is read by some stage (except dead letters and results read by persist)', async () => {
     const { buildStage } = await import('../../app/stage-registry.js');
     // the host queues are read by the gate's scheduler by subject and sequence, not by a consumer;
-    // the revisit schedule by the service (crawl serve), one due slot at a time
-    const consumed = new Set([...STAGE_INPUTS.map((s) => s.stream), EDGES.hostq.stream, EDGES.revisits.stream]);
+    // the revisit schedule by the service (crawl serve), one due slot at a time; large bodies
+    // by sequence, by the readers of the messages that refer to them
+    const consumed = new Set([...STAGE_INPUTS.map((s) => s.stream), EDGES.hostq.stream, EDGES.revisits.stream, EDGES.bodies.stream]);
     for (const name of ['normalize', 'seen-filter', 'politeness-gate', 'fetch', 'extract', 'simhash'] as const) {
       const def = await buildStage(name, {});
       for (const edge of def.emits) {

@@ -1,6 +1,6 @@
 /**
  * The edges of the dataflow: one retained stream per edge. Subjects after normalize are
- * `crawl.<edge>.<partition>`, partition = stable hash of the host (pipeline/partition.ts).
+ * `crawl.<subject>.<partition>`, partition = stable hash of the host (pipeline/partition.ts).
  * Seeds and discovered links are both "URLs into normalize", so they share one stream;
  * stored pages and other outcomes are both "results into persist", so they share one too:
  * that way every stage reads exactly one stream through one durable consumer.
@@ -39,11 +39,6 @@ export const EDGES = {
 
 export type EdgeName = keyof typeof EDGES;
 
-/** The fetch stage's durable consumer: the gate watches how far behind it is (host-level priority). */
-export const FETCH_DURABLE = 'fetch';
-/** The consumers of fetched pages: the gate holds fetching back while either is far behind. */
-export const FETCHED_READERS = ['extract', 'archive'] as const;
-
 /** Subject prefixes a stage publishes under (the partition is appended). */
 export const SUBJECTS = {
   seeds: 'crawl.seeds',
@@ -65,35 +60,30 @@ export const SUBJECTS = {
   bodies: 'crawl.bodies',
 } as const;
 
-/** KV buckets: state that must outlive any stage process. */
-export const BUCKETS = {
-  /** per-host politeness slot and queue head (and per-IP leases under `_ip.<address>`): every gate watches it */
-  hosts: 'crawl-hosts',
-  /** the crawl-trap defences' tally per host: kept apart from `hosts` so its writes (two a page) are not sent to every gate's watch */
-  traps: 'crawl-traps',
-  /** robots.txt per host, with when it was fetched */
-  robots: 'crawl-robots',
-  /** the seen set: per-partition Bloom filter snapshots (in chunks) per crawl id, partition leases, the admitted counter */
-  seen: 'crawl-seen',
-  /** the seen set's exact record: a key per URL the seen-filter decided (crawl id + 128-bit hash), which confirms a Bloom hit */
-  seenKeys: 'crawl-seen-keys',
-  /** SimHash block index and content digests for near-duplicate detection */
-  fingerprints: 'crawl-fingerprints',
-  /** the seeds' (and their redirects') registrable domains, hosts and prefixes: the crawl's scope (stages/normalize/scope-keys.ts) */
-  scope: 'crawl-scope',
-  /** ETag and Last-Modified per URL, for conditional GETs when a URL is fetched again (a later crawl) */
-  validators: 'crawl-validators',
-  /** the crawl's settings, written by `crawl run`, read by workers */
-  config: 'crawl-config',
-  /** WARC-Payload-Digest -> first capture (URL, date, record id): identical-payload revisits */
-  digests: 'crawl-digests',
-  /** crawl jobs (`crawl serve`): one entry per job, and the service's leases and revisit cursor */
-  jobs: 'crawl-jobs',
-  /**
-   * the seen-filters' in-link count per registrable domain (a key per domain, rewritten at each
-   * power of two), which every gate watches to rank hosts: kept apart from `hosts` so that
-   * these writes are not sent to every gate's watch of the host slots, and a gate that does not
-   * rank by importance need not hear them
-   */
-  importance: 'crawl-importance',
-} as const;
+export type SubjectName = keyof typeof SUBJECTS;
+
+/** `crawl.fetched.3`: a subject on one partition. */
+export const partitionSubject = (name: SubjectName, partition: number | string): string => `${SUBJECTS[name]}.${partition}`;
+
+/** Whether `subject` is one of `name`'s (`crawl.fetched.3` is one of `fetched`'s). */
+export const isSubjectOf = (name: SubjectName, subject: string): boolean => subject === SUBJECTS[name] || subject.startsWith(`${SUBJECTS[name]}.`);
+
+/** A stage's dead letters: `crawl.dlq.<stage>`. */
+export const deadLetterSubject = (stage: string): string => `${SUBJECTS.deadletter}.${stage}`;
+
+/** The edge (stream) whose subjects hold `name`'s messages. */
+export function edgeOf(name: SubjectName): EdgeName {
+  const edge = (Object.keys(EDGES) as EdgeName[]).find((e) => EDGES[e].subjects.some((pattern) => isSubjectOf(name, pattern)));
+  if (!edge) throw new Error(`no edge holds the subject ${SUBJECTS[name]}`);
+  return edge;
+}
+
+/**
+ * Every subject of `name`, as one wildcard pattern: `crawl.fetched.*`, `crawl.revisit.*.*`,
+ * `crawl.seeds`; a subject whose edge has several shapes (the host queues, with and without
+ * a lane) is `crawl.hostq.>`.
+ */
+export function subjectPattern(name: SubjectName): string {
+  const shapes = EDGES[edgeOf(name)].subjects.filter((pattern) => isSubjectOf(name, pattern));
+  return shapes.length === 1 ? shapes[0]! : `${SUBJECTS[name]}.>`;
+}
