@@ -93,7 +93,7 @@ export async function runReplay(nc: NatsConnection, o: ReplayOptions): Promise<R
   for (const name of chain) if (name !== 'persist') defs.set(name, await buildStage(name, { extract: o.extract }));
   const inputOf = (name: ReplayStage): StageInputSpec => (name === 'persist' ? persistInput : defs.get(name)!.input);
   // what the stage's consumer would be given: its stream, and of that only its filter subject
-  // (extract reads crawl.fetched.*, not the archive's crawl.exchanges.* beside it)
+  // (extract reads crawl.fetched.> (pages as fetched and as rendered), not the archive's crawl.exchanges.* beside it)
   const reads = (name: ReplayStage, subject: string): boolean => {
     const input = inputOf(name);
     return streamHolds(input.stream, subject) && (input.filterSubject === '' || subjectMatches(input.filterSubject, subject));

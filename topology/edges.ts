@@ -17,7 +17,14 @@ export const EDGES = {
    */
   hostq: { stream: 'CRAWL_HOSTQ', subjects: ['crawl.hostq.*.*', 'crawl.hostq.*.*.*'], queue: true },
   ready: { stream: 'CRAWL_READY', subjects: ['crawl.ready.*'] },
-  fetched: { stream: 'CRAWL_FETCHED', subjects: ['crawl.fetched.*', 'crawl.exchanges.*'] },
+  /**
+   * pages to extract and every exchange to the archive: the pages fetch sent
+   * (`crawl.fetched.<p>`), the pages render sent back (`crawl.fetched.rendered.<p>`), the other
+   * exchanges (`crawl.exchanges.<p>`). Rendered pages stay in this stream, under a subject of
+   * their own, so that one stream holds every page extract reads, in order (a replay of extract
+   * is one stream's), and the bodies their DOMs are stored in are kept as long as they are.
+   */
+  fetched: { stream: 'CRAWL_FETCHED', subjects: ['crawl.fetched.*', 'crawl.fetched.rendered.*', 'crawl.exchanges.*'] },
   /** fetched pages extract hands to the render stage (headless Chromium) */
   render: { stream: 'CRAWL_RENDER', subjects: ['crawl.render.*'] },
   extracted: { stream: 'CRAWL_EXTRACTED', subjects: ['crawl.extracted.*'] },
@@ -48,6 +55,12 @@ export const SUBJECTS = {
   hostq: 'crawl.hostq',
   ready: 'crawl.ready',
   fetched: 'crawl.fetched',
+  /**
+   * pages the render stage sends back (rendered, or as fetched when rendering failed): read by
+   * extract, whose one filter subject (nats-server 2.9 gives a consumer one) is then
+   * `crawl.fetched.>`, and by the archive (the DOM's record)
+   */
+  rendered: 'crawl.fetched.rendered',
   /** every HTTP exchange that is not an HTML page (errors, redirects, 304s, other types, robots.txt, failures): read by archive only */
   exchanges: 'crawl.exchanges',
   render: 'crawl.render',
@@ -65,8 +78,17 @@ export type SubjectName = keyof typeof SUBJECTS;
 /** `crawl.fetched.3`: a subject on one partition. */
 export const partitionSubject = (name: SubjectName, partition: number | string): string => `${SUBJECTS[name]}.${partition}`;
 
-/** Whether `subject` is one of `name`'s (`crawl.fetched.3` is one of `fetched`'s). */
-export const isSubjectOf = (name: SubjectName, subject: string): boolean => subject === SUBJECTS[name] || subject.startsWith(`${SUBJECTS[name]}.`);
+const under = (prefix: string, subject: string) => subject === prefix || subject.startsWith(`${prefix}.`);
+
+/**
+ * Whether `subject` is one of `name`'s: `crawl.fetched.3` is one of `fetched`'s, and
+ * `crawl.fetched.rendered.3` is `rendered`'s, not `fetched`'s (the longest name wins).
+ */
+export function isSubjectOf(name: SubjectName, subject: string): boolean {
+  const prefix = SUBJECTS[name];
+  if (!under(prefix, subject)) return false;
+  return !Object.values(SUBJECTS).some((other) => other.length > prefix.length && under(other, subject));
+}
 
 /** A stage's dead letters: `crawl.dlq.<stage>`. */
 export const deadLetterSubject = (stage: string): string => `${SUBJECTS.deadletter}.${stage}`;

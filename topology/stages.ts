@@ -1,5 +1,5 @@
 import type { BucketName } from './buckets.js';
-import { EDGES, edgeOf, subjectPattern, type EdgeName, type SubjectName } from './edges.js';
+import { EDGES, edgeOf, subjectPattern, SUBJECTS, type EdgeName, type SubjectName } from './edges.js';
 import type { StageInputSpec } from './stage-input.js';
 
 /**
@@ -28,8 +28,11 @@ export interface StageEntry {
   /** its durable consumer, named after the stage */
   input: {
     edge: EdgeName;
-    /** the one subject of the edge it reads; none: the whole stream */
-    subject?: SubjectName;
+    /**
+     * the subjects of the edge it reads; none: the whole stream. Several must share a prefix
+     * no other subject of the edge has: the consumer reads `<prefix>.>`
+     */
+    subjects?: readonly SubjectName[];
     /** how long the server waits for an ack before redelivering */
     ackWaitMs: number;
     /** unacked messages for all its processes together */
@@ -57,7 +60,7 @@ export const STAGES = {
   },
   'seen-filter': {
     // per partition: also bounds the messages a takeover must treat as possibly in flight
-    input: { edge: 'normalized', subject: 'normalized', ackWaitMs: 30_000, maxAckPending: 1_000, partitioned: true },
+    input: { edge: 'normalized', subjects: ['normalized'], ackWaitMs: 30_000, maxAckPending: 1_000, partitioned: true },
     publishes: ['frontier', 'outcomes'],
     // the traps bucket: how many domains have a stored page (--target-unique-domains);
     // the importance bucket: its in-link counts per domain, for the gates
@@ -66,7 +69,7 @@ export const STAGES = {
   },
   'politeness-gate': {
     // intake acks at once (waiting URLs sit in the host queues), so this only bounds a burst
-    input: { edge: 'frontier', subject: 'frontier', ackWaitMs: 30_000, maxAckPending: 2_000 },
+    input: { edge: 'frontier', subjects: ['frontier'], ackWaitMs: 30_000, maxAckPending: 2_000 },
     publishes: ['hostq', 'ready', 'outcomes', 'exchanges', 'links'],
     // the seen bucket: a URL the first pass held counts against --max-pages when granted
     buckets: { read: ['hosts', 'traps', 'robots', 'seen'], write: ['hosts', 'traps', 'robots', 'seen'] },
@@ -87,7 +90,7 @@ export const STAGES = {
     ],
   },
   fetch: {
-    input: { edge: 'ready', subject: 'ready', ackWaitMs: 30_000, maxAckPending: 2_000 },
+    input: { edge: 'ready', subjects: ['ready'], ackWaitMs: 30_000, maxAckPending: 2_000 },
     // (a body too large for its message is stored beside it, on crawl.bodies.<p>)
     publishes: ['fetched', 'exchanges', 'links', 'outcomes', 'frontier', 'revisit', 'bodies'],
     buckets: { read: ['hosts', 'validators'], write: ['hosts'] },
@@ -98,21 +101,22 @@ export const STAGES = {
   render: {
     // the runner marks a message in progress while its render runs, so this only bounds a dead process;
     // each message holds a page and a render costs seconds: a short queue per consumer is plenty
-    input: { edge: 'render', subject: 'render', ackWaitMs: 60_000, maxAckPending: 256 },
-    // the rendered page back to extract, and the exchanges its requests made (robots.txt included) to the archive
-    publishes: ['fetched', 'exchanges', 'bodies'],
+    input: { edge: 'render', subjects: ['render'], ackWaitMs: 60_000, maxAckPending: 256 },
+    // the rendered page back to extract (and the archive), and the exchanges its requests made (robots.txt included) to the archive
+    publishes: ['rendered', 'exchanges', 'bodies'],
     // a page's requests take their host's slot and robots.txt like a fetch and the gate
     buckets: { read: ['hosts', 'robots'], write: ['hosts', 'robots'] },
     uses: [{ readsBySequence: 'bodies' }],
   },
   extract: {
-    input: { edge: 'fetched', subject: 'fetched', ackWaitMs: 30_000, maxAckPending: 1_000 },
+    // pages as fetched and as rendered (crawl.fetched.>), not the other exchanges
+    input: { edge: 'fetched', subjects: ['fetched', 'rendered'], ackWaitMs: 30_000, maxAckPending: 1_000 },
     publishes: ['extracted', 'links', 'outcomes', 'render'],
     buckets: { read: ['validators'], write: ['validators'] },
     uses: [{ readsBySequence: 'bodies' }],
   },
   simhash: {
-    input: { edge: 'extracted', subject: 'extracted', ackWaitMs: 30_000, maxAckPending: 2_000 },
+    input: { edge: 'extracted', subjects: ['extracted'], ackWaitMs: 30_000, maxAckPending: 2_000 },
     publishes: ['pages', 'outcomes', 'revisit'],
     buckets: { read: ['fingerprints', 'traps'], write: ['fingerprints', 'traps'] },
   },
@@ -141,13 +145,22 @@ export const STAGE_NAMES = Object.keys(STAGES) as StageName[];
 /** The buckets every stage reads: the crawl's settings and its jobs. */
 export const EVERY_STAGE_READS: readonly BucketName[] = ['config', 'jobs'];
 
+/** One filter subject for `subjects`: its pattern, or for several `<their common prefix>.>`. */
+export function filterOf(subjects: readonly SubjectName[]): string {
+  if (subjects.length === 1) return subjectPattern(subjects[0]!);
+  const tokens = subjects.map((name) => SUBJECTS[name].split('.'));
+  const common: string[] = [];
+  for (let i = 0; tokens.every((t) => i < t.length && t[i] === tokens[0]![i]); i++) common.push(tokens[0]![i]!);
+  return `${common.join('.')}.>`;
+}
+
 /** `name`'s durable consumer, as the server holds it. */
 export function stageInput(name: StageName): StageInputSpec {
   const input: StageEntry['input'] = STAGES[name].input;
   return {
     stream: EDGES[input.edge].stream,
     durable: name,
-    filterSubject: input.subject ? subjectPattern(input.subject) : '',
+    filterSubject: input.subjects ? filterOf(input.subjects) : '',
     ackWaitMs: input.ackWaitMs,
     maxAckPending: input.maxAckPending,
     ...(input.partitioned ? { partitioned: true } : {}),

@@ -123,6 +123,9 @@ async function ensureConsumer(jsm: JetStreamManager, spec: StageInputSpec): Prom
       ack_wait: config.ack_wait,
       max_ack_pending: config.max_ack_pending,
       max_deliver: config.max_deliver,
+      // a consumer made when the stage read fewer subjects (extract before rendered pages had
+      // their own) reads what the topology says now; nats-server 2.9 changes it in place
+      ...(spec.filterSubject ? { filter_subject: spec.filterSubject } : {}),
     });
   } catch (err) {
     if (!/not found/i.test((err as Error).message)) throw err;

@@ -1,8 +1,9 @@
 import { edgesPublishedBy, stageInput } from '../../topology/index.js';
 
 /**
- * render: pages extract chose to render in; their rendered DOM (to extract again) and the
- * exchanges the page's requests made (to the archive) out, both on the fetched stream.
+ * render: pages extract chose to render in; their rendered DOM out on a subject of its own
+ * (`crawl.fetched.rendered.<p>`, to extract again and to the archive), and the exchanges the
+ * page's requests made (to the archive).
  */
 export const renderInput = stageInput('render');
 export const renderEmits = edgesPublishedBy('render');

@@ -6,7 +6,7 @@ import { NatsKvStore, openKvStores } from '../../pipeline/adapters/nats-kv.js';
 import { startNode } from '../../app/node.js';
 import { pipelineBacklog } from '../../app/backlog.js';
 import { applyCrawlPartitions, applyCrawlTopology } from '../../app/topology.js';
-import { BUCKETS, EDGES, partitionInput, STAGE_INPUTS } from '../../topology/index.js';
+import { BUCKETS, EDGES, partitionInput, partitionSubject, STAGE_INPUTS } from '../../topology/index.js';
 import { KvConflictError } from '../../ports/kv.js';
 import { silentLogger } from '../../pipeline/logger.js';
 import { parseSettings } from '../../pipeline/settings.js';
@@ -41,6 +41,22 @@ describe('topology, KV and runner on a real nats-server', () => {
     }
     const kv = await openKvStores(nats.nc);
     for (const name of Object.keys(BUCKETS)) assert.ok(kv[name as keyof typeof kv], `bucket ${name}`);
+  });
+
+  it('a fetched stream and extract consumer made before rendered pages had their own subject take it up when the topology is applied', async () => {
+    await applyCrawlTopology(nats.nc);
+    const fetched = await nats.jsm.streams.info(EDGES.fetched.stream);
+    // as an older crawler left them: no rendered subject, extract reading crawl.fetched.*
+    await nats.jsm.streams.update(EDGES.fetched.stream, { ...fetched.config, subjects: ['crawl.fetched.*', 'crawl.exchanges.*'] });
+    await nats.jsm.consumers.update(EDGES.fetched.stream, 'extract', { filter_subject: 'crawl.fetched.*' });
+    await applyCrawlTopology(nats.nc);
+    assert.deepEqual((await nats.jsm.streams.info(EDGES.fetched.stream)).config.subjects, [...EDGES.fetched.subjects]);
+    const before = (await nats.jsm.consumers.info(EDGES.fetched.stream, 'extract')).num_pending;
+    await jetstream(nats.nc).publish(partitionSubject('rendered', 0), new Uint8Array([1]));
+    const extract = await nats.jsm.consumers.info(EDGES.fetched.stream, 'extract');
+    assert.equal(extract.config.filter_subject, 'crawl.fetched.>');
+    assert.equal(extract.num_pending, before + 1, 'extract is given the rendered page');
+    await nats.jsm.streams.purge(EDGES.fetched.stream);
   });
 
   it('KV compare-and-set: create on an existing key and update at a stale revision both conflict', async () => {
