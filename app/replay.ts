@@ -9,7 +9,7 @@
  * already listed under its own URL, which never makes a page a duplicate of itself.
  */
 import type { NatsConnection } from '@nats-io/transport-node';
-import { EDGES, type StageInputSpec } from '../topology/index.js';
+import { EDGES, subjectMatches, type StageInputSpec } from '../topology/index.js';
 import { buildStage, type StageFactoryOptions } from './stage-registry.js';
 import { decodePersistInput, emptyBatch, outcomeRows, pageRows, type RowBatch } from '../stages/persist/index.js';
 import { persistInput } from '../stages/persist/spec.js';
@@ -51,17 +51,6 @@ export interface ReplayOptions {
   write(rows: RowBatch): Promise<void>;
   batchRows?: number;
   onProgress?(s: ReplaySummary): void;
-}
-
-/** NATS subject wildcard match (`*` one token, `>` the rest). */
-export function subjectMatches(pattern: string, subject: string): boolean {
-  const p = pattern.split('.');
-  const s = subject.split('.');
-  for (let i = 0; i < p.length; i++) {
-    if (p[i] === '>') return s.length > i;
-    if (i >= s.length || (p[i] !== '*' && p[i] !== s[i])) return false;
-  }
-  return p.length === s.length;
 }
 
 function streamHolds(stream: string, subject: string): boolean {

@@ -90,6 +90,17 @@ export function isSubjectOf(name: SubjectName, subject: string): boolean {
   return !Object.values(SUBJECTS).some((other) => other.length > prefix.length && under(other, subject));
 }
 
+/** NATS subject wildcard match (`*` one token, `>` the rest). */
+export function subjectMatches(pattern: string, subject: string): boolean {
+  const p = pattern.split('.');
+  const s = subject.split('.');
+  for (let i = 0; i < p.length; i++) {
+    if (p[i] === '>') return s.length > i;
+    if (i >= s.length || (p[i] !== '*' && p[i] !== s[i])) return false;
+  }
+  return p.length === s.length;
+}
+
 /** A stage's dead letters: `crawl.dlq.<stage>`. */
 export const deadLetterSubject = (stage: string): string => `${SUBJECTS.deadletter}.${stage}`;
 

@@ -11,13 +11,13 @@ import {
   STAGE_INPUTS,
   STAGE_NAMES,
   STAGES,
+  subjectMatches,
   subjectPattern,
   SUBJECTS,
   type EdgeName,
   type SubjectName,
 } from '../../topology/index.js';
 import { STAGE_ROLES } from '../../ops/nats/permissions.js';
-import { subjectMatches } from '../../app/replay.js';
 
 describe('the topology (topology/): one declaration, the rest derived', () => {
   test('every stage reads the consumer the servers of a running crawl hold (stream, durable, filter, ack wait, max pending)', () => {
