@@ -140,7 +140,7 @@ export const STAGES = {
 export type StageName = keyof typeof STAGES;
 
 /** The stages, in dataflow order. */
-export const STAGE_NAMES = Object.keys(STAGES) as StageName[];
+export const STAGE_NAMES: readonly StageName[] = Object.keys(STAGES) as StageName[];
 
 /** The buckets every stage reads: the crawl's settings and its jobs. */
 export const EVERY_STAGE_READS: readonly BucketName[] = ['config', 'jobs'];
@@ -179,4 +179,4 @@ export const readersOf = (edge: EdgeName): StageName[] => STAGE_NAMES.filter((na
 /** The fetch stage's durable consumer: the gate watches how far behind it is (host-level priority). */
 export const FETCH_DURABLE = stageInput('fetch').durable;
 /** The consumers of fetched pages: the gate holds fetching back while any is far behind. */
-export const FETCHED_READERS = readersOf('fetched');
+export const FETCHED_READERS: readonly StageName[] = readersOf('fetched');
