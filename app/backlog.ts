@@ -1,9 +1,8 @@
 import type { JetStreamManager } from '@nats-io/jetstream';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { StageInputSpec } from '../ops/nats/consumer-spec.js';
 import type { KvStore } from '../ports/kv.js';
 import { countBusyHosts } from '../stages/politeness-gate/index.js';
-import { STAGE_INPUTS } from './stage-registry.js';
+import { STAGE_INPUTS, type StageInputSpec } from '../topology/index.js';
 
 export interface PipelineBacklog {
   /** messages not yet handled, per stage */

@@ -7,7 +7,7 @@ import { refreshedInBackground } from '../pipeline/background-refresh.js';
 import type { StageName } from '../pipeline/stage.js';
 import type { HostWaitSources, WaitReason } from '../stages/politeness-gate/index.js';
 import { listHostWaits, summarizeWaits } from '../stages/politeness-gate/index.js';
-import { STAGE_INPUTS } from './stage-registry.js';
+import { STAGE_INPUTS } from '../topology/index.js';
 
 /** Wait reasons as label values (bounded: the gate's own words, in snake case). */
 const REASON_LABELS: Record<WaitReason, string> = {

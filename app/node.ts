@@ -4,7 +4,7 @@ import { createHttpClient } from '../pipeline/adapters/http/client.js';
 import { parseResolveRule } from '../pipeline/adapters/resolve-map.js';
 import { streamAccess } from '../pipeline/adapters/stream-access.js';
 import { natsBodyStore } from '../pipeline/adapters/body-stream.js';
-import { checkMaxPayload } from '../ops/nats/max-payload.js';
+import { checkMaxPayload } from '../pipeline/adapters/max-payload.js';
 import { hostAddressResolver } from '../pipeline/adapters/host-address.js';
 import { DnsCache, dnsCacheOptions } from '../pipeline/adapters/dns-cache.js';
 import { AddressHealth } from '../pipeline/adapters/address-health.js';
@@ -12,7 +12,7 @@ import type { ProxyCredentials } from '../pipeline/adapters/http/proxy-config.js
 import { openKvStores, type KvStores } from '../pipeline/adapters/nats-kv.js';
 import { watchNatsConnection } from '../pipeline/adapters/nats-connection.js';
 import { timedKvStore } from '../pipeline/timed-kv.js';
-import { BUCKETS } from '../ops/nats/edges.js';
+import { BUCKETS } from '../topology/index.js';
 import type { Logger } from '../pipeline/logger.js';
 import { StageMetrics } from '../pipeline/metrics.js';
 import { StageRunner } from '../pipeline/runner.js';

@@ -1,5 +1,5 @@
 import { AckPolicy, DeliverPolicy, type JetStreamManager } from '@nats-io/jetstream';
-import { EDGES } from '../ops/nats/edges.js';
+import { EDGES } from '../topology/index.js';
 
 /**
  * Messages on a host-queue subject from `fromSeq` on (the queues hold stream sequences, not

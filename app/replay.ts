@@ -9,13 +9,12 @@
  * already listed under its own URL, which never makes a page a duplicate of itself.
  */
 import type { NatsConnection } from '@nats-io/transport-node';
-import { EDGES } from '../ops/nats/edges.js';
+import { EDGES, subjectMatches, type StageInputSpec } from '../topology/index.js';
 import { buildStage, type StageFactoryOptions } from './stage-registry.js';
 import { decodePersistInput, emptyBatch, outcomeRows, pageRows, type RowBatch } from '../stages/persist/index.js';
 import { persistInput } from '../stages/persist/spec.js';
 import { readStreamRange, type StreamRange, type StreamWindow } from '../pipeline/adapters/stream-range.js';
 import type { StageContext, ConsumerStage, StageName } from '../pipeline/stage.js';
-import type { StageInputSpec } from '../ops/nats/consumer-spec.js';
 
 /** Stages a replay can start from, in dataflow order; persist is the last. */
 export const REPLAY_STAGES = ['extract', 'simhash', 'persist'] as const satisfies readonly StageName[];
@@ -54,17 +53,6 @@ export interface ReplayOptions {
   onProgress?(s: ReplaySummary): void;
 }
 
-/** NATS subject wildcard match (`*` one token, `>` the rest). */
-export function subjectMatches(pattern: string, subject: string): boolean {
-  const p = pattern.split('.');
-  const s = subject.split('.');
-  for (let i = 0; i < p.length; i++) {
-    if (p[i] === '>') return s.length > i;
-    if (i >= s.length || (p[i] !== '*' && p[i] !== s[i])) return false;
-  }
-  return p.length === s.length;
-}
-
 function streamHolds(stream: string, subject: string): boolean {
   const edge = Object.values(EDGES).find((e) => e.stream === stream);
   return !!edge && edge.subjects.some((p) => subjectMatches(p, subject));
@@ -94,7 +82,7 @@ export async function runReplay(nc: NatsConnection, o: ReplayOptions): Promise<R
   for (const name of chain) if (name !== 'persist') defs.set(name, await buildStage(name, { extract: o.extract }));
   const inputOf = (name: ReplayStage): StageInputSpec => (name === 'persist' ? persistInput : defs.get(name)!.input);
   // what the stage's consumer would be given: its stream, and of that only its filter subject
-  // (extract reads crawl.fetched.*, not the archive's crawl.exchanges.* beside it)
+  // (extract reads crawl.fetched.> (pages as fetched and as rendered), not the archive's crawl.exchanges.* beside it)
   const reads = (name: ReplayStage, subject: string): boolean => {
     const input = inputOf(name);
     return streamHolds(input.stream, subject) && (input.filterSubject === '' || subjectMatches(input.filterSubject, subject));

@@ -1,5 +1,5 @@
 import type { JetStreamClient } from '@nats-io/jetstream';
-import { BUCKETS, SUBJECTS } from '../ops/nats/edges.js';
+import { BUCKETS, SUBJECTS } from '../topology/index.js';
 import { kvKey } from '../pipeline/adapters/nats-kv.js';
 import { encodeSeedLines } from '../schemas/index.js';
 import { canonicalize, seedScopeKeys } from '../stages/normalize/index.js';

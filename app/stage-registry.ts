@@ -6,22 +6,10 @@ import { fetchStage } from '../stages/fetch/index.js';
 import { createExtractStage, type ExtractStageOptions } from '../stages/extract/index.js';
 import { simhashStage } from '../stages/simhash/index.js';
 import { createPersistStage, type RowBatch } from '../stages/persist/index.js';
-import { normalizeInput } from '../stages/normalize/spec.js';
-import { seenFilterInput } from '../stages/seen-filter/spec.js';
-import { gateInput } from '../stages/politeness-gate/spec.js';
-import { fetchInput } from '../stages/fetch/spec.js';
-import { extractInput } from '../stages/extract/spec.js';
-import { simhashInput } from '../stages/simhash/spec.js';
-import { persistInput } from '../stages/persist/spec.js';
 import { createArchiveStage, type ArchiveOutput } from '../stages/archive/index.js';
-import { archiveInput } from '../stages/archive/spec.js';
 import { createRenderStage } from '../stages/render/index.js';
-import { renderInput } from '../stages/render/spec.js';
 import type { Renderer } from '../ports/browser.js';
 import type { RowSink } from '../ports/row-sink.js';
-
-/** Every stage's consumer, for the topology: derived from the stage specs, declared once. */
-export const STAGE_INPUTS = [normalizeInput, seenFilterInput, gateInput, fetchInput, renderInput, extractInput, simhashInput, persistInput, archiveInput];
 
 export interface StageFactoryOptions {
   /** where persist writes; only the persist stage needs it */

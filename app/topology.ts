@@ -1,7 +1,7 @@
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { applyPartitionConsumers, applyTopology, type RetentionPolicyFor } from '../ops/nats/topology.js';
-import { STAGE_INPUTS } from './stage-registry.js';
+import { STAGE_INPUTS } from '../topology/index.js';
 
 export interface TopologyOptions {
   /** declare the per-partition consumers of partitioned stages for this many partitions */
@@ -12,7 +12,7 @@ export interface TopologyOptions {
   replicas?: number;
 }
 
-/** Every stream, consumer and bucket of the crawl, from the stage specs: idempotent. */
+/** Every stream, consumer and bucket of the crawl, from the topology: idempotent. */
 export async function applyCrawlTopology(nc: NatsConnection, opts: TopologyOptions = {}): Promise<JetStreamManager> {
   const jsm = await jetstreamManager(nc);
   await applyTopology(nc, jsm, STAGE_INPUTS, opts.retention, { replicas: opts.replicas });

@@ -26,7 +26,7 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { startTestWeb, type TestWeb } from '../testweb/index.js';
 import { startEmbeddedServer } from '../ops/nats/embedded-server.js';
 import { connectNats } from '../pipeline/adapters/nats-connection.js';
-import { EDGES } from '../ops/nats/edges.js';
+import { EDGES } from '../topology/index.js';
 import { crawlCli } from './crawl-cli.js';
 
 const SECONDS = Number(process.env.FRESH_SECONDS ?? 150);

@@ -14,7 +14,7 @@ import { startTestWeb, type TestWeb } from '../testweb/index.js';
 import { connectNats } from '../pipeline/adapters/nats-connection.js';
 import { startEmbeddedServer } from '../ops/nats/embedded-server.js';
 import { peakRssMb } from './proc-stats.js';
-import { SUBJECTS } from '../ops/nats/edges.js';
+import { SUBJECTS } from '../topology/index.js';
 import { pipelineBacklog } from '../app/backlog.js';
 import { crawlCli as cli, exited } from './crawl-cli.js';
 

@@ -7,7 +7,7 @@ import { StorageType } from '@nats-io/jetstream';
 import { connectNats } from '../pipeline/adapters/nats-connection.js';
 import { NatsKvStore } from '../pipeline/adapters/nats-kv.js';
 import { startEmbeddedServer } from '../ops/nats/embedded-server.js';
-import { BUCKETS } from '../ops/nats/edges.js';
+import { BUCKETS } from '../topology/index.js';
 
 export interface BenchKv {
   store: NatsKvStore;

@@ -95,7 +95,7 @@ async function measure(concurrency: number, run: number, pages: RenderRequest[],
     const data = encodeRenderRequest(page);
     const out = await stage.handle({ subject: 'crawl.render.0', message: stage.decode('crawl.render.0', data), deliveryCount: 1, streamSeq: i + 1 }, ctx);
     if (out.kind !== 'emit') throw new Error(`render of ${page.url}: ${out.kind}: ${out.reason}`);
-    const rendered = decodeExchange(out.messages.find((m) => m.subject.startsWith('crawl.fetched.'))!.data);
+    const rendered = decodeExchange(out.messages.find((m) => m.subject.startsWith('crawl.fetched.rendered.'))!.data);
     if (!new TextDecoder().decode(rendered.body).includes(appTextMarker(new URL(page.url).pathname))) throw new Error(`${page.url}: not rendered: ${rendered.render_note}`);
     n++;
   };

@@ -29,7 +29,7 @@ import { parseSettings } from '../pipeline/settings.js';
 import { partitionOf } from '../pipeline/partition.js';
 import { startEmbeddedServer } from '../ops/nats/embedded-server.js';
 import { encodeCandidate, type CandidateUrl } from '../schemas/index.js';
-import { BUCKETS } from '../ops/nats/edges.js';
+import { BUCKETS } from '../topology/index.js';
 import { handleSeenFilter } from '../stages/seen-filter/handle.js';
 import { cpuSeconds, rssMb } from './proc-stats.js';
 import { seenFilterStage } from '../stages/seen-filter/index.js';

@@ -2,7 +2,7 @@ import { jetstream, jetstreamManager, type JetStreamManager, type StoredMsg } fr
 import type { NatsConnection } from '@nats-io/transport-node';
 import { Option, type Command } from 'commander';
 import { z } from 'zod';
-import { EDGES, SUBJECTS } from '../ops/nats/edges.js';
+import { EDGES, SUBJECTS } from '../topology/index.js';
 import { STAGE_NAMES } from '../pipeline/stage.js';
 import { decodeDeadLetter, decodeMessage, decodeSeeds } from '../schemas/index.js';
 import { joinCrawl } from './connection.js';

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { EDGES } from '../ops/nats/edges.js';
+import { EDGES } from '../topology/index.js';
 import { DEFAULT_RETENTION, type RetentionOptions, type RetentionPolicyFor } from '../ops/nats/topology.js';
 import { collect, UsageError } from './usage-error.js';
 

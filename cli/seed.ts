@@ -1,6 +1,6 @@
 import { jetstream } from '@nats-io/jetstream';
 import { publishSeeds } from '../app/seeding.js';
-import { SUBJECTS } from '../ops/nats/edges.js';
+import { SUBJECTS } from '../topology/index.js';
 import { deniedPermission, joinCrawl } from './connection.js';
 import { permissionDenialOf } from '../pipeline/adapters/nats-connection.js';
 import { readSeeds } from './seeds-input.js';

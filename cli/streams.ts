@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { jetstreamManager } from '@nats-io/jetstream';
-import { EDGES } from '../ops/nats/edges.js';
+import { EDGES } from '../topology/index.js';
 import { formatResult } from './table-format.js';
 import { joinOrOpenCrawl } from './connection.js';
 import { resolveOut } from './output-location.js';

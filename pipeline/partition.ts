@@ -1,8 +1,9 @@
 import { hash as hashOf } from 'node:crypto';
+import { partitionSubject, type SubjectName } from '../topology/index.js';
 
 /**
  * Stable partition of a host: FNV-1a 32-bit hash mod P. Every URL of a host travels one
- * partition (`crawl.<edge>.<partition>`), so per-host state has one natural owner.
+ * partition (`crawl.<subject>.<partition>`), so per-host state has one natural owner.
  * The hash must never change: it decides subjects of retained messages.
  */
 export function partitionOf(host: string, partitions: number): number {
@@ -14,8 +15,9 @@ export function partitionOf(host: string, partitions: number): number {
   return (hash >>> 0) % partitions;
 }
 
-export function subjectFor(edge: string, host: string, partitions: number): string {
-  return `crawl.${edge}.${partitionOf(host, partitions)}`;
+/** The subject of `name` on the partition of `host`: `crawl.fetched.3`. */
+export function subjectFor(name: SubjectName, host: string, partitions: number): string {
+  return partitionSubject(name, partitionOf(host, partitions));
 }
 
 /**
@@ -26,6 +28,6 @@ export function subjectFor(edge: string, host: string, partitions: number): stri
  * digits and dashes.
  */
 export function hostQueueSubject(host: string, partitions: number, lane = ''): string {
-  const base = `crawl.hostq.${partitionOf(host, partitions)}.${hashOf('sha1', host, 'hex').slice(0, 20)}`;
+  const base = `${partitionSubject('hostq', partitionOf(host, partitions))}.${hashOf('sha1', host, 'hex').slice(0, 20)}`;
   return lane === '' ? base : `${base}.${lane}`;
 }

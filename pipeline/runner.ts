@@ -1,7 +1,7 @@
 import { jetstream, type JetStreamClient, type JsMsg, type ConsumerMessages } from '@nats-io/jetstream';
 import { headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node';
 import { SchemaError, encodeDeadLetter } from '../schemas/index.js';
-import { SUBJECTS } from '../ops/nats/edges.js';
+import { deadLetterSubject } from '../topology/index.js';
 import { Slots } from './slots.js';
 import { jetstreamPublisher } from './adapters/stream-access.js';
 import type { Published, Publisher } from '../ports/streams.js';
@@ -155,7 +155,7 @@ export class StageRunner<T> {
     });
     const h = natsHeaders();
     h.set('Crawl-Dead-Letter-Reason', reason.slice(0, 500).replace(/[\r\n]/g, ' '));
-    await this.js.publish(`${SUBJECTS.deadletter}.${this.def.name}`, data, {
+    await this.js.publish(deadLetterSubject(this.def.name), data, {
       msgID: `dlq:${this.def.input.stream}:${msg.seq}`,
       headers: h,
     });

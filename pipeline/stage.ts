@@ -1,25 +1,14 @@
 import type { KvStore } from '../ports/kv.js';
 import type { Emit, Published, Publisher, StreamAccess } from '../ports/streams.js';
-import type { StageInputSpec } from '../ops/nats/consumer-spec.js';
+import type { StageInputSpec, StageName } from '../topology/index.js';
 import type { HttpClient } from '../ports/http.js';
 import type { BodyStore } from '../ports/bodies.js';
 import type { CrawlSettings } from './settings.js';
 import type { Logger } from './logger.js';
 import type { StageMetrics } from './metrics.js';
 
-/** The stages of the dataflow, in order. */
-export const STAGE_NAMES = [
-  'normalize',
-  'seen-filter',
-  'politeness-gate',
-  'fetch',
-  'render',
-  'extract',
-  'simhash',
-  'persist',
-  'archive',
-] as const;
-export type StageName = (typeof STAGE_NAMES)[number];
+// the stages of the dataflow, in order: their entries in the topology
+export { STAGE_NAMES, type StageName } from '../topology/index.js';
 
 /**
  * What a stage decided about one input message. Only the runner acts on it:

@@ -5,8 +5,9 @@ import { FetchedPage } from './page-messages.js';
 /**
  * What the archive needs about one HTTP exchange besides the response itself: the request as
  * sent, where it went, and what the crawler made of it. Travels inside every message the
- * archive stage reads (HTML pages on `crawl.fetched.<p>`, everything else on
- * `crawl.exchanges.<p>`); extract decodes pages with `FetchedPage`, which drops this field.
+ * archive stage reads (HTML pages on `crawl.fetched.<p>`, rendered ones on
+ * `crawl.fetched.rendered.<p>`, everything else on `crawl.exchanges.<p>`); extract decodes
+ * pages with `FetchedPage`, which drops this field.
  */
 export const ExchangeInfo = z.object({
   /**

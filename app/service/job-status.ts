@@ -2,7 +2,7 @@ import type { JetStreamManager } from '@nats-io/jetstream';
 import { countFrom } from '../queue-count.js';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { EDGES, SUBJECTS } from '../../ops/nats/edges.js';
+import { EDGES, SUBJECTS } from '../../topology/index.js';
 import { parseJsonValue } from '../../pipeline/kv-store.js';
 import { hostQueueSubject } from '../../pipeline/partition.js';
 import { openOutputDatabase } from '../../pipeline/adapters/duckdb-views.js';

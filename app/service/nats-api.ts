@@ -1,9 +1,10 @@
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import type { ApiAnswer, JobApi } from './job-api.js';
 import { MAX_BODY_BYTES } from './http-api.js';
+import { API_SUBJECTS } from '../../topology/index.js';
 
 /** The API on NATS request subjects, for any NATS client: `crawl.api.jobs.<operation>`. */
-export const API_SUBJECT = 'crawl.api.jobs';
+export const API_SUBJECT = API_SUBJECTS.jobs;
 
 const OPERATIONS: Record<string, (api: JobApi, body: Record<string, unknown> | undefined) => Promise<ApiAnswer>> = {
   create: (api, body) => api.create(body, 'nats'),

@@ -1,6 +1,6 @@
 import type { JetStreamManager } from '@nats-io/jetstream';
 import { decodeRevisit, encodeDiscoveredLinks, type DiscoveredLink, type JobRecord, type RevisitRecord } from '../../schemas/index.js';
-import { EDGES, SUBJECTS } from '../../ops/nats/edges.js';
+import { EDGES, SUBJECTS } from '../../topology/index.js';
 import { casUpdate } from '../../pipeline/kv-store.js';
 import { partitionOf, subjectFor } from '../../pipeline/partition.js';
 import type { Logger } from '../../pipeline/logger.js';

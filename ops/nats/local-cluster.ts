@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { connect } from '@nats-io/transport-node';
 import { clusterNodeConfig } from './cluster-config.js';
 import { findNatsServer, freePort } from './embedded-server.js';
-import { waitForJetStream } from './jetstream-ready.js';
+import { waitForJetStream } from '../../pipeline/adapters/jetstream-ready.js';
 
 export interface LocalClusterNode {
   name: string;

@@ -7,12 +7,29 @@
  * jobs API's requests only. `operator` (topology apply, `crawl run`, `crawl serve`, status,
  * replay, dead-letters) manages streams and consumers and has the whole account.
  *
- * The lists were taken from a protocol trace of a crawl by one worker per stage (every
- * subject each connection published or subscribed to), and are checked by the end-to-end
- * test that runs such a crawl with every worker under its role's user.
+ * A stage's role is derived from its entry in the topology (topology/stages.ts): its consumer,
+ * the subjects it publishes, its buckets and its direct uses of streams. The lists were first
+ * taken from a protocol trace of a crawl by one worker per stage (every subject each
+ * connection published or subscribed to), and are checked by the end-to-end test that runs
+ * such a crawl with every worker under its role's user.
  * `ops/nats/accounts.conf` is this, written out for copying (a unit test keeps it current).
  */
-import { BUCKETS, EDGES, FETCHED_READERS, SUBJECTS } from './edges.js';
+import {
+  API_SUBJECTS,
+  BUCKETS,
+  EDGES,
+  EVERY_STAGE_READS,
+  readersOf,
+  STAGE_NAMES,
+  stageInput,
+  STAGES,
+  SUBJECTS,
+  subjectPattern,
+  deadLetterSubject,
+  type DirectUse,
+  type StageEntry,
+  type StageName,
+} from '../../topology/index.js';
 
 export interface SubjectPermissions {
   publish: string[];
@@ -34,125 +51,58 @@ interface StageRole {
   api?: string[];
 }
 
-const every = (prefix: string) => `${prefix}.*`;
-
-/** Reading a body stored beside its message: direct gets by sequence, a miss confirmed by the stream's leader. */
-const READ_BODIES = [`$JS.API.DIRECT.GET.${EDGES.bodies.stream}`, `$JS.API.STREAM.MSG.GET.${EDGES.bodies.stream}`];
-
-/** What each stage does on NATS (besides its consumer, the crawl settings and the jobs it reads). */
-export const STAGE_ROLES: Record<string, StageRole> = {
-  normalize: {
-    stream: EDGES.discovered.stream,
-    durable: 'normalize',
-    outputs: [every(SUBJECTS.normalized), every(SUBJECTS.outcomes)],
-    read: [BUCKETS.scope],
-    write: [BUCKETS.scope],
-  },
-  'seen-filter': {
-    stream: EDGES.normalized.stream,
-    durable: 'seen-filter',
-    partitioned: true,
-    outputs: [every(SUBJECTS.frontier), every(SUBJECTS.outcomes)],
-    // the traps bucket: how many domains have a stored page (--target-unique-domains)
-    read: [BUCKETS.seen, BUCKETS.seenKeys, BUCKETS.traps],
-    // the importance bucket: its in-link counts per domain, for the gates
-    write: [BUCKETS.seen, BUCKETS.seenKeys, BUCKETS.importance],
-    // it declares the consumers of the partitions it takes over
-    api: [`$JS.API.CONSUMER.CREATE.${EDGES.normalized.stream}.>`, `$JS.API.CONSUMER.DURABLE.CREATE.${EDGES.normalized.stream}.>`],
-  },
-  'politeness-gate': {
-    stream: EDGES.frontier.stream,
-    durable: 'politeness-gate',
-    outputs: [`${SUBJECTS.hostq}.>`, every(SUBJECTS.ready), every(SUBJECTS.outcomes), every(SUBJECTS.exchanges), every(SUBJECTS.links)],
-    // the seen bucket: a URL the first pass held counts against --max-pages when granted
-    read: [BUCKETS.hosts, BUCKETS.traps, BUCKETS.robots, BUCKETS.seen],
-    write: [BUCKETS.hosts, BUCKETS.traps, BUCKETS.robots, BUCKETS.seen],
-    api: [
-      // the per-host queues are read by subject and sequence (direct gets; an empty answer
-      // is confirmed by the stream's leader, a replica may lag)
-      `$JS.API.DIRECT.GET.${EDGES.hostq.stream}`,
-      `$JS.API.DIRECT.GET.${EDGES.hostq.stream}.>`,
-      `$JS.API.STREAM.MSG.GET.${EDGES.hostq.stream}`,
-      // a URL it settles without a request leaves its host's queue (served-urls.ts)
-      `$JS.API.STREAM.MSG.DELETE.${EDGES.hostq.stream}`,
-      // "this host has no work" is confirmed by the hosts bucket's leader when it has replicas
-      `$JS.API.STREAM.INFO.KV_${BUCKETS.hosts}`,
-      `$JS.API.STREAM.MSG.GET.KV_${BUCKETS.hosts}`,
-      // how far behind fetch is (host-level priority)
-      `$JS.API.CONSUMER.INFO.${EDGES.ready.stream}.fetch`,
-      // how far behind the readers of fetched pages are (the gate holds fetching back for them)
-      ...FETCHED_READERS.map((durable) => `$JS.API.CONSUMER.INFO.${EDGES.fetched.stream}.${durable}`),
-      // every gate watches the hosts bucket (an ordered consumer, with flow control)
-      `$JS.API.CONSUMER.CREATE.KV_${BUCKETS.hosts}.>`,
-      `$JS.API.CONSUMER.DELETE.KV_${BUCKETS.hosts}.>`,
-      `$JS.FC.KV_${BUCKETS.hosts}.>`,
-      // the waiting-hosts gauge lists the bucket's keys (an ordered consumer whose info it reads)
-      `$JS.API.CONSUMER.INFO.KV_${BUCKETS.hosts}.>`,
-      // and watches the importance bucket (the seen-filters' in-link counts), which it never writes
-      `$JS.API.CONSUMER.CREATE.KV_${BUCKETS.importance}.>`,
-      `$JS.API.CONSUMER.DELETE.KV_${BUCKETS.importance}.>`,
-      `$JS.FC.KV_${BUCKETS.importance}.>`,
-    ],
-  },
-  fetch: {
-    stream: EDGES.ready.stream,
-    durable: 'fetch',
-    // (a body too large for its message is stored beside it, on crawl.bodies.<p>)
-    outputs: [every(SUBJECTS.fetched), every(SUBJECTS.exchanges), every(SUBJECTS.links), every(SUBJECTS.outcomes), every(SUBJECTS.frontier), `${SUBJECTS.revisit}.*.*`, every(SUBJECTS.bodies)],
-    read: [BUCKETS.hosts, BUCKETS.validators],
-    write: [BUCKETS.hosts],
-    // a grant is dropped as lost only on the hosts bucket leader's copy when it has replicas
-    // and a URL whose grant it confirmed leaves its host's queue (served-urls.ts)
-    api: [`$JS.API.STREAM.INFO.KV_${BUCKETS.hosts}`, `$JS.API.STREAM.MSG.GET.KV_${BUCKETS.hosts}`, `$JS.API.STREAM.MSG.DELETE.${EDGES.hostq.stream}`],
-  },
-  render: {
-    stream: EDGES.render.stream,
-    durable: 'render',
-    // the rendered page back to extract, and the exchanges its requests made (robots.txt included) to the archive
-    outputs: [every(SUBJECTS.fetched), every(SUBJECTS.exchanges), every(SUBJECTS.bodies)],
-    // a page's requests take their host's slot and robots.txt like a fetch and the gate
-    read: [BUCKETS.hosts, BUCKETS.robots],
-    write: [BUCKETS.hosts, BUCKETS.robots],
-    api: READ_BODIES,
-  },
-  extract: {
-    stream: EDGES.fetched.stream,
-    durable: 'extract',
-    outputs: [every(SUBJECTS.extracted), every(SUBJECTS.links), every(SUBJECTS.outcomes), every(SUBJECTS.render)],
-    read: [BUCKETS.validators],
-    write: [BUCKETS.validators],
-    api: READ_BODIES,
-  },
-  simhash: {
-    stream: EDGES.extracted.stream,
-    durable: 'simhash',
-    outputs: [every(SUBJECTS.pages), every(SUBJECTS.outcomes), `${SUBJECTS.revisit}.*.*`],
-    read: [BUCKETS.fingerprints, BUCKETS.traps],
-    write: [BUCKETS.fingerprints, BUCKETS.traps],
-  },
-  persist: {
-    stream: EDGES.results.stream,
-    durable: 'persist',
-    outputs: [],
-    read: [],
-    write: [],
-  },
-  archive: {
-    stream: EDGES.fetched.stream,
-    durable: 'archive',
-    outputs: [],
-    read: [BUCKETS.digests],
-    write: [BUCKETS.digests],
-    api: READ_BODIES,
-  },
+const consumerInfo = (stage: string) => {
+  const input = stageInput(stage as StageName);
+  return `$JS.API.CONSUMER.INFO.${input.stream}.${input.durable}`;
 };
+
+/** The JetStream API subjects one of a stage's direct uses of a stream needs. */
+function apiOf(use: DirectUse, stage: StageName): string[] {
+  if ('readsBySequence' in use) {
+    // direct gets by sequence (or next by subject), a miss confirmed by the stream's leader
+    const stream = EDGES[use.readsBySequence].stream;
+    return [`$JS.API.DIRECT.GET.${stream}`, ...(use.bySubject ? [`$JS.API.DIRECT.GET.${stream}.>`] : []), `$JS.API.STREAM.MSG.GET.${stream}`];
+  }
+  if ('deletesFrom' in use) return [`$JS.API.STREAM.MSG.DELETE.${EDGES[use.deletesFrom].stream}`];
+  if ('readsLeaderCopyOf' in use) {
+    const stream = `KV_${BUCKETS[use.readsLeaderCopyOf]}`;
+    return [`$JS.API.STREAM.INFO.${stream}`, `$JS.API.STREAM.MSG.GET.${stream}`];
+  }
+  if ('lagOf' in use) return [consumerInfo(use.lagOf)];
+  if ('lagOfReadersOf' in use) return readersOf(use.lagOfReadersOf).map(consumerInfo);
+  if ('watches' in use) {
+    const stream = `KV_${BUCKETS[use.watches]}`;
+    const watch = [`$JS.API.CONSUMER.CREATE.${stream}.>`, `$JS.API.CONSUMER.DELETE.${stream}.>`, `$JS.FC.${stream}.>`];
+    return use.listsKeys ? [...watch, `$JS.API.CONSUMER.INFO.${stream}.>`] : watch;
+  }
+  const own = stageInput(stage).stream;
+  return [`$JS.API.CONSUMER.CREATE.${own}.>`, `$JS.API.CONSUMER.DURABLE.CREATE.${own}.>`];
+}
+
+function roleOf(name: StageName): StageRole {
+  const entry: StageEntry = STAGES[name];
+  const input = stageInput(name);
+  const uses = entry.uses ?? [];
+  return {
+    stream: input.stream,
+    durable: input.durable,
+    ...(input.partitioned ? { partitioned: true } : {}),
+    outputs: entry.publishes.map(subjectPattern),
+    read: entry.buckets.read.map((b) => BUCKETS[b]),
+    write: entry.buckets.write.map((b) => BUCKETS[b]),
+    ...(uses.length ? { api: uses.flatMap((use) => apiOf(use, name)) } : {}),
+  };
+}
+
+/** What each stage does on NATS (besides its consumer, the crawl settings and the jobs it reads), from the topology. */
+export const STAGE_ROLES: Record<string, StageRole> = Object.fromEntries(STAGE_NAMES.map((name) => [name, roleOf(name)]));
 
 export const ROLES = ['operator', 'seeder', 'api-client', ...Object.keys(STAGE_ROLES)] as const;
 
 /** Replies to this user's requests (JetStream API answers, publish acks, pulled messages) come to its inboxes. */
 const INBOX = '_INBOX.>';
 
-/** What a process asks before it joins a crawl (ops/nats/jetstream-ready.ts). */
+/** What a process asks before it joins a crawl (pipeline/adapters/jetstream-ready.ts). */
 const JOIN_CHECKS = ['$JS.API.INFO', '$JS.API.STREAM.LIST'];
 
 /** The subjects `role` may publish and subscribe to. */
@@ -163,15 +113,15 @@ export function rolePermissions(role: string): SubjectPermissions {
   // JetStream answers and a cluster has elected its leaders; they read no message and change nothing
   // `$KV.crawl-scope.>`: the seeds' scope, put before the seeds (app/seeding.ts); a seed puts the same keys itself
   if (role === 'seeder') return { publish: [SUBJECTS.seeds, `$KV.${BUCKETS.scope}.>`, ...JOIN_CHECKS], subscribe: [INBOX] };
-  if (role === 'api-client') return { publish: ['crawl.api.jobs.*'], subscribe: [INBOX] };
+  if (role === 'api-client') return { publish: [`${API_SUBJECTS.jobs}.*`], subscribe: [INBOX] };
   const s = STAGE_ROLES[role];
   if (!s) throw new Error(`no role ${role}: one of ${ROLES.join(', ')}`);
   const consumer = s.partitioned ? `${s.stream}.*` : `${s.stream}.${s.durable}`;
-  const reads = [...new Set([...s.read, BUCKETS.config, BUCKETS.jobs])];
+  const reads = [...new Set([...s.read, ...EVERY_STAGE_READS.map((b) => BUCKETS[b])])];
   return {
     publish: [
       ...s.outputs,
-      `${SUBJECTS.deadletter}.${role}`,
+      deadLetterSubject(role),
       ...JOIN_CHECKS,
       `$JS.API.CONSUMER.INFO.${consumer}`,
       `$JS.API.CONSUMER.MSG.NEXT.${consumer}`,

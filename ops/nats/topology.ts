@@ -9,8 +9,7 @@ import {
 } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { BUCKETS, EDGES } from './edges.js';
-import { partitionInput, type StageInputSpec } from './consumer-spec.js';
+import { BUCKETS, EDGES, partitionInput, type StageInputSpec } from '../../topology/index.js';
 
 export interface RetentionOptions {
   /** how long each stream keeps its messages (replay window) */
@@ -124,6 +123,9 @@ async function ensureConsumer(jsm: JetStreamManager, spec: StageInputSpec): Prom
       ack_wait: config.ack_wait,
       max_ack_pending: config.max_ack_pending,
       max_deliver: config.max_deliver,
+      // a consumer made when the stage read fewer subjects (extract before rendered pages had
+      // their own) reads what the topology says now; nats-server 2.9 changes it in place
+      ...(spec.filterSubject ? { filter_subject: spec.filterSubject } : {}),
     });
   } catch (err) {
     if (!/not found/i.test((err as Error).message)) throw err;

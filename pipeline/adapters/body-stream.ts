@@ -1,6 +1,6 @@
 import { jetstream, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { EDGES } from '../../ops/nats/edges.js';
+import { EDGES } from '../../topology/index.js';
 import type { BodyStore } from '../../ports/bodies.js';
 import { chunkedBodyStore, type ChunkStream } from '../body-chunks.js';
 

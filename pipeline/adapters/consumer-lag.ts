@@ -1,5 +1,5 @@
 import type { JetStreamManager } from '@nats-io/jetstream';
-import type { StageInputSpec } from '../../ops/nats/consumer-spec.js';
+import type { StageInputSpec } from '../../topology/index.js';
 import type { StageMetrics } from '../metrics.js';
 
 export interface ConsumerLag {

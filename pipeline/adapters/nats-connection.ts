@@ -10,7 +10,7 @@ import {
   type ConnectionOptions,
   type NatsConnection,
 } from '@nats-io/transport-node';
-import { waitForJetStream } from '../../ops/nats/jetstream-ready.js';
+import { waitForJetStream } from './jetstream-ready.js';
 import { retryFor } from '../retry.js';
 import { batchSocketWrites } from './nats-write-batching.js';
 import { settleRequestsWithoutErrors } from './nats-request-settle.js';

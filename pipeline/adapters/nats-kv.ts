@@ -2,7 +2,7 @@ import { Kvm, type KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { KvConflictError, type KvEntry, type KvStore, type KvWatch } from '../../ports/kv.js';
-import { BUCKETS } from '../../ops/nats/edges.js';
+import { BUCKETS } from '../../topology/index.js';
 
 const WRONG_LAST_SEQUENCE = new Set([10071, 10164]);
 

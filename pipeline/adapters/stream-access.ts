@@ -1,7 +1,7 @@
 import { DeliverPolicy, jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { ConsumerPosition, Emit, Published, Publisher, StoredMessage, StreamAccess } from '../../ports/streams.js';
-import { tooLargeForServer } from '../../ops/nats/max-payload.js';
+import { tooLargeForServer } from './max-payload.js';
 
 /**
  * Direct stream access for stages that keep their own queues: "the next message on this

@@ -16,6 +16,7 @@ import { placeBody, type PlacedBody } from '../shared/messages/page-body.js';
 import { PACING_GUARD_MS } from '../shared/host-state/host-pacing.js';
 import { retryFor } from '../../pipeline/retry.js';
 import { bodyWanted, declaredLength, notDownloaded } from './classify-response.js';
+import { isSubjectOf } from '../../topology/index.js';
 
 export { PACING_GUARD_MS };
 
@@ -153,11 +154,11 @@ export async function handleFetch(input: StageInput<FetchGrant>, ctx: StageConte
   } else {
     out = [fetchOutcome(a, 'network_error', withNote(`${failure!.code}: ${failure!.message}`, pacingNote))];
   }
-  const page = out.some((m) => m.subject.startsWith('crawl.fetched.'));
+  const page = out.some((m) => isSubjectOf('fetched', m.subject));
   // every exchange is archived: an HTML page through its fetched message, anything else here
   if (!page) out.push(exchangeEmit(facts, s.partitions));
   // a job's URL that ended here (not a page: simhash schedules those) gets its next revisit
-  const retried = out.some((m) => m.subject.startsWith('crawl.frontier.'));
+  const retried = out.some((m) => isSubjectOf('frontier', m.subject));
   if (g.job !== undefined && !page && !retried) {
     // a 304's validators are those of the copy it confirms (the revisit keeps them); a failure has none
     const sent = res && res.status !== 304 ? validatorsOf(res) : null;

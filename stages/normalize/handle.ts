@@ -7,7 +7,7 @@ import {
   type DiscoveredLinks,
   type SeedMessage,
 } from '../../schemas/index.js';
-import { SUBJECTS } from '../../ops/nats/edges.js';
+import { SUBJECTS } from '../../topology/index.js';
 import { subjectFor } from '../../pipeline/partition.js';
 import { emit, type Emit, type Outcome, type StageContext, type StageInput } from '../../pipeline/stage.js';
 import { canonicalize } from './canonical-url.js';

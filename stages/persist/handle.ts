@@ -1,5 +1,5 @@
 import { crawlIdOf } from '../shared/job-fields.js';
-import { SUBJECTS } from '../../ops/nats/edges.js';
+import { SUBJECTS } from '../../topology/index.js';
 import { decodeFinal, decodeOutcome, type FinalPage, type UrlOutcome } from '../../schemas/index.js';
 import { emit, type Outcome, type StageContext, type StageInput } from '../../pipeline/stage.js';
 import type { DurableBatcher } from '../../pipeline/durable-batcher.js';

@@ -1,6 +1,6 @@
 import type { BackgroundContext } from '../../pipeline/stage.js';
 import { serveHostRanked, type HostTurn, type RankedTurn } from './serve-host.js';
-import { EDGES, FETCH_DURABLE, FETCHED_READERS } from '../../ops/nats/edges.js';
+import { EDGES, FETCH_DURABLE, FETCHED_READERS } from '../../topology/index.js';
 import type { LaneLevel } from '../shared/host-state/host-lanes.js';
 import { DomainTally } from './domain-tally.js';
 import { domainImportanceOf, type DomainImportance } from './domain-importance.js';

@@ -3,7 +3,7 @@ import { hostQueueSubject } from '../../pipeline/partition.js';
 import { parseJsonValue } from '../../pipeline/kv-store.js';
 import { type KvStore } from '../../ports/kv.js';
 import type { StreamAccess } from '../../ports/streams.js';
-import { EDGES } from '../../ops/nats/edges.js';
+import { EDGES } from '../../topology/index.js';
 import { laneLevel } from '../shared/host-state/host-lanes.js';
 import { lanesWithWork, leaseLive, readSlot, TAIL_PREFIX, type HostSlot, type QueueTail } from '../shared/host-state/host-slot.js';
 import type { RobotsCache } from '../shared/robots/robots-cache.js';

@@ -1,5 +1,5 @@
 import type { AdmittedUrl } from '../../schemas/index.js';
-import { EDGES } from '../../ops/nats/edges.js';
+import { EDGES } from '../../topology/index.js';
 import type { Emit, StageContext } from '../../pipeline/stage.js';
 import { outcomeEmit, urlOutcome } from '../shared/messages/outcome-emit.js';
 import { stableId } from '../shared/messages/stage-ids.js';

@@ -1,7 +1,7 @@
 import { decodeAdmitted, encodeGrant, type AdmittedUrl } from '../../schemas/index.js';
 import { hostQueueSubject, subjectFor } from '../../pipeline/partition.js';
 import type { BackgroundContext, Emit, StageContext } from '../../pipeline/stage.js';
-import { EDGES } from '../../ops/nats/edges.js';
+import { EDGES } from '../../topology/index.js';
 import { effectiveCursor, lanesWithWork, readSlot, readTail, readyAt, skipQueued, undoAcquire, type HostSlot } from '../shared/host-state/host-slot.js';
 import { pickLane } from './pick-lane.js';
 import { laneLevel, type LaneLevel } from '../shared/host-state/host-lanes.js';

@@ -1,5 +1,5 @@
 /**
- * What a render ends in: the page again on the fetched edge, now with the DOM as its body
+ * What a render ends in: the page back to extract on `crawl.fetched.rendered.<p>`, now with the DOM as its body
  * (or, when rendering failed for good, as fetched), marked so extract does not send it back,
  * and for the archive a record of the DOM that points at the response it was rendered from.
  */
@@ -71,7 +71,7 @@ export function renderedPageEmit(page: RenderRequest, dom: { placed: PlacedBody;
       render_log: session.log,
     },
   };
-  return { subject: subjectFor('fetched', page.host, partitions), msgId: renderedMsgId(page.fetch_id), data: encodeExchange(message) };
+  return { subject: subjectFor('rendered', page.host, partitions), msgId: renderedMsgId(page.fetch_id), data: encodeExchange(message) };
 }
 
 /**
@@ -82,5 +82,5 @@ export function renderedPageEmit(page: RenderRequest, dom: { placed: PlacedBody;
 export function unrenderedPageEmit(page: RenderRequest, why: string, partitions: number): Emit {
   const { render_reason: reason, ...fetched } = page;
   const message: ArchivedExchange = { ...fetched, rendered: false, render_note: `not rendered (${reason}): ${why}` };
-  return { subject: subjectFor('fetched', page.host, partitions), msgId: renderedMsgId(page.fetch_id), data: encodeExchange(message) };
+  return { subject: subjectFor('rendered', page.host, partitions), msgId: renderedMsgId(page.fetch_id), data: encodeExchange(message) };
 }

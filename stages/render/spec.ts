@@ -1,20 +1,12 @@
-import { EDGES } from '../../ops/nats/edges.js';
-import type { StageInputSpec } from '../../ops/nats/consumer-spec.js';
+import { edgesPublishedBy, stageInput } from '../../topology/index.js';
 
 /**
- * render: pages extract chose to render in; their rendered DOM (to extract again) and the
- * exchanges the page's requests made (to the archive) out, both on the fetched stream.
+ * render: pages extract chose to render in; their rendered DOM out on a subject of its own
+ * (`crawl.fetched.rendered.<p>`, to extract again and to the archive), and the exchanges the
+ * page's requests made (to the archive).
  */
-export const renderInput: StageInputSpec = {
-  stream: EDGES.render.stream,
-  durable: 'render',
-  filterSubject: 'crawl.render.*',
-  // the runner marks a message in progress while its render runs, so this only bounds a dead process
-  ackWaitMs: 60_000,
-  // each message holds a page and a render costs seconds: a short queue per consumer is plenty
-  maxAckPending: 256,
-};
-export const renderEmits = ['fetched'] as const;
+export const renderInput = stageInput('render');
+export const renderEmits = edgesPublishedBy('render');
 
 /** After the load event a page counts as settled once no request has been open this long (the usual "network idle"). */
 export const RENDER_SETTLE_MS = 500;

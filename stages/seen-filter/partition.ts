@@ -1,6 +1,6 @@
 import { decodeCandidates, type CandidateUrl } from '../../schemas/index.js';
 import { type OpenPartition, type PartitionedStage, type StageContext } from '../../pipeline/stage.js';
-import { partitionInput } from '../../ops/nats/consumer-spec.js';
+import { partitionInput } from '../../topology/index.js';
 import { handleSeenFilter } from './handle.js';
 import { seenKeyOf } from './confirm-hits.js';
 import { exactKeyOf } from './exact-key.js';

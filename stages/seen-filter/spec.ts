@@ -1,21 +1,12 @@
-import { EDGES } from '../../ops/nats/edges.js';
-import type { StageInputSpec } from '../../ops/nats/consumer-spec.js';
+import { edgesPublishedBy, stageInput } from '../../topology/index.js';
 
 /**
  * seen-filter: candidates in; URLs never admitted before out to the politeness gate.
  * Partitioned: one durable per partition (`seen-filter-p<N>` on `crawl.normalized.<N>`),
  * consumed only by the process holding that partition's lease.
  */
-export const seenFilterInput: StageInputSpec = {
-  stream: EDGES.normalized.stream,
-  durable: 'seen-filter',
-  filterSubject: 'crawl.normalized.*',
-  ackWaitMs: 30_000,
-  // per partition: also bounds the messages a takeover must treat as possibly in flight
-  maxAckPending: 1_000,
-  partitioned: true,
-};
-export const seenFilterEmits = ['frontier', 'results'] as const;
+export const seenFilterInput = stageInput('seen-filter');
+export const seenFilterEmits = edgesPublishedBy('seen-filter');
 
 /** A partition's seen set is saved after this many new URLs... */
 export const SNAPSHOT_EVERY_URLS = 100_000;

@@ -4,7 +4,7 @@
  * stores a robots.txt of its own) with `--render`, one worker per stage, each connected as its role's user of
  * ops/nats/permissions.ts, on a nats-server configured with those users. Every page of the
  * app must come out rendered, and the server must log no permission violation: the render
- * role's list (its consumer, crawl.fetched and crawl.exchanges, the hosts and robots
+ * role's list (its consumer, crawl.fetched.rendered and crawl.exchanges, the hosts and robots
  * buckets) and extract's crawl.render are enough for what the stages do.
  */
 import { after, before, describe, it } from 'node:test';

@@ -13,7 +13,7 @@ import path from 'node:path';
 import { Kvm } from '@nats-io/kv';
 import { startForwardProxy, startTestWeb, type ForwardProxy, type TestWeb } from '../../testweb/index.js';
 import { connectNats } from '../../pipeline/adapters/nats-connection.js';
-import { BUCKETS } from '../../ops/nats/edges.js';
+import { BUCKETS } from '../../topology/index.js';
 import { freePort } from '../../ops/nats/embedded-server.js';
 import { openOutputDatabase } from '../../pipeline/adapters/duckdb-views.js';
 import { runCli, serveApiUrl, startCli } from '../support/crawl-cli.js';

@@ -8,7 +8,7 @@ import { jetstream, type JetStreamClient, type JetStreamManager } from '@nats-io
 import { headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node';
 import { connectNats } from '../../pipeline/adapters/nats-connection.js';
 import { applyCrawlTopology } from '../../app/topology.js';
-import { EDGES } from '../../ops/nats/edges.js';
+import { EDGES } from '../../topology/index.js';
 import { encodeCandidate, encodeDeadLetter, encodeSeed } from '../../schemas/index.js';
 import { startTestNats } from '../support/nats-server.js';
 import { runCli } from '../support/crawl-cli.js';

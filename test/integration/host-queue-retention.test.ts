@@ -18,7 +18,7 @@ import { handleGateIntake } from '../../stages/politeness-gate/handle.js';
 import { serveHost } from '../../stages/politeness-gate/serve-host.js';
 import { handleFetch } from '../../stages/fetch/handle.js';
 import { decodeGrant, decodeOutcome, type AdmittedUrl } from '../../schemas/index.js';
-import { EDGES } from '../../ops/nats/edges.js';
+import { EDGES } from '../../topology/index.js';
 import { createFakeContext, htmlResponse, httpResponse, stageInput } from '../support/fake-context.js';
 import { useTestNats } from '../support/nats-server.js';
 

@@ -13,7 +13,7 @@ import { StageMetrics } from '../../pipeline/metrics.js';
 import { subjectFor } from '../../pipeline/partition.js';
 import { runReplay } from '../../app/replay.js';
 import { parseSettings } from '../../pipeline/settings.js';
-import { EDGES } from '../../ops/nats/edges.js';
+import { EDGES } from '../../topology/index.js';
 import { decodeFetched, encodeFetched } from '../../schemas/index.js';
 import { emptyBatch, type RowBatch } from '../../stages/persist/index.js';
 import { useTestNats } from '../support/nats-server.js';

@@ -16,7 +16,7 @@ import { publishSeeds } from '../../app/seeding.js';
 import { silentLogger } from '../../pipeline/logger.js';
 import { parseSettings } from '../../pipeline/settings.js';
 import { partitionOf } from '../../pipeline/partition.js';
-import { EDGES, SUBJECTS } from '../../ops/nats/edges.js';
+import { EDGES, SUBJECTS } from '../../topology/index.js';
 import { decodeAdmitted, decodeOutcome, encodeDiscoveredLinks, encodeSeed } from '../../schemas/index.js';
 import { useTestNats } from '../support/nats-server.js';
 

@@ -18,7 +18,7 @@ import { PartitionOwner } from '../../pipeline/partition-owner.js';
 import { leaseKey } from '../../pipeline/partition-leases.js';
 import { parseSettings, type CrawlSettings } from '../../pipeline/settings.js';
 import { partitionOf } from '../../pipeline/partition.js';
-import { EDGES } from '../../ops/nats/edges.js';
+import { EDGES } from '../../topology/index.js';
 import { batchesBy, decodeAdmittedBatch, encodeCandidate, encodeCandidates, type CandidateUrl } from '../../schemas/index.js';
 import { seenFilterStage } from '../../stages/seen-filter/index.js';
 import { useTestNats } from '../support/nats-server.js';

@@ -6,12 +6,10 @@ import { NatsKvStore, openKvStores } from '../../pipeline/adapters/nats-kv.js';
 import { startNode } from '../../app/node.js';
 import { pipelineBacklog } from '../../app/backlog.js';
 import { applyCrawlPartitions, applyCrawlTopology } from '../../app/topology.js';
-import { partitionInput } from '../../ops/nats/consumer-spec.js';
+import { BUCKETS, EDGES, partitionInput, partitionSubject, STAGE_INPUTS } from '../../topology/index.js';
 import { KvConflictError } from '../../ports/kv.js';
 import { silentLogger } from '../../pipeline/logger.js';
 import { parseSettings } from '../../pipeline/settings.js';
-import { BUCKETS, EDGES } from '../../ops/nats/edges.js';
-import { STAGE_INPUTS } from '../../app/stage-registry.js';
 import { decodeAdmitted, decodeDeadLetter, decodeDiscoveredLinks, decodeExtracted, encodeCandidate, encodeFetched } from '../../schemas/index.js';
 import { partitionOf } from '../../pipeline/partition.js';
 import { useTestNats } from '../support/nats-server.js';
@@ -43,6 +41,22 @@ describe('topology, KV and runner on a real nats-server', () => {
     }
     const kv = await openKvStores(nats.nc);
     for (const name of Object.keys(BUCKETS)) assert.ok(kv[name as keyof typeof kv], `bucket ${name}`);
+  });
+
+  it('a fetched stream and extract consumer made before rendered pages had their own subject take it up when the topology is applied', async () => {
+    await applyCrawlTopology(nats.nc);
+    const fetched = await nats.jsm.streams.info(EDGES.fetched.stream);
+    // as an older crawler left them: no rendered subject, extract reading crawl.fetched.*
+    await nats.jsm.streams.update(EDGES.fetched.stream, { ...fetched.config, subjects: ['crawl.fetched.*', 'crawl.exchanges.*'] });
+    await nats.jsm.consumers.update(EDGES.fetched.stream, 'extract', { filter_subject: 'crawl.fetched.*' });
+    await applyCrawlTopology(nats.nc);
+    assert.deepEqual((await nats.jsm.streams.info(EDGES.fetched.stream)).config.subjects, [...EDGES.fetched.subjects]);
+    const before = (await nats.jsm.consumers.info(EDGES.fetched.stream, 'extract')).num_pending;
+    await jetstream(nats.nc).publish(partitionSubject('rendered', 0), new Uint8Array([1]));
+    const extract = await nats.jsm.consumers.info(EDGES.fetched.stream, 'extract');
+    assert.equal(extract.config.filter_subject, 'crawl.fetched.>');
+    assert.equal(extract.num_pending, before + 1, 'extract is given the rendered page');
+    await nats.jsm.streams.purge(EDGES.fetched.stream);
   });
 
   it('KV compare-and-set: create on an existing key and update at a stale revision both conflict', async () => {
@@ -150,8 +164,9 @@ describe('topology, KV and runner on a real nats-server', () => {
   it('every edge a stage emits to is read by some stage (except dead letters and results read by persist)', async () => {
     const { buildStage } = await import('../../app/stage-registry.js');
     // the host queues are read by the gate's scheduler by subject and sequence, not by a consumer;
-    // the revisit schedule by the service (crawl serve), one due slot at a time
-    const consumed = new Set([...STAGE_INPUTS.map((s) => s.stream), EDGES.hostq.stream, EDGES.revisits.stream]);
+    // the revisit schedule by the service (crawl serve), one due slot at a time; large bodies
+    // by sequence, by the readers of the messages that refer to them
+    const consumed = new Set([...STAGE_INPUTS.map((s) => s.stream), EDGES.hostq.stream, EDGES.revisits.stream, EDGES.bodies.stream]);
     for (const name of ['normalize', 'seen-filter', 'politeness-gate', 'fetch', 'extract', 'simhash'] as const) {
       const def = await buildStage(name, {});
       for (const edge of def.emits) {

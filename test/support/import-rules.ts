@@ -1,12 +1,14 @@
 /**
  * The layering of the product code, as rules over its imports (see the README's code map):
  *
- *   cli/  ->  app/  ->  stages/  ->  pipeline/  ->  ports/, schemas/, ops/
+ *   cli/  ->  app/  ->  stages/, ops/  ->  pipeline/  ->  ports/, schemas/, topology/
  *
- * each folder may import the ones to its right, never one to its left. Within stages/, a
+ * each folder may import the ones to its right, never one to its left. topology/ (the
+ * dataflow's streams, subjects, buckets and stages) is plain data: it imports nothing, not
+ * even a library. ops/ is deployment (servers, applying the topology, permissions): stages
+ * and pipeline name streams through topology/ and never import ops/. Within stages/, a
  * stage folder imports only itself and stages/shared/, which imports no stage; stages reach
- * the outside world through ports/ (never pipeline/adapters/) and name streams through
- * ops/nats/edges.ts and consumer-spec.ts only. Libraries that talk to servers (NATS, undici,
+ * the outside world through ports/ (never pipeline/adapters/). Libraries that talk to servers (NATS, undici,
  * DuckDB, the S3 client, prom-client) or drive a browser (playwright-core) are imported below
  * the stages only, and prom-client (the metrics registry and its server) only by pipeline/,
  * app/ and cli/. Stages do no file I/O (node:fs): their outputs go through ports. testweb/
@@ -27,18 +29,19 @@ export interface Violation {
   rule: string;
 }
 
-const PRODUCT_FOLDERS = ['ports', 'schemas', 'ops', 'pipeline', 'stages', 'app', 'cli', 'testweb'] as const;
+const PRODUCT_FOLDERS = ['ports', 'schemas', 'topology', 'ops', 'pipeline', 'stages', 'app', 'cli', 'testweb'] as const;
 type Folder = (typeof PRODUCT_FOLDERS)[number];
 
 /** What each folder may import of ours (its own folder is always allowed). */
 const MAY_IMPORT: Record<Folder, readonly Folder[]> = {
   ports: [],
   schemas: [],
-  ops: [],
-  pipeline: ['ports', 'schemas', 'ops'],
-  stages: ['pipeline', 'ports', 'schemas', 'ops'],
-  app: ['stages', 'pipeline', 'ports', 'schemas', 'ops'],
-  cli: ['app', 'stages', 'pipeline', 'ports', 'schemas', 'ops', 'testweb'],
+  topology: [],
+  ops: ['pipeline', 'topology'],
+  pipeline: ['ports', 'schemas', 'topology'],
+  stages: ['pipeline', 'ports', 'schemas', 'topology'],
+  app: ['stages', 'ops', 'pipeline', 'ports', 'schemas', 'topology'],
+  cli: ['app', 'stages', 'ops', 'pipeline', 'ports', 'schemas', 'topology', 'testweb'],
   testweb: [],
 };
 
@@ -49,12 +52,13 @@ const NO_SERVER_LIBRARIES: readonly Folder[] = ['stages', 'schemas', 'ports'];
 const METRICS_LIBRARY = /^prom-client$/;
 const METRICS_FOLDERS: readonly Folder[] = ['pipeline', 'app', 'cli'];
 
+/** Folders that name streams through topology/ and may not reach deployment code in ops/. */
+const BELOW_DEPLOYMENT: readonly Folder[] = ['stages', 'pipeline'];
+/** Plain data: no library either (node: built-ins included). */
+const NO_LIBRARIES: readonly Folder[] = ['topology'];
 /** The file system: stages write files through the output ports (ports/warc-sink.ts, the row sink), whose adapters are in pipeline/adapters/. */
 const FILE_SYSTEM = /^(node:)?fs(\/promises)?$/;
 const NO_FILE_SYSTEM: readonly Folder[] = ['stages'];
-
-/** The ops/ modules a stage may name streams and consumers with. */
-const OPS_FOR_STAGES = new Set(['ops/nats/edges.ts', 'ops/nats/consumer-spec.ts']);
 
 const IMPORT = /(?:^|\n)\s*(?:import|export)\s[^;]*?\sfrom\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g;
 
@@ -87,7 +91,8 @@ export function checkImports(files: readonly SourceFile[]): Violation[] {
     for (const spec of importsOf(f.text)) {
       const add = (rule: string) => violations.push({ file: f.path, imports: spec, rule });
       if (!spec.startsWith('.')) {
-        if (NO_FILE_SYSTEM.includes(from) && FILE_SYSTEM.test(spec)) add(`${from}/ does not use the file system (${spec}): outputs go through the WARC and row sink ports`);
+        if (NO_LIBRARIES.includes(from)) add(`${from}/ imports nothing, no library either (${spec}): it is plain data`);
+        else if (NO_FILE_SYSTEM.includes(from) && FILE_SYSTEM.test(spec)) add(`${from}/ does not use the file system (${spec}): outputs go through the WARC and row sink ports`);
         else if (NO_SERVER_LIBRARIES.includes(from) && SERVER_LIBRARIES.test(spec)) add(`${from}/ does not import server libraries (${spec}): they come through ports/ and the stage context`);
         else if (!METRICS_FOLDERS.includes(from) && METRICS_LIBRARY.test(spec)) add(`only pipeline/, app/ and cli/ import ${spec}: metrics are counted through ctx.metrics`);
         continue;
@@ -98,13 +103,16 @@ export function checkImports(files: readonly SourceFile[]): Violation[] {
         add(`product code imports only product folders (${PRODUCT_FOLDERS.join(', ')})`);
         continue;
       }
+      if (BELOW_DEPLOYMENT.includes(from) && to === 'ops') {
+        add(`${from}/ names streams through topology/, never ops/ (deployment: servers, applying the topology, permissions)`);
+        continue;
+      }
       if (to !== from && !MAY_IMPORT[from].includes(to)) {
         add(`${from}/ may import ${MAY_IMPORT[from].length ? MAY_IMPORT[from].map((x) => x + '/').join(', ') : 'nothing of ours'} besides itself, not ${to}/`);
         continue;
       }
       if (from === 'stages') {
         if (target.startsWith('pipeline/adapters/')) add('stages reach the outside world through ports/, never pipeline/adapters/');
-        if (to === 'ops' && !OPS_FOR_STAGES.has(target)) add('stages name streams through ops/nats/edges.ts and consumer-spec.ts only');
         const own = stageFolderOf(f.path);
         const other = stageFolderOf(target);
         if (own === 'shared' && to === 'stages' && other !== 'shared') add('stages/shared/ imports no stage');

@@ -26,13 +26,16 @@ describe('import rules: the layering of the code', () => {
   for (const [what, f, rule] of [
     ['pipeline imports a stage', file('pipeline/runner.ts', '../stages/fetch/handle.js'), /pipeline\/ may import .* not stages\//],
     ['pipeline imports the composition root', file('pipeline/runner.ts', '../app/node.js'), /not app\//],
-    ['ops imports pipeline', file('ops/nats/topology.ts', '../../pipeline/stage.js'), /ops\/ may import nothing of ours/],
+    ['ops imports a stage', file('ops/nats/topology.ts', '../../stages/fetch/spec.js'), /ops\/ may import .* not stages\//],
     ['a stage imports an adapter', file('stages/fetch/handle.ts', '../../pipeline/adapters/http/client.js'), /through ports\//],
     ['a stage imports another stage', file('stages/fetch/handle.ts', '../politeness-gate/host-scheduler.js'), /not stages\/politeness-gate\//],
     ['shared imports a stage', file('stages/shared/failure-policy.ts', '../fetch/handle.js'), /stages\/shared\/ imports no stage/],
     ['a stage imports the NATS client', file('stages/fetch/handle.ts', '@nats-io/jetstream'), /server libraries/],
     ['a stage drives a browser itself', file('stages/render/handle.ts', 'playwright-core'), /server libraries/],
-    ['a stage imports the topology', file('stages/fetch/spec.ts', '../../ops/nats/topology.js'), /edges\.ts and consumer-spec\.ts only/],
+    ['a stage imports deployment code', file('stages/fetch/spec.ts', '../../ops/nats/topology.js'), /stages\/ names streams through topology\/, never ops\//],
+    ['pipeline imports deployment code', file('pipeline/runner.ts', '../ops/nats/permissions.js'), /pipeline\/ names streams through topology\/, never ops\//],
+    ['the topology imports pipeline', file('topology/stages.ts', '../pipeline/stage.js'), /topology\/ may import nothing of ours/],
+    ['the topology imports a library', file('topology/edges.ts', 'node:path'), /topology\/ imports nothing, no library either/],
     ['ops imports the metrics library', file('ops/nats/topology.ts', 'prom-client'), /only pipeline\/, app\/ and cli\/ import prom-client/],
     ['a stage imports the S3 client', file('stages/archive/sink.ts', '@aws-sdk/client-s3'), /server libraries/],
     ['a stage writes files itself', file('stages/archive/sink.ts', 'node:fs'), /does not use the file system/],
@@ -55,8 +58,13 @@ describe('import rules: the layering of the code', () => {
     assert.deepEqual(checkImports([f]), []);
   });
 
-  test('allowed: a stage imports shared, pipeline, ports, schemas and edge names', () => {
-    const f = file('stages/fetch/handle.ts', '../shared/failure-policy.js', '../../pipeline/stage.js', '../../ports/http.js', '../../schemas/index.js', '../../ops/nats/edges.js', './spec.js', 'parse5');
+  test('allowed: a stage imports shared, pipeline, ports, schemas and the topology', () => {
+    const f = file('stages/fetch/handle.ts', '../shared/failure-policy.js', '../../pipeline/stage.js', '../../ports/http.js', '../../schemas/index.js', '../../topology/index.js', './spec.js', 'parse5');
+    assert.deepEqual(checkImports([f]), []);
+  });
+
+  test('allowed: deployment code applies the topology through the NATS client helpers', () => {
+    const f = file('ops/nats/local-cluster.ts', '../../topology/index.js', '../../pipeline/adapters/jetstream-ready.js', '@nats-io/transport-node');
     assert.deepEqual(checkImports([f]), []);
   });
 });

@@ -13,8 +13,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import { composeClusterConfigs } from '../../ops/nats/cluster-config.js';
-import { EDGES } from '../../ops/nats/edges.js';
-import { STAGE_INPUTS } from '../../app/stage-registry.js';
+import { EDGES, STAGE_INPUTS } from '../../topology/index.js';
 import { STAGE_NAMES } from '../../pipeline/stage.js';
 import { DEFAULT_METRICS_PORT } from '../../pipeline/metrics-server.js';
 

@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseRange, parseTime } from '../../cli/replay.js';
 import { parseAge, parseSize, retentionPolicy } from '../../cli/retention-flags.js';
-import { subjectMatches } from '../../app/replay.js';
+import { subjectMatches } from '../../topology/index.js';
 import { s3SetupStatements } from '../../pipeline/adapters/s3-settings.js';
 import { outputPath, partitionDir } from '../../pipeline/adapters/output-layout.js';
 import { DEFAULT_RETENTION } from '../../ops/nats/topology.js';

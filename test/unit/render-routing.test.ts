@@ -71,7 +71,9 @@ describe('application shells (--render-auto)', () => {
 });
 
 describe('extract routes pages to the render stage', () => {
-  const extract = (p: FetchedPage, settings: Record<string, unknown>) => createExtractHandler()(stageInput(p, { subject: 'crawl.fetched.0' }), createFakeContext({ settings }));
+  // a page back from the render stage comes on its own subject
+  const subjectOf = (p: FetchedPage) => (p.rendered === undefined ? 'crawl.fetched.0' : 'crawl.fetched.rendered.0');
+  const extract = (p: FetchedPage, settings: Record<string, unknown>) => createExtractHandler()(stageInput(p, { subject: subjectOf(p) }), createFakeContext({ settings }));
 
   test('a --render pattern: the page goes to render whole, with the reason; nothing is extracted or followed yet', async () => {
     const p = page(SHELL);
@@ -191,8 +193,8 @@ describe('archive: a rendered page', () => {
     await digests.put('sha1:ORIGINAL', new TextEncoder().encode(JSON.stringify({ url: 'u', date: 1, record_id: '<urn:uuid:first>', capture_id: 'fid-1:0' })));
     const ctx = createFakeContext({ kv: { digests } });
     const handle = createArchiveHandler(sink as never);
-    await handle(stageInput(rendered()), ctx);
-    await handle(stageInput({ ...page('<p>as fetched</p>'), rendered: false, render_note: 'not rendered: x' }), ctx);
+    await handle(stageInput(rendered(), { subject: 'crawl.fetched.rendered.0' }), ctx);
+    await handle(stageInput({ ...page('<p>as fetched</p>'), rendered: false, render_note: 'not rendered: x' }, { subject: 'crawl.fetched.rendered.0' }), ctx);
     assert.deepEqual(added, [{ refers: '<urn:uuid:first>' }]);
   });
 });

@@ -90,7 +90,7 @@ async function render(ctx: FakeContext, browser: Renderer, sleep: (ms: number) =
 
 const exchangesOf = (out: Awaited<ReturnType<typeof render>>) => decodedOn(out, 'crawl.exchanges', decodeExchange);
 const renderedOf = (out: Awaited<ReturnType<typeof render>>): ArchivedExchange => {
-  const pages = decodedOn(out, 'crawl.fetched', decodeExchange);
+  const pages = decodedOn(out, 'crawl.fetched.rendered', decodeExchange);
   assert.equal(pages.length, 1);
   return pages[0]!;
 };

@@ -1,4 +1,4 @@
-import { EDGES } from '../../../ops/nats/edges.js';
+import { EDGES } from '../../../topology/index.js';
 import type { StageContext } from '../../../pipeline/stage.js';
 
 /** What each stage counts the host-queue messages it removes under (`crawler_<stage>_hostq_removed_total{outcome}`). */

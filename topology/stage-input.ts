@@ -1,7 +1,8 @@
 /**
- * A stage's durable consumer as the topology declares it: which stream, which subjects,
- * how long an ack may take, how many messages may be out at once. Stage specs
- * (`stages/<name>/spec.ts`) are values of this type; the topology is derived from them.
+ * A stage's durable consumer as the server holds it: which stream, which subjects, how long
+ * an ack may take, how many messages may be out at once. Derived from the stage's entry in
+ * the topology (topology/stages.ts); ops/nats/topology.ts applies it to a server and the
+ * runner binds to it.
  */
 export interface StageInputSpec {
   stream: string;
