@@ -1,7 +1,7 @@
 import type { BackgroundContext } from '../../pipeline/stage.js';
 import { serveHostRanked, type HostTurn, type RankedTurn } from './serve-host.js';
 import { EDGES, FETCH_DURABLE, FETCHED_READERS } from '../../ops/nats/edges.js';
-import type { LaneLevel } from '../shared/host-state/host-lanes.js';
+import type { LaneLevel } from '../shared/politeness/index.js';
 import { DomainTally } from './domain-tally.js';
 import { domainImportanceOf, type DomainImportance } from './domain-importance.js';
 import { importanceWeight } from '../shared/importance/domain-inlinks.js';

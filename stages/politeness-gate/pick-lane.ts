@@ -1,7 +1,6 @@
 import type { JobRecord } from '../../schemas/index.js';
 import type { StageContext } from '../../pipeline/stage.js';
-import type { HostSlot } from '../shared/host-state/host-slot.js';
-import { laneJob, laneLevel, laneWeight, nextLane } from '../shared/host-state/host-lanes.js';
+import { type HostSlot, laneJob, laneLevel, laneWeight, nextLane } from '../shared/politeness/index.js';
 import { heldLanesWait } from '../shared/breadth/first-pass.js';
 import { JobBook, jobStopped } from '../shared/job-book.js';
 import { perKey } from '../shared/per-key.js';

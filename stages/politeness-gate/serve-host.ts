@@ -2,12 +2,9 @@ import { decodeAdmitted, encodeGrant, type AdmittedUrl } from '../../schemas/ind
 import { hostQueueSubject, subjectFor } from '../../pipeline/partition.js';
 import type { BackgroundContext, Emit, StageContext } from '../../pipeline/stage.js';
 import { EDGES } from '../../ops/nats/edges.js';
-import { effectiveCursor, lanesWithWork, readSlot, readTail, readyAt, skipQueued, undoAcquire, type HostSlot } from '../shared/host-state/host-slot.js';
+import { effectiveCursor, lanesWithWork, readSlot, readTail, readyAt, skipQueued, type HostSlot, laneLevel, type LaneLevel, giveBackTurn, takeTurn, removeServed } from '../shared/politeness/index.js';
 import { pickLane } from './pick-lane.js';
-import { laneLevel, type LaneLevel } from '../shared/host-state/host-lanes.js';
 import { sitemapsOfSeed } from './seed-sitemaps.js';
-import { releaseIp } from '../shared/host-state/ip-slot.js';
-import { takeHost } from '../shared/host-state/take-host.js';
 import { stableId } from '../shared/messages/stage-ids.js';
 import { outcomeEmit } from '../shared/messages/outcome-emit.js';
 import { jobFieldsOf } from '../shared/job-fields.js';
@@ -18,7 +15,6 @@ import { checkBeforeFetch } from './trap-check.js';
 import { robotsGiveUpAt } from '../shared/robots/robots-fetch-policy.js';
 import { revisitEmit } from '../shared/revisits/revisit-emit.js';
 import { failingHostEnd } from './failing-host.js';
-import { removeServed } from '../shared/host-state/served-urls.js';
 import { chargeGrant, knownRefusal } from './grant-charges.js';
 
 /** What the scheduler does with a host after a turn. */
@@ -227,7 +223,7 @@ export async function serveHostRanked(ctx: BackgroundContext, host: string): Pro
     }
 
     const leaseId = `fetch:${stableId(m.fetch_id, stored.seq)}`;
-    const taken = await takeHost(ctx, host, now, { leaseId, leaseMs: GRANT_LEASE_MS, seq: stored.seq, lane, ...(pick.stride ? { stride: pick.stride } : {}) });
+    const taken = await takeTurn(ctx, host, now, { leaseId, leaseMs: GRANT_LEASE_MS, seq: stored.seq, lane, ...(pick.stride ? { stride: pick.stride } : {}) });
     if (!taken.taken) {
       if (taken.reason === 'already handed out') continue;
       if (taken.ip) {
@@ -236,18 +232,17 @@ export async function serveHostRanked(ctx: BackgroundContext, host: string): Pro
       }
       return { turn: { kind: 'wait', until: taken.retryAt }, ...rank };
     }
-    const { ip } = taken;
+    const { lease } = taken;
     const charge = await chargeGrant(ctx, m);
     if (!charge.ok) {
-      await undoAcquire(ctx.kv.hosts, host, leaseId, stored.seq, lane);
-      if (ip) await releaseIp(ctx.kv.hosts, ip, leaseId, now);
+      await giveBackTurn(ctx, lease, stored.seq, lane, now);
       await settleQueued(ctx, m, stored.seq, charge.reason, 'filtered', lane);
       continue;
     }
     // a job may ask for more room between requests than the crawl's minimum, never less
     const delayMs = Math.max(hostDelayMs(robots.compiled.crawlDelayMs, ctx, host), pick.minDelayMs);
     const { novelty_check: _checked, held: _held, ...url } = m;
-    const grant = encodeGrant({ ...url, lease_id: leaseId, granted_at: now, delay_ms: delayMs, ip });
+    const grant = encodeGrant({ ...url, lease_id: leaseId, granted_at: now, delay_ms: delayMs, ip: lease.ip });
     try {
       // the lease id is the msgId: a grant served again after a lapsed lease is not published twice
       const [published] = await ctx.publisher.publish([
@@ -257,8 +252,7 @@ export async function serveHostRanked(ctx: BackgroundContext, host: string): Pro
       // a grant served again after its lease lapsed: the one sent before is still the only one
       if (published?.duplicate) ctx.log.info({ host, url: m.url, lease: leaseId, ready_seq: published.seq }, 'grant sent again after its lease lapsed: the stream keeps the first');
     } catch (err) {
-      await undoAcquire(ctx.kv.hosts, host, leaseId, stored.seq, lane);
-      if (ip) await releaseIp(ctx.kv.hosts, ip, leaseId, now);
+      await giveBackTurn(ctx, lease, stored.seq, lane, now);
       await charge.undo();
       throw err;
     }

@@ -7,7 +7,7 @@
  */
 import type { StageContext } from '../../pipeline/stage.js';
 import type { Emit } from '../../ports/streams.js';
-import { takeHost } from '../shared/host-state/take-host.js';
+import { takeTurn, type HostLease } from '../shared/politeness/index.js';
 import { refreshRobots, robotsOf } from '../shared/robots/robots-refresh.js';
 import { stableId } from '../shared/messages/stage-ids.js';
 
@@ -59,7 +59,7 @@ export async function robotsVerdict(t: HostTurn, url: string, host: string): Pro
   }
 }
 
-export type Slot = { leaseId: string; ip: string | null } | { blocked: string };
+export type Slot = { lease: HostLease } | { blocked: string };
 
 /** The host's slot, taken for one request once the host is free and due, or why not before the deadline. */
 export async function takeHostSlot(t: HostTurn, host: string, leaseMs: number): Promise<Slot> {
@@ -68,8 +68,8 @@ export async function takeHostSlot(t: HostTurn, host: string, leaseMs: number): 
     const now = t.ctx.clock.now();
     if (now >= t.deadline) return { blocked: `host: ${host} was not free before the render timeout (${why})` };
     const leaseId = `render:${stableId(host, now, Math.random())}`;
-    const taken = await takeHost(t.ctx, host, now, { leaseId, leaseMs, seq: 0 });
-    if (taken.taken) return { leaseId, ip: taken.ip };
+    const taken = await takeTurn(t.ctx, host, now, { leaseId, leaseMs, seq: 0 });
+    if (taken.taken) return { lease: taken.lease };
     why = taken.reason;
     const busy = taken.reason === 'request in flight' || taken.reason === 'IP full';
     if (!busy && taken.retryAt >= t.deadline) return { blocked: `host: ${host} not due before the render timeout (${why})` };

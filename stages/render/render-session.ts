@@ -9,10 +9,7 @@ import { HttpFetchError, type HttpResponse } from '../../ports/http.js';
 import type { BrowserAnswer, BrowserRequest } from '../../ports/browser.js';
 import type { Emit, StageContext } from '../../pipeline/stage.js';
 import type { RenderRequest } from '../../schemas/index.js';
-import { releaseSlot } from '../shared/host-state/host-slot.js';
-import { releaseIp } from '../shared/host-state/ip-slot.js';
-import { PACING_GUARD_MS, pacingOf } from '../shared/host-state/host-pacing.js';
-import { judgeFetch } from '../shared/failure-policy.js';
+import { judgeFetch, pacedFrom, releaseTurn, type HostLease } from '../shared/politeness/index.js';
 import { exchangeEmit } from '../shared/messages/exchange-emit.js';
 import { placeBody, type PlacedBody } from '../shared/messages/page-body.js';
 import { hostDelayMs } from '../shared/robots/robots-refresh.js';
@@ -171,12 +168,12 @@ export class RenderSession {
       });
     } catch (err) {
       if (!(err instanceof HttpFetchError)) {
-        await this.release(host, slot, delayMs, null, null, start);
+        await this.release(slot.lease, delayMs, null, null, start);
         throw err;
       }
       failure = err;
     }
-    await this.release(host, slot, delayMs, res, failure, start);
+    await this.release(slot.lease, delayMs, res, failure, start);
     const p = this.page;
     let placed: PlacedBody | undefined;
     try {
@@ -219,11 +216,10 @@ export class RenderSession {
   }
 
   /** Frees the host, its next request due after its delay (and backoff, Retry-After: the answer's feedback, as for a fetch). */
-  private async release(host: string, slot: { leaseId: string; ip: string | null }, delayMs: number, res: HttpResponse | null, err: HttpFetchError | null, start: number): Promise<void> {
+  private async release(lease: HostLease, delayMs: number, res: HttpResponse | null, err: HttpFetchError | null, start: number): Promise<void> {
     const end = this.ctx.clock.now();
     const { feedback } = judgeFetch(res, err, delayMs, Math.round(end - start), end);
-    await releaseSlot(this.ctx.kv.hosts, host, slot.leaseId, end + PACING_GUARD_MS, feedback, pacingOf(this.ctx));
-    if (slot.ip) await releaseIp(this.ctx.kv.hosts, slot.ip, slot.leaseId, end);
+    await releaseTurn(this.ctx, lease, { from: pacedFrom(end), feedback });
   }
 }
 

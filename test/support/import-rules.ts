@@ -6,7 +6,8 @@
  * each folder may import the ones to its right, never one to its left. Within stages/, a
  * stage folder imports only itself and stages/shared/, which imports no stage; stages reach
  * the outside world through ports/ (never pipeline/adapters/) and name streams through
- * ops/nats/edges.ts and consumer-spec.ts only. Libraries that talk to servers (NATS, undici,
+ * ops/nats/edges.ts and consumer-spec.ts only; the politeness module (stages/shared/politeness/)
+ * is imported through its index.ts only. Libraries that talk to servers (NATS, undici,
  * DuckDB, the S3 client, prom-client) or drive a browser (playwright-core) are imported below
  * the stages only, and prom-client (the metrics registry and its server) only by pipeline/,
  * app/ and cli/. testweb/ stands alone.
@@ -47,6 +48,13 @@ const NO_SERVER_LIBRARIES: readonly Folder[] = ['stages', 'schemas', 'ports'];
 /** Metrics are counted through StageMetrics (pipeline/metrics.ts) and served by pipeline/metrics-server.ts. */
 const METRICS_LIBRARY = /^prom-client$/;
 const METRICS_FOLDERS: readonly Folder[] = ['pipeline', 'app', 'cli'];
+
+/**
+ * Modules whose index.ts is their only public face: code outside the module imports that
+ * file, so what lives behind it (politeness: the host slot, IP slot and pacing behind a host's
+ * turn) can change without touching its users.
+ */
+const ONE_FACE_MODULES = ['stages/shared/politeness/'];
 
 /** The ops/ modules a stage may name streams and consumers with. */
 const OPS_FOR_STAGES = new Set(['ops/nats/edges.ts', 'ops/nats/consumer-spec.ts']);
@@ -92,6 +100,8 @@ export function checkImports(files: readonly SourceFile[]): Violation[] {
         add(`${from}/ may import ${MAY_IMPORT[from].length ? MAY_IMPORT[from].map((x) => x + '/').join(', ') : 'nothing of ours'} besides itself, not ${to}/`);
         continue;
       }
+      const module = ONE_FACE_MODULES.find((m) => target.startsWith(m) && !f.path.startsWith(m));
+      if (module && target !== `${module}index.ts`) add(`code outside ${module} imports it through ${module}index.ts only`);
       if (from === 'stages') {
         if (target.startsWith('pipeline/adapters/')) add('stages reach the outside world through ports/, never pipeline/adapters/');
         if (to === 'ops' && !OPS_FOR_STAGES.has(target)) add('stages name streams through ops/nats/edges.ts and consumer-spec.ts only');

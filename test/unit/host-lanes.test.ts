@@ -1,11 +1,11 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { laneOf, laneWeight, nextLane } from '../../stages/shared/host-state/host-lanes.js';
+import { laneOf, laneWeight, nextLane } from '../../stages/shared/politeness/host-lanes.js';
 import { handleGateIntake } from '../../stages/politeness-gate/handle.js';
 import { FETCHED_HIGH_WATER, HostScheduler, MAX_DEFER_MS, READY_HIGH_WATER } from '../../stages/politeness-gate/host-scheduler.js';
 import { FETCH_DURABLE } from '../../ops/nats/edges.js';
 import { serveHost } from '../../stages/politeness-gate/serve-host.js';
-import { releaseSlot } from '../../stages/shared/host-state/host-slot.js';
+import { releaseSlot } from '../../stages/shared/politeness/host-slot.js';
 import { jobKey } from '../../stages/shared/job-book.js';
 import { jsonValue } from '../../pipeline/kv-store.js';
 import { decodeGrant, decodeOutcome, JobSpec, type AdmittedUrl, type JobRecord, type JobSpecInput } from '../../schemas/index.js';

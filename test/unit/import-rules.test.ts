@@ -23,7 +23,8 @@ describe('import rules: the layering of the code', () => {
     ['ops imports pipeline', file('ops/nats/topology.ts', '../../pipeline/stage.js'), /ops\/ may import nothing of ours/],
     ['a stage imports an adapter', file('stages/fetch/handle.ts', '../../pipeline/adapters/http/client.js'), /through ports\//],
     ['a stage imports another stage', file('stages/fetch/handle.ts', '../politeness-gate/host-scheduler.js'), /not stages\/politeness-gate\//],
-    ['shared imports a stage', file('stages/shared/failure-policy.ts', '../fetch/handle.js'), /stages\/shared\/ imports no stage/],
+    ['shared imports a stage', file('stages/shared/politeness/failure-policy.ts', '../../fetch/handle.js'), /stages\/shared\/ imports no stage/],
+    ['a stage reaches behind the politeness module', file('stages/fetch/handle.ts', '../shared/politeness/host-slot.js'), /through stages\/shared\/politeness\/index\.ts only/],
     ['a stage imports the NATS client', file('stages/fetch/handle.ts', '@nats-io/jetstream'), /server libraries/],
     ['a stage drives a browser itself', file('stages/render/handle.ts', 'playwright-core'), /server libraries/],
     ['a stage imports the topology', file('stages/fetch/spec.ts', '../../ops/nats/topology.js'), /edges\.ts and consumer-spec\.ts only/],
@@ -40,7 +41,7 @@ describe('import rules: the layering of the code', () => {
   }
 
   test('allowed: a stage imports shared, pipeline, ports, schemas and edge names', () => {
-    const f = file('stages/fetch/handle.ts', '../shared/failure-policy.js', '../../pipeline/stage.js', '../../ports/http.js', '../../schemas/index.js', '../../ops/nats/edges.js', './spec.js', 'parse5');
+    const f = file('stages/fetch/handle.ts', '../shared/politeness/index.js', '../../pipeline/stage.js', '../../ports/http.js', '../../schemas/index.js', '../../ops/nats/edges.js', './spec.js', 'parse5');
     assert.deepEqual(checkImports([f]), []);
   });
 });

@@ -6,7 +6,7 @@ import { handleSimhash } from '../../stages/simhash/handle.js';
 import { MemoryKvStore, parseJsonValue } from '../../pipeline/kv-store.js';
 import { decodeAdmitted, decodeGrant, decodeOutcome, type AdmittedUrl, type ExtractedPage } from '../../schemas/index.js';
 import { notePage, patternKey, tallyKey, type TrapTally } from '../../stages/shared/traps/trap-tally.js';
-import { readTail, releaseSlot } from '../../stages/shared/host-state/host-slot.js';
+import { readTail, releaseSlot } from '../../stages/shared/politeness/host-slot.js';
 import { createFakeContext, decodedOn, httpResponse, queuedOnly, settleLikeRunner, stageInput, type FakeContext } from '../support/fake-context.js';
 
 const HOST = 'cal.example';
