@@ -15,8 +15,8 @@ import { MESSAGE_SLACK_BYTES, utf8Length, withinBudget } from '../shared/message
 import { stableId } from '../shared/messages/stage-ids.js';
 import { outcomeEmit } from '../shared/messages/outcome-emit.js';
 import { exchangeEmit, exchangeInfo, type ExchangeFacts } from '../shared/messages/exchange-emit.js';
-import type { Validators } from '../shared/validators.js';
-import { jobFieldsOf, jobOf } from '../shared/job-fields.js';
+import type { Validators } from '../shared/conditional-get.js';
+import { jobFieldsOf, jobOf } from '../shared/jobs/job-fields.js';
 import { classifyResponse, notDownloaded } from './classify-response.js';
 import { harvestPdfLinks } from './pdf-links.js';
 import { indexingVerdict, xRobotsTagGroup } from '../shared/robots/robots-directives.js';

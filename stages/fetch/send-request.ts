@@ -2,7 +2,7 @@ import type { FetchGrant, RevisitState } from '../../schemas/index.js';
 import { HttpFetchError, type HttpResponse } from '../../ports/http.js';
 import type { StageContext } from '../../pipeline/stage.js';
 import { judgeFetch, releaseTurn, type HostLease } from '../shared/politeness/index.js';
-import { conditionalHeaders, readValidators, type Validators } from '../shared/validators.js';
+import { conditionalHeaders, readValidators, type Validators } from '../shared/conditional-get.js';
 import { bodyWanted } from './classify-response.js';
 
 /** One request made for a grant: the answer, or the failure the HTTP client reported. */

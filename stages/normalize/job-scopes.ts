@@ -1,5 +1,5 @@
-import type { JobBook } from '../shared/job-book.js';
-import { jobStopped } from '../shared/job-book.js';
+import type { JobBook } from '../shared/jobs/job-book.js';
+import { jobStopped } from '../shared/jobs/job-book.js';
 import type { JobRecord } from '../../schemas/index.js';
 import { canonicalize } from './canonical-url.js';
 import { parsePattern, type ScopedUrl, type ScopeRules } from './scope.js';

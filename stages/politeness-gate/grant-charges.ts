@@ -1,7 +1,7 @@
 import type { AdmittedUrl } from '../../schemas/index.js';
 import type { StageContext } from '../../pipeline/stage.js';
 import { casUpdate } from '../../pipeline/kv-store.js';
-import { crawlIdOf } from '../shared/job-fields.js';
+import { crawlIdOf } from '../shared/jobs/job-fields.js';
 import { perKey } from '../shared/per-key.js';
 import { KnownSet } from '../shared/breadth/known-set.js';
 import { admittedCountKey } from '../shared/breadth/page-budget.js';

@@ -3,7 +3,7 @@ import { EDGES } from '../../ops/nats/edges.js';
 import type { Emit, StageContext } from '../../pipeline/stage.js';
 import { outcomeEmit } from '../shared/messages/outcome-emit.js';
 import { stableId } from '../shared/messages/stage-ids.js';
-import { jobFieldsOf } from '../shared/job-fields.js';
+import { jobFieldsOf } from '../shared/jobs/job-fields.js';
 
 /**
  * Room in the host queues. `CRAWL_HOSTQ` has no age limit, and a size limit, if the user sets

@@ -2,7 +2,7 @@ import type { JobRecord } from '../../schemas/index.js';
 import type { StageContext } from '../../pipeline/stage.js';
 import { type HostSlot, laneJob, laneLevel, laneWeight, nextLane } from '../shared/politeness/index.js';
 import { heldLanesWait } from '../shared/breadth/first-pass.js';
-import { JobBook, jobStopped } from '../shared/job-book.js';
+import { JobBook, jobStopped } from '../shared/jobs/job-book.js';
 import { perKey } from '../shared/per-key.js';
 
 const jobBookOf = perKey((ctx: StageContext) => new JobBook(ctx.kv.jobs));

@@ -7,7 +7,7 @@ import { pickLane } from './pick-lane.js';
 import { sitemapsOfSeed } from './seed-sitemaps.js';
 import { stableId } from '../shared/messages/stage-ids.js';
 import { outcomeEmit } from '../shared/messages/outcome-emit.js';
-import { jobFieldsOf } from '../shared/job-fields.js';
+import { jobFieldsOf } from '../shared/jobs/job-fields.js';
 import { GRANT_LEASE_MS } from './spec.js';
 import { readingFromLeader } from '../../pipeline/kv-store.js';
 import { hostDelayMs, refreshRobots, robotsOf } from '../shared/robots/robots-refresh.js';

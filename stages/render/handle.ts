@@ -8,7 +8,7 @@ import { SubresourceCache } from './subresource-cache.js';
 import { domBody, renderedPageEmit, renderNote, unrenderedPageEmit } from './rendered-page.js';
 import { MAX_RENDER_ATTEMPTS, RENDER_SETTLE_MS } from './spec.js';
 import { bodyOf, placeBody } from '../shared/messages/page-body.js';
-import { contentDigest } from '../shared/content-digest.js';
+import { contentDigest } from '../shared/content-identity/content-digest.js';
 
 /** A render that failed in a way another try may fix (the browser died) comes back after this. */
 const RETRY_AFTER_MS = 2_000;

@@ -1,8 +1,8 @@
 import type { CandidateUrl } from '../../schemas/index.js';
 import type { StageContext } from '../../pipeline/stage.js';
 import { casUpdate } from '../../pipeline/kv-store.js';
-import { JobBook } from '../shared/job-book.js';
-import { crawlIdOf } from '../shared/job-fields.js';
+import { JobBook } from '../shared/jobs/job-book.js';
+import { crawlIdOf } from '../shared/jobs/job-fields.js';
 import { perKey } from '../shared/per-key.js';
 import { admittedCountKey } from '../shared/breadth/page-budget.js';
 

@@ -6,7 +6,7 @@ import { FETCHED_HIGH_WATER, HostScheduler, MAX_DEFER_MS, READY_HIGH_WATER } fro
 import { FETCH_DURABLE } from '../../ops/nats/edges.js';
 import { serveHost } from '../../stages/politeness-gate/serve-host.js';
 import { releaseSlot } from '../../stages/shared/politeness/host-slot.js';
-import { jobKey } from '../../stages/shared/job-book.js';
+import { jobKey } from '../../stages/shared/jobs/job-book.js';
 import { jsonValue } from '../../pipeline/kv-store.js';
 import { decodeGrant, decodeOutcome, JobSpec, type AdmittedUrl, type JobRecord, type JobSpecInput } from '../../schemas/index.js';
 import { createFakeContext, httpResponse, settleLikeRunner, stageInput, type FakeContext } from '../support/fake-context.js';

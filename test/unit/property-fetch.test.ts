@@ -24,7 +24,7 @@ import { MAX_REDIRECTS } from '../../stages/fetch/attempt-emits.js';
 import { classifyResponse } from '../../stages/fetch/classify-response.js';
 import { parseContentType } from '../../stages/shared/content-type.js';
 import { judgeFetch } from '../../stages/shared/politeness/failure-policy.js';
-import { readValidators, storeValidators } from '../../stages/shared/validators.js';
+import { readValidators, storeValidators } from '../../stages/shared/conditional-get.js';
 import { parseRetryAfter } from '../../stages/shared/politeness/host-pacing.js';
 import { acquireSlot, type HostSlot } from '../../stages/shared/politeness/host-slot.js';
 import { acquireIp } from '../../stages/shared/politeness/ip-slot.js';

@@ -6,7 +6,7 @@ import { releaseSlot } from '../../stages/shared/politeness/host-slot.js';
 import { pacingOf } from '../../stages/shared/politeness/host-pacing.js';
 import { acquireSlot, confirmLease, type HostSlot } from '../../stages/shared/politeness/host-slot.js';
 import { acquireIp } from '../../stages/shared/politeness/ip-slot.js';
-import { storeValidators } from '../../stages/shared/validators.js';
+import { storeValidators } from '../../stages/shared/conditional-get.js';
 import { parseJsonValue } from '../../pipeline/kv-store.js';
 import { hostQueueSubject, partitionOf } from '../../pipeline/partition.js';
 import { HttpFetchError } from '../../ports/http.js';

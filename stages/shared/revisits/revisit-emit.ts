@@ -1,7 +1,7 @@
 import { encodeRevisit, type RevisitState } from '../../../schemas/index.js';
 import type { Emit, StageContext } from '../../../pipeline/stage.js';
 import { SUBJECTS } from '../../../ops/nats/edges.js';
-import { JobBook } from '../job-book.js';
+import { JobBook } from '../jobs/job-book.js';
 import { perKey } from '../per-key.js';
 import { nextRevisit, type FetchResult } from './revisit-policy.js';
 

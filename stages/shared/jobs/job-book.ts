@@ -1,6 +1,6 @@
-import { parseJsonValue } from '../../pipeline/kv-store.js';
-import type { KvStore } from '../../ports/kv.js';
-import type { JobRecord } from '../../schemas/index.js';
+import { parseJsonValue } from '../../../pipeline/kv-store.js';
+import type { KvStore } from '../../../ports/kv.js';
+import type { JobRecord } from '../../../schemas/index.js';
 
 /**
  * The crawl jobs a stage process has looked up, from the `crawl-jobs` bucket. A record is
