@@ -7,7 +7,7 @@ import { confirmTurn, pacedFrom, releaseTurn, PACING_GUARD_MS, type FetchFeedbac
 import { revisitEmit } from '../shared/revisits/revisit-emit.js';
 import type { FetchResult } from '../shared/revisits/revisit-policy.js';
 import { placeBody, type PlacedBody } from '../shared/messages/page-body.js';
-import { attemptMessages, attemptOf, isPage, isRetry, validatorsOf } from './attempt-emits.js';
+import { attemptMessages, attemptOf, isPage, isRetry, validatorsOf } from './attempt-messages.js';
 import { previousCopyOf, sendRequest, type SentRequest } from './send-request.js';
 import { judgeAnswer } from './judge-answer.js';
 import { declaredLength } from './classify-response.js';

@@ -17,8 +17,8 @@ import { revisitEmit } from '../shared/revisits/revisit-emit.js';
 import { failingHostEnd } from './failing-host.js';
 import { chargeGrant, knownRefusal } from './grant-charges.js';
 
-/** What the scheduler does with a host after a turn. */
-export type HostTurn =
+/** When a host's next turn comes, as a turn ends: what the scheduler does with the host. */
+export type NextTurn =
   | { kind: 'idle' } // nothing queued: forget the host until something is
   // try again then (or when the host's slot changes); `lanesOnly`: only the lanes with work wait
   // (a paused job's), so a URL queued in another lane may be served sooner
@@ -26,18 +26,18 @@ export type HostTurn =
   | { kind: 'granted' } // a request is out; the release wakes the host again
   | { kind: 'held' }; // only URLs the first pass holds back: served when it ends (host-scheduler.ts)
 
-/** A turn, and the level of the host's next URL (what the scheduler ranks the host by when fetch is behind). */
-export interface RankedTurn {
-  turn: HostTurn;
+/** A turn served: when the next one comes, and the level of the host's next URL (what the scheduler ranks the host by when fetch is behind). */
+export interface ServedTurn {
+  next: NextTurn;
   level: LaneLevel | null;
   /** the registrable domain and depth of that URL (the scheduler's breadth key) */
   domain?: string;
   depth?: number;
 }
 
-/** One turn of a host (see serveHostRanked), without its level. */
-export async function serveHost(ctx: BackgroundContext, host: string): Promise<HostTurn> {
-  return (await serveHostRanked(ctx, host)).turn;
+/** One turn of a host (see serveHostTurn), without its level. */
+export async function serveHost(ctx: BackgroundContext, host: string): Promise<NextTurn> {
+  return (await serveHostTurn(ctx, host)).next;
 }
 
 /** URLs a host may skip (robots-disallowed, dropped as a trap's) in one turn before other hosts get theirs. */
@@ -129,15 +129,15 @@ async function servedMeanwhile(ctx: StageContext, host: string, lane: string, la
  * and moves on, fetches robots.txt first, or says when to come back. Every decision is
  * a compare-and-set on the host's slot, so any number of gates may serve one host.
  */
-export async function serveHostRanked(ctx: BackgroundContext, host: string): Promise<RankedTurn> {
+export async function serveHostTurn(ctx: BackgroundContext, host: string): Promise<ServedTurn> {
   const s = ctx.settings;
   for (let skipped = 0; skipped < SKIPS_PER_TURN; skipped++) {
     const now = ctx.clock.now();
     const { slot, tail, lanes } = await readHostWork(ctx, host, now);
-    if (lanes.length === 0) return { turn: { kind: 'idle' }, level: null };
+    if (lanes.length === 0) return { next: { kind: 'idle' }, level: null };
     const pick = await pickLane(ctx, lanes, slot, now);
-    if (pick.kind === 'wait') return { turn: { ...pick, lanesOnly: true }, level: null };
-    if (pick.kind === 'held') return { turn: { kind: 'held' }, level: null };
+    if (pick.kind === 'wait') return { next: { ...pick, lanesOnly: true }, level: null };
+    if (pick.kind === 'held') return { next: { kind: 'held' }, level: null };
     const { lane, cursor, tail: laneTail } = pick.lane;
     const level = laneLevel(lane);
     const stored = await ctx.streams.readNext(EDGES.hostq.stream, hostQueueSubject(host, s.partitions, lane), cursor + 1);
@@ -181,12 +181,12 @@ export async function serveHostRanked(ctx: BackgroundContext, host: string): Pro
         continue;
       }
       const wait = await refreshRobots(ctx, host, origin, (exchanges) => ctx.publisher.publish(exchanges));
-      if (wait) return { turn: wait, ...rank };
+      if (wait) return { next: wait, ...rank };
       continue; // the last try's answer decides
     }
     if (failing && robots) {
       // come back to refetch it, or to give up on its URLs, whichever is first
-      return { turn: { kind: 'wait', until: giveUpAt === null ? robots.expiresAt : Math.min(robots.expiresAt, giveUpAt) }, ...rank };
+      return { next: { kind: 'wait', until: giveUpAt === null ? robots.expiresAt : Math.min(robots.expiresAt, giveUpAt) }, ...rank };
     }
     const verdict = robots?.compiled.verdict(m.url);
     if (verdict && !verdict.allowed) {
@@ -214,11 +214,11 @@ export async function serveHostRanked(ctx: BackgroundContext, host: string): Pro
       // (failing-host.ts), in this lane or at the head of another
       if (slot && (await endFailingHead(ctx, slot, m, stored.seq, lane, now))) continue;
       if (slot && slot.paused_until > now && (await endFailingHeadOfOthers(ctx, host, slot, pick.others, now))) continue;
-      return { turn: { kind: 'wait', until: at }, ...rank };
+      return { next: { kind: 'wait', until: at }, ...rank };
     }
     if (!robots) {
       const wait = await refreshRobots(ctx, host, origin, (exchanges) => ctx.publisher.publish(exchanges));
-      if (wait) return { turn: wait, ...rank };
+      if (wait) return { next: wait, ...rank };
       continue; // the robots.txt request counts as the host's request: the next turn waits its delay
     }
 
@@ -228,9 +228,9 @@ export async function serveHostRanked(ctx: BackgroundContext, host: string): Pro
       if (taken.reason === 'already handed out') continue;
       if (taken.ip) {
         ctx.metrics.count('politeness-gate', 'urls', 'ip_wait');
-        return { turn: { kind: 'wait', until: taken.retryAt, ip: taken.ip }, ...rank };
+        return { next: { kind: 'wait', until: taken.retryAt, ip: taken.ip }, ...rank };
       }
-      return { turn: { kind: 'wait', until: taken.retryAt }, ...rank };
+      return { next: { kind: 'wait', until: taken.retryAt }, ...rank };
     }
     const { lease } = taken;
     const charge = await chargeGrant(ctx, m);
@@ -257,7 +257,7 @@ export async function serveHostRanked(ctx: BackgroundContext, host: string): Pro
       throw err;
     }
     ctx.metrics.count('politeness-gate', 'urls', 'granted');
-    return { turn: { kind: 'granted' }, ...rank };
+    return { next: { kind: 'granted' }, ...rank };
   }
-  return { turn: { kind: 'wait', until: ctx.clock.now() }, level: null };
+  return { next: { kind: 'wait', until: ctx.clock.now() }, level: null };
 }

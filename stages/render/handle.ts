@@ -3,7 +3,7 @@ import { RenderFailure, type Renderer } from '../../ports/browser.js';
 import type { RenderRequest } from '../../schemas/index.js';
 import { emit, retryAfter, type Outcome, type StageContext, type StageInput } from '../../pipeline/stage.js';
 import { RenderSession } from './render-session.js';
-import { type Sleep } from './host-turn.js';
+import { type Sleep } from './turn-wait.js';
 import { SubresourceCache } from './subresource-cache.js';
 import { domBody, renderedPageEmit, renderNote, unrenderedPageEmit } from './rendered-page.js';
 import { MAX_RENDER_ATTEMPTS, RENDER_SETTLE_MS } from './spec.js';

@@ -16,7 +16,7 @@ import { handleFetch } from '../../stages/fetch/handle.js';
 import { asSlot, emptySlot, type HostSlot } from '../../stages/shared/politeness/host-slot.js';
 import { failingHostBoundMs, nextPacing, pacingOf, PAUSES_BEFORE_GIVING_UP, type FetchFeedback, type PacingSettings } from '../../stages/shared/politeness/host-pacing.js';
 import { jsonValue, parseJsonValue } from '../../pipeline/kv-store.js';
-import { jobKey } from '../../stages/shared/jobs/job-book.js';
+import { jobKey } from '../../stages/shared/jobs/job-records.js';
 import { parseSettings } from '../../pipeline/settings.js';
 import { HttpFetchError, type HttpRequest } from '../../ports/http.js';
 import { decodeAdmittedBatch, decodeFetched, decodeGrant, decodeOutcome, JobSpec, type AdmittedUrl, type JobRecord, type LastFailure, type UrlOutcome } from '../../schemas/index.js';

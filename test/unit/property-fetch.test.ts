@@ -20,7 +20,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { deflateSync } from 'node:zlib';
 import { handleFetch, PACING_GUARD_MS } from '../../stages/fetch/handle.js';
-import { MAX_REDIRECTS } from '../../stages/fetch/attempt-emits.js';
+import { MAX_REDIRECTS } from '../../stages/fetch/attempt-messages.js';
 import { classifyResponse } from '../../stages/fetch/classify-response.js';
 import { parseContentType } from '../../stages/shared/content-type.js';
 import { judgeFetch } from '../../stages/shared/politeness/failure-policy.js';

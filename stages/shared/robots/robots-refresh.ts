@@ -1,6 +1,6 @@
 import type { Emit, StageContext } from '../../../pipeline/stage.js';
 import { feedbackForStatus, pacedFrom, releaseTurn, takeTurn, type FetchFeedback } from '../politeness/index.js';
-import { perKey } from '../per-key.js';
+import { oncePerObject } from '../once-per-object.js';
 import { stableId } from '../messages/stage-ids.js';
 import { robotsCacheFor } from './robots-cache.js';
 import { fetchRobots } from './fetch-robots.js';
@@ -8,7 +8,7 @@ import { fetchRobots } from './fetch-robots.js';
 /** How long a robots.txt fetch holds its host. */
 export const ROBOTS_LEASE_MS = 60_000;
 
-export const robotsOf = perKey((ctx: StageContext) => robotsCacheFor(ctx.kv.robots, ctx.settings));
+export const robotsOf = oncePerObject((ctx: StageContext) => robotsCacheFor(ctx.kv.robots, ctx.settings));
 
 /** The gap the host gets between requests: max(its Crawl-delay clamped to the maximum, the configured minimum). */
 export function hostDelayMs(crawlDelayMs: number | null, ctx: StageContext, host: string): number {

@@ -21,7 +21,8 @@ export type Sleep = (ms: number) => Promise<void>;
  */
 const BUSY_POLL_MS = 100;
 
-export interface HostTurn {
+/** How one render waits for its hosts' turns: until its deadline, with its sleep, keeping the robots.txt exchanges made on the way. */
+export interface RenderWait {
   ctx: StageContext;
   deadline: number;
   sleep: Sleep;
@@ -29,7 +30,7 @@ export interface HostTurn {
   archive: Emit[];
 }
 
-function waitFor(t: HostTurn, until: number, busy: boolean): Promise<void> {
+function waitFor(t: RenderWait, until: number, busy: boolean): Promise<void> {
   const now = t.ctx.clock.now();
   const ms = Math.min(until, t.deadline) - now;
   return t.sleep(Math.max(1, busy ? Math.min(ms, BUSY_POLL_MS) : ms));
@@ -38,7 +39,7 @@ function waitFor(t: HostTurn, until: number, busy: boolean): Promise<void> {
 export type RobotsAnswer = { blocked: string } | { crawlDelayMs: number | null };
 
 /** Why robots.txt keeps the page's request out (or could not be known in time), or the host's Crawl-delay when it allows it. */
-export async function robotsVerdict(t: HostTurn, url: string, host: string): Promise<RobotsAnswer> {
+export async function robotsVerdict(t: RenderWait, url: string, host: string): Promise<RobotsAnswer> {
   const origin = new URL(url).origin;
   for (;;) {
     const now = t.ctx.clock.now();
@@ -59,10 +60,10 @@ export async function robotsVerdict(t: HostTurn, url: string, host: string): Pro
   }
 }
 
-export type Slot = { lease: HostLease } | { blocked: string };
+export type WaitedTurn = { lease: HostLease } | { blocked: string };
 
-/** The host's slot, taken for one request once the host is free and due, or why not before the deadline. */
-export async function takeHostSlot(t: HostTurn, host: string, leaseMs: number): Promise<Slot> {
+/** The host's turn, taken for one request once the host is free and due (politeness/host-turn.ts), or why not before the deadline. */
+export async function waitForTurn(t: RenderWait, host: string, leaseMs: number): Promise<WaitedTurn> {
   let why = '';
   for (;;) {
     const now = t.ctx.clock.now();
