@@ -15,9 +15,10 @@ import { MESSAGE_SLACK_BYTES, utf8Length, withinBudget } from '../shared/message
 import { stableId } from '../shared/messages/stage-ids.js';
 import { outcomeEmit } from '../shared/messages/outcome-emit.js';
 import { exchangeEmit, exchangeInfo, type ExchangeFacts } from '../shared/messages/exchange-emit.js';
+import { exchangeFactsOf } from './exchange-facts.js';
 import type { Validators } from '../shared/conditional-get.js';
 import { jobFieldsOf, jobOf } from '../shared/jobs/job-fields.js';
-import { classifyResponse, notDownloaded } from './classify-response.js';
+import { classifyResponse } from './classify-response.js';
 import { harvestPdfLinks } from './pdf-links.js';
 import { indexingVerdict, xRobotsTagGroup } from '../shared/robots/robots-directives.js';
 import { robotsTokenOf } from '../shared/robots/robots-rules.js';
@@ -55,7 +56,7 @@ export function redirectStop(chain: readonly string[], target: string): string |
 export function attemptMessages(a: Attempt, sent: SentRequest, previous: Validators | null, judged: JudgedAnswer, placed: PlacedBody | undefined): Emit[] {
   const { ctx, g } = a;
   const { res, failure } = sent;
-  const facts = exchangeFactsOf(a, sent, previous, placed);
+  const facts = exchangeFactsOf(a.ctx, a.g, sent, previous, placed);
   let out: Emit[];
   if (res?.status === 304 && previous) {
     out = notModifiedEmits(a, previous);
@@ -81,46 +82,6 @@ export const isRetry = (m: Emit): boolean => m.subject.startsWith('crawl.frontie
 /** The attempt as the rows it ends in describe it. */
 export function attemptOf(ctx: StageContext, g: FetchGrant, sent: SentRequest, judged: JudgedAnswer): Attempt {
   return { ctx, g, start: sent.start, durationMs: sent.durationMs, status: sent.res?.status ?? null, pacingNote: judged.pacingNote };
-}
-
-/** The exchange as the archive records it. */
-function exchangeFactsOf(a: Attempt, sent: SentRequest, previous: Validators | null, placed: PlacedBody | undefined): ExchangeFacts {
-  const { ctx, g } = a;
-  const { res, failure } = sent;
-  return {
-    kind: res ? 'response' : 'failure',
-    captureId: `${g.fetch_id}:${g.attempt ?? 0}`,
-    fetchId: g.fetch_id,
-    url: g.url,
-    host: g.host,
-    domain: g.domain,
-    depth: g.depth,
-    fetchTime: sent.start,
-    durationMs: sent.durationMs,
-    requestHeaders: sent.requestHeaders,
-    userAgent: ctx.settings.userAgent,
-    res,
-    ...(placed ? { placed } : {}),
-    failure: failure ? `${failure.code}: ${failure.message}` : null,
-    redirect: res && res.status >= 300 && res.status < 400 ? locationOf(res, g.url) : null,
-    robots: 'allowed (granted by the politeness gate)',
-    refersToDate: res?.status === 304 && previous ? previous.fetch_time : null,
-    attempt: g.attempt ?? 0,
-    ...(g.redirect_chain ? { redirectChain: g.redirect_chain } : {}),
-    job: g.job,
-    ...(res?.bodyNotRead ? { bodyNotRead: notDownloaded(res) } : {}),
-  };
-}
-
-/** a 3xx's Location resolved against the URL, or null when absent or invalid */
-function locationOf(res: HttpResponse, url: string): string | null {
-  const location = res.headers['location'];
-  if (!location) return null;
-  try {
-    return new URL(location, url).toString();
-  } catch {
-    return null;
-  }
 }
 
 /** One request made for a grant, as the rows it ends in describe it. */

@@ -3,7 +3,7 @@ import type { HttpFetchError, HttpResponse } from '../../ports/http.js';
 import { subjectFor } from '../../pipeline/partition.js';
 import { emit, type Emit, type Outcome, type StageContext, type StageInput } from '../../pipeline/stage.js';
 import { retryFor } from '../../pipeline/retry.js';
-import { confirmTurn, pacedFrom, releaseTurn, PACING_GUARD_MS, type FetchFeedback, type HostLease, type LeaseCheck } from '../shared/politeness/index.js';
+import { confirmTurn, pacedFrom, PACING_GUARD_MS, releaseTurn, type FetchFeedback, type HostLease, type LeaseCheck } from '../shared/politeness/index.js';
 import { revisitEmit } from '../shared/revisits/revisit-emit.js';
 import type { FetchResult } from '../shared/revisits/revisit-policy.js';
 import { placeBody, type PlacedBody } from '../shared/messages/page-body.js';
@@ -25,7 +25,7 @@ const RELEASE_RETRY_MS = 10_000;
  */
 export async function handleFetch(input: StageInput<FetchGrant>, ctx: StageContext): Promise<Outcome> {
   const g = input.message;
-  const turn: HostLease = { host: g.host, leaseId: g.lease_id, ip: g.ip ?? null };
+  const turn = turnOf(g);
   const check = await confirmTurn(ctx, 'fetch', turn, ctx.settings.totalTimeoutMs + 10_000);
   if (check !== 'ours') return notFetchedAsGranted(ctx, input, check);
   const previous = await previousCopyOf(ctx, g);
@@ -54,6 +54,9 @@ export async function handleFetch(input: StageInput<FetchGrant>, ctx: StageConte
     onPublishFailed: keepAnswer,
   };
 }
+
+/** The host's turn the gate took for the grant: its lease, and the address it charged the request to. */
+const turnOf = (g: FetchGrant): HostLease => ({ host: g.host, leaseId: g.lease_id, ip: g.ip ?? null });
 
 /**
  * A grant whose turn is not this delivery's to use: 'done', redelivered after its request
@@ -95,8 +98,7 @@ function afterUnrecordedRequest(ctx: StageContext, g: FetchGrant): Outcome {
   const unknown: FetchFeedback = { kind: 'network_error', code: 'outcome_unknown', durationMs: 0, baseDelayMs: g.delay_ms };
   const regrant = backToGate(ctx, g);
   if (regrant.kind !== 'emit') return regrant;
-  const turn: HostLease = { host: g.host, leaseId: g.lease_id, ip: g.ip ?? null };
-  return { ...regrant, afterPublish: async () => void (await releaseTurn(ctx, turn, { from: pacedFrom(ctx.clock.now()), feedback: unknown, done: false })) };
+  return { ...regrant, afterPublish: async () => void (await releaseTurn(ctx, turnOf(g), { from: pacedFrom(ctx.clock.now()), feedback: unknown, done: false })) };
 }
 
 /** A job's URL that ended here (not a page: simhash schedules those; not retried) gets its next revisit. */

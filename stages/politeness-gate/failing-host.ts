@@ -1,5 +1,5 @@
 import type { AdmittedUrl } from '../../schemas/index.js';
-import { type HostSlot, PAUSES_BEFORE_GIVING_UP } from '../shared/politeness/index.js';
+import { PAUSES_BEFORE_GIVING_UP, type HostSlot } from '../shared/politeness/index.js';
 
 /** How a queued URL of a failing host ends without a request. */
 export interface FailingHostEnd {

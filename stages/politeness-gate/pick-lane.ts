@@ -1,6 +1,6 @@
 import type { JobRecord } from '../../schemas/index.js';
 import type { StageContext } from '../../pipeline/stage.js';
-import { type HostSlot, laneJob, laneLevel, laneWeight, nextLane } from '../shared/politeness/index.js';
+import { laneJob, laneLevel, laneWeight, nextLane, type HostSlot } from '../shared/politeness/index.js';
 import { heldLanesWait } from '../shared/breadth/first-pass.js';
 import { JobRecordCache, jobStopped } from '../shared/jobs/job-records.js';
 import { oncePerObject } from '../shared/once-per-object.js';

@@ -2,7 +2,7 @@ import { decodeAdmitted, encodeGrant, type AdmittedUrl } from '../../schemas/ind
 import { hostQueueSubject, subjectFor } from '../../pipeline/partition.js';
 import type { BackgroundContext, Emit, StageContext } from '../../pipeline/stage.js';
 import { EDGES } from '../../ops/nats/edges.js';
-import { effectiveCursor, lanesWithWork, readSlot, readTail, readyAt, skipQueued, type HostSlot, laneLevel, type LaneLevel, giveBackTurn, takeTurn, removeServed } from '../shared/politeness/index.js';
+import { effectiveCursor, giveBackTurn, laneLevel, lanesWithWork, readSlot, readTail, readyAt, removeServed, skipQueued, takeTurn, type HostSlot, type LaneLevel } from '../shared/politeness/index.js';
 import { pickLane } from './pick-lane.js';
 import { sitemapsOfSeed } from './seed-sitemaps.js';
 import { stableId } from '../shared/messages/stage-ids.js';
