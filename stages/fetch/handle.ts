@@ -16,6 +16,8 @@ export { PACING_GUARD_MS };
 
 /** How long a release that must not be lost is tried again (a grant's ack wait is 30 s). */
 const RELEASE_RETRY_MS = 10_000;
+/** A confirmed turn's lease lasts the request's longest time and this much more: a fetcher that dies holds its host only that long. */
+const LEASE_SLACK_MS = 10_000;
 
 /**
  * One grant: confirm the host's turn the gate took for it, make the request, judge the
@@ -26,7 +28,7 @@ const RELEASE_RETRY_MS = 10_000;
 export async function handleFetch(input: StageInput<FetchGrant>, ctx: StageContext): Promise<Outcome> {
   const g = input.message;
   const turn = turnOf(g);
-  const check = await confirmTurn(ctx, 'fetch', turn, ctx.settings.totalTimeoutMs + 10_000);
+  const check = await confirmTurn(ctx, 'fetch', turn, ctx.settings.totalTimeoutMs + LEASE_SLACK_MS);
   if (check !== 'ours') return notFetchedAsGranted(ctx, input, check);
   const previous = await previousCopyOf(ctx, g);
   const sent = await sendRequest(ctx, g, turn, previous);
