@@ -4,7 +4,7 @@
  * A fresh nats-server (the embedded one) holds a CRAWL_HOSTQ as the topology makes it, with
  * HOSTS × PER URL messages of 300 bytes interleaved across hosts, as an intake fills it. Then,
  * 64 requests at a time: one delete by sequence per served URL (what the gate and fetch do,
- * stages/shared/host-state/served-urls.ts), the same on a memory stream (the JetStream API's own
+ * stages/shared/politeness/served-urls.ts), the same on a memory stream (the JetStream API's own
  * share), a direct get of a host's next URL (what the gate already does per URL, for scale),
  * and a purge of one host's subject below a sequence (the alternative: one request for many
  * URLs; one at a time). Prints nats-server and client CPU per operation.

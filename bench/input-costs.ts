@@ -20,7 +20,7 @@ import { deflateSync } from 'node:zlib';
 import { parse } from 'parse5';
 import { extractHtml } from '../stages/extract/extract-html.js';
 import { harvestPdfLinks } from '../stages/fetch/pdf-links.js';
-import { simhash64 } from '../stages/shared/simhash.js';
+import { simhash64 } from '../stages/shared/content-identity/simhash.js';
 import { mulberry32 } from '../testweb/prng.js';
 
 const failures: string[] = [];

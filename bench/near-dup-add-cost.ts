@@ -8,7 +8,7 @@
 import { pathToFileURL } from 'node:url';
 import type { KvStore } from '../ports/kv.js';
 import { addAndFindOriginal } from '../stages/simhash/fingerprint-index.js';
-import { simhashToHex } from '../stages/shared/simhash.js';
+import { simhashToHex } from '../stages/shared/content-identity/simhash.js';
 import { mulberry32 } from '../testweb/prng.js';
 import { startFingerprintBucket } from './near-dup-nats.js';
 import { median } from './stats.js';

@@ -7,7 +7,7 @@
  */
 import { MemoryKvStore } from './support/memory-kv-store.js';
 import { addAndFindOriginal, findWithin } from '../stages/simhash/fingerprint-index.js';
-import { hammingDistance, simhash64, simhashToHex } from '../stages/shared/simhash.js';
+import { hammingDistance, simhash64, simhashToHex } from '../stages/shared/content-identity/simhash.js';
 import { EDIT_SIZES, NEAR_DUPLICATE_MAX_EDIT_FRACTION, nearDuplicatePairs, type NearDuplicatePair } from '../testweb/near-duplicates.js';
 import { median } from './stats.js';
 

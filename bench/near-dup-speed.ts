@@ -8,7 +8,7 @@
 import type { KvStore } from '../ports/kv.js';
 import { jsonValue } from '../pipeline/kv-store.js';
 import { findWithin, fingerprintKeys, withinDistance, type FingerprintEntry } from '../stages/simhash/fingerprint-index.js';
-import { simhashToHex } from '../stages/shared/simhash.js';
+import { simhashToHex } from '../stages/shared/content-identity/simhash.js';
 import { mulberry32 } from '../testweb/prng.js';
 import { pool } from './near-dup-add-cost.js';
 import { median } from './stats.js';

@@ -33,8 +33,8 @@ import { startTestWeb } from '../testweb/index.js';
 import { startEmbeddedServer } from '../ops/nats/embedded-server.js';
 import { cpuSeconds } from './proc-stats.js';
 import { baseHeaders, newRecordId, warcRecordBytes } from '../stages/archive/warc-record.js';
-import { simhash64 } from '../stages/shared/simhash.js';
-import { contentDigest } from '../stages/shared/content-digest.js';
+import { simhash64 } from '../stages/shared/content-identity/simhash.js';
+import { contentDigest } from '../stages/shared/content-identity/content-digest.js';
 import { kvWrites, throughEdges, type FloorPage } from './floor-dataflow.js';
 import { eachLimited, median } from './stats.js';
 

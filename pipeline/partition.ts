@@ -23,7 +23,7 @@ export function subjectFor(name: SubjectName, host: string, partitions: number):
 /**
  * A queue of one host: `crawl.hostq.<p>.<hostkey>` for its default lane, and
  * `crawl.hostq.<p>.<hostkey>.<lane>` for the others (a priority level, and a crawl job:
- * stages/shared/host-state/host-lanes.ts). The key is a hash, since a host name has dots
+ * stages/shared/politeness/host-lanes.ts). The key is a hash, since a host name has dots
  * (and may be an IPv6 literal) and a subject token may not; a lane is made of letters,
  * digits and dashes.
  */

@@ -2,7 +2,7 @@ import { jetstream, type JetStreamClient, type JsMsg, type ConsumerMessages } fr
 import { headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node';
 import { SchemaError, encodeDeadLetter } from '../schemas/index.js';
 import { deadLetterSubject } from '../topology/index.js';
-import { Slots } from './slots.js';
+import { Semaphore } from './semaphore.js';
 import { jetstreamPublisher } from './adapters/stream-access.js';
 import type { Published, Publisher } from '../ports/streams.js';
 import type { BackgroundTask, ConsumerStage, Outcome, StageContext } from './stage.js';
@@ -31,7 +31,7 @@ export class StageRunner<T> {
   private loop: Promise<void> | undefined;
   private stopping: Promise<void> | undefined;
   private background: BackgroundTask | undefined;
-  private readonly slots: Slots;
+  private readonly slots: Semaphore;
   /** every publish of this stage, its outputs and its background work's, goes through here */
   private readonly publisher: Publisher;
 
@@ -43,7 +43,7 @@ export class StageRunner<T> {
   ) {
     this.js = jetstream(nc);
     this.publisher = jetstreamPublisher(this.js, nc.info?.max_payload);
-    this.slots = new Slots(opts.concurrency);
+    this.slots = new Semaphore(opts.concurrency);
   }
 
   async start(): Promise<void> {

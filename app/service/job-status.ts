@@ -9,8 +9,7 @@ import { openOutputDatabase } from '../../pipeline/adapters/duckdb-views.js';
 import { sqlString } from '../../pipeline/adapters/sql-quote.js';
 import type { KvStore } from '../../ports/kv.js';
 import type { JobRecord } from '../../schemas/index.js';
-import { lanesWithWork, readSlot, TAIL_PREFIX, type QueueTail } from '../../stages/shared/host-state/host-slot.js';
-import { laneJob } from '../../stages/shared/host-state/host-lanes.js';
+import { laneJob, lanesWithWork, readSlot, TAIL_PREFIX, type QueueTail } from '../../stages/shared/politeness/index.js';
 import { pipelineBacklog } from '../backlog.js';
 
 export interface JobStatus extends JobRecord {

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { casUpdate, jsonValue, parseJsonValue } from '../../pipeline/kv-store.js';
 import type { KvStore } from '../../ports/kv.js';
 import type { JobRecord } from '../../schemas/index.js';
-import { JOB_KEY_PREFIX, jobKey } from '../../stages/shared/job-book.js';
+import { JOB_KEY_PREFIX, jobKey } from '../../stages/shared/jobs/job-records.js';
 
 /** A new job id: `job-` and 10 letters or digits (a subject token, a crawl id, a lane name). */
 export const newJobId = () => `job-${randomBytes(8).readBigUInt64BE().toString(36).slice(0, 10).padStart(10, '0')}`;

@@ -21,7 +21,7 @@
  * is asked, and its answer kept for minTtlMs.
  */
 import dns from 'node:dns';
-import { Slots } from '../slots.js';
+import { Semaphore } from '../semaphore.js';
 import { TtlLru } from './ttl-lru.js';
 import { ZoneMinimums } from './dns-zone-minimums.js';
 
@@ -105,7 +105,7 @@ export class DnsCache {
   private readonly entries: TtlLru<Entry>;
   private readonly pending = new Map<string, Promise<Entry>>();
   private readonly resolver = new dns.promises.Resolver({ timeout: 5000, tries: 2 });
-  private readonly slots: Slots;
+  private readonly slots: Semaphore;
   private readonly zones: ZoneMinimums;
   private readonly now: () => number;
   private readonly counts = { lookups: 0, hits: 0, negativeHits: 0, shared: 0, resolved: 0, inFlight: 0 };
@@ -115,7 +115,7 @@ export class DnsCache {
     if (opts.servers && opts.servers.length > 0) this.resolver.setServers([...opts.servers]);
     const maxEntries = opts.maxEntries ?? 100_000;
     this.entries = new TtlLru(maxEntries, this.now);
-    this.slots = new Slots(Math.max(1, opts.maxInFlight ?? 64));
+    this.slots = new Semaphore(Math.max(1, opts.maxInFlight ?? 64));
     this.zones = new ZoneMinimums(this.resolver, { maxEntries: Math.max(1, Math.ceil(maxEntries / 10)), keepMs: this.negativeMaxTtlMs, unknownKeepMs: opts.negativeTtlMs, now: this.now });
   }
 

@@ -1,4 +1,4 @@
-import { crawlIdOf } from '../shared/job-fields.js';
+import { crawlIdOf } from '../shared/jobs/job-fields.js';
 import { jsonValue, parseJsonValue } from '../../pipeline/kv-store.js';
 import { KvConflictError, type KvStore } from '../../ports/kv.js';
 import { emit, type Outcome, type StageContext, type StageInput } from '../../pipeline/stage.js';

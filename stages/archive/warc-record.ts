@@ -8,7 +8,7 @@
  * part by part and copied once, into the record, instead of being concatenated first.
  */
 import { hash, randomUUID } from 'node:crypto';
-import { contentDigest } from '../shared/content-digest.js';
+import { contentDigest } from '../shared/content-identity/content-digest.js';
 import { gzipMember } from './gzip-member.js';
 
 export type WarcHeaders = Array<[string, string]>;

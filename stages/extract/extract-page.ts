@@ -1,7 +1,7 @@
 import { decodeFetched, encodeDiscoveredLinks, encodeExtracted, encodeRenderRequest, type BodyRef, type FetchedPage } from '../../schemas/index.js';
 import { subjectFor } from '../../pipeline/partition.js';
 import type { Emit } from '../../pipeline/stage.js';
-import { contentDigest } from '../shared/content-digest.js';
+import { contentDigest } from '../shared/content-identity/content-digest.js';
 import { decodeBody } from './decode-body.js';
 import { extractSitemap } from './sitemap-page.js';
 import type { ExtractCount, ExtractSettings, PageExtraction } from './extraction.js';
@@ -9,7 +9,7 @@ import { extractHtml, type ExtractedHtml } from './extract-html.js';
 import { cutToBytes, MESSAGE_SLACK_BYTES, utf8Length, withinBudget } from '../shared/messages/message-budget.js';
 import { renderPatternReason, type RenderRouting } from './render-route.js';
 import { appShellReason } from './app-shell.js';
-import { simhashAndWords, simhashToHex } from '../shared/simhash.js';
+import { simhashAndWords, simhashToHex } from '../shared/content-identity/simhash.js';
 import { describeDirectives, indexingVerdict, xRobotsTagGroup, type DirectiveGroup } from '../shared/robots/robots-directives.js';
 
 const jsonBytes = (v: unknown) => utf8Length(JSON.stringify(v) ?? '') + 1;

@@ -1,6 +1,6 @@
 import type { FetchedPage } from '../../schemas/index.js';
 import type { Outcome, StageContext, StageInput } from '../../pipeline/stage.js';
-import { storeValidators } from '../shared/validators.js';
+import { storeValidators } from '../shared/conditional-get.js';
 import { robotsTokenOf } from '../shared/robots/robots-rules.js';
 import { bodyOf } from '../shared/messages/page-body.js';
 import { extractPage } from './extract-page.js';

@@ -17,10 +17,10 @@ import { lookupKeys, seedScopeKeys } from './scope-keys.js';
 import { RecentUrls } from './recent-urls.js';
 import { pathOf, repeatedSegments } from './traps.js';
 import { stableId } from '../shared/messages/stage-ids.js';
-import { JobBook } from '../shared/job-book.js';
-import { jobOf } from '../shared/job-fields.js';
+import { JobRecordCache } from '../shared/jobs/job-records.js';
+import { jobOf } from '../shared/jobs/job-fields.js';
 import { JobScopes, type LinkScope } from './job-scopes.js';
-import { perKey } from '../shared/per-key.js';
+import { oncePerObject } from '../shared/once-per-object.js';
 import { outcomeEmit, urlOutcome } from '../shared/messages/outcome-emit.js';
 
 export type NormalizeInput = { kind: 'seed'; seed: SeedMessage } | { kind: 'seeds'; seeds: SeedMessage[] } | { kind: 'links'; links: DiscoveredLinks };
@@ -34,13 +34,13 @@ export function decodeNormalizeInput(subject: string, data: Uint8Array): Normali
 }
 
 /** Compiled include/exclude patterns (settings never change in a process). */
-const patternsOf = perKey((ctx: StageContext) => ({
+const patternsOf = oncePerObject((ctx: StageContext) => ({
   include: ctx.settings.include.map((p) => parsePattern(p)),
   exclude: ctx.settings.exclude.map((p) => parsePattern(p)),
 }));
-const scopeOf = perKey((ctx: StageContext) => new ScopeCache(ctx.kv.scope));
-const recentOf = perKey((_ctx: StageContext) => new RecentUrls());
-const jobScopesOf = perKey((ctx: StageContext) => new JobScopes(new JobBook(ctx.kv.jobs), scopeOf(ctx), () => ctx.clock.now()));
+const scopeOf = oncePerObject((ctx: StageContext) => new ScopeCache(ctx.kv.scope));
+const recentOf = oncePerObject((_ctx: StageContext) => new RecentUrls());
+const jobScopesOf = oncePerObject((ctx: StageContext) => new JobScopes(new JobRecordCache(ctx.kv.jobs), scopeOf(ctx), () => ctx.clock.now()));
 
 function filtered(ctx: StageContext, url: string, host: string, depth: number, reason: string, job?: string): Emit {
   // one fetch_log row per URL, reason and job, however often the URL is found

@@ -1,5 +1,5 @@
-import type { JobBook } from '../shared/job-book.js';
-import { jobStopped } from '../shared/job-book.js';
+import type { JobRecordCache } from '../shared/jobs/job-records.js';
+import { jobStopped } from '../shared/jobs/job-records.js';
 import type { JobRecord } from '../../schemas/index.js';
 import { canonicalize } from './canonical-url.js';
 import { parsePattern, type ScopedUrl, type ScopeRules } from './scope.js';
@@ -47,7 +47,7 @@ export class JobScopes {
   private readonly compiled = new Map<string, { createdAt: number; scope: LinkScope }>();
 
   constructor(
-    private readonly jobs: JobBook,
+    private readonly jobs: JobRecordCache,
     private readonly scopeKeys: ScopeCache,
     private readonly now: () => number,
   ) {}

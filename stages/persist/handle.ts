@@ -1,4 +1,4 @@
-import { crawlIdOf } from '../shared/job-fields.js';
+import { crawlIdOf } from '../shared/jobs/job-fields.js';
 import { SUBJECTS } from '../../topology/index.js';
 import { decodeFinal, decodeOutcome, type FinalPage, type UrlOutcome } from '../../schemas/index.js';
 import { emit, type Outcome, type StageContext, type StageInput } from '../../pipeline/stage.js';

@@ -1,5 +1,5 @@
 import type { KvStore } from '../../ports/kv.js';
-import { perKey } from '../shared/per-key.js';
+import { oncePerObject } from '../shared/once-per-object.js';
 
 /**
  * The importance estimate as this gate process has heard it: the seen-filters' counts of each
@@ -45,4 +45,4 @@ function remember<V>(map: Map<string, V>, key: string, value: V, max: number): v
 }
 
 /** One per process: the intake and the scheduler share the importance bucket's handle, not a context. */
-export const domainImportanceOf = perKey((_importance: KvStore) => new DomainImportance());
+export const domainImportanceOf = oncePerObject((_importance: KvStore) => new DomainImportance());

@@ -1,6 +1,5 @@
 import type { AdmittedUrl } from '../../schemas/index.js';
-import type { HostSlot } from '../shared/host-state/host-slot.js';
-import { PAUSES_BEFORE_GIVING_UP } from '../shared/host-state/host-pacing.js';
+import { PAUSES_BEFORE_GIVING_UP, type HostSlot } from '../shared/politeness/index.js';
 
 /** How a queued URL of a failing host ends without a request. */
 export interface FailingHostEnd {

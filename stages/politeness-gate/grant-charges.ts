@@ -1,8 +1,8 @@
 import type { AdmittedUrl } from '../../schemas/index.js';
 import type { StageContext } from '../../pipeline/stage.js';
 import { casUpdate } from '../../pipeline/kv-store.js';
-import { crawlIdOf } from '../shared/job-fields.js';
-import { perKey } from '../shared/per-key.js';
+import { crawlIdOf } from '../shared/jobs/job-fields.js';
+import { oncePerObject } from '../shared/once-per-object.js';
 import { KnownSet } from '../shared/breadth/known-set.js';
 import { admittedCountKey } from '../shared/breadth/page-budget.js';
 
@@ -18,7 +18,7 @@ import { admittedCountKey } from '../shared/breadth/page-budget.js';
  * a URL that waits is never counted twice; `undo` gives it back if the grant is not sent.
  */
 const grantsKey = (crawl: string, domain: string) => `_dg.${crawl}.${domain}`;
-const fullDomainsOf = perKey((_ctx: StageContext) => new KnownSet(10_000));
+const fullDomainsOf = oncePerObject((_ctx: StageContext) => new KnownSet(10_000));
 
 export type Charge = { ok: true; undo: () => Promise<void> } | { ok: false; reason: string };
 

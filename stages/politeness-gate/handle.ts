@@ -1,8 +1,7 @@
 import { encodeAdmitted, type AdmittedUrl } from '../../schemas/index.js';
 import { hostQueueSubject } from '../../pipeline/partition.js';
 import type { Emit, Outcome, StageContext, StageInput } from '../../pipeline/stage.js';
-import { noteQueued } from '../shared/host-state/host-slot.js';
-import { laneOf } from '../shared/host-state/host-lanes.js';
+import { laneOf, noteQueued } from '../shared/politeness/index.js';
 import { judgeNewUrls, trapOutcome } from './trap-check.js';
 import { domainImportanceOf } from './domain-importance.js';
 import { fullSpell, HOSTQ_FULL_RETRY_MS, HOSTQ_FULL_WAIT_MS, noRoomOutcome, noteRefused, noteRoom, waitedForRoom } from './hostq-room.js';

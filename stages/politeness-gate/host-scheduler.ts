@@ -1,7 +1,7 @@
 import type { BackgroundContext } from '../../pipeline/stage.js';
-import { serveHostRanked, type HostTurn, type RankedTurn } from './serve-host.js';
+import { serveHostTurn, type NextTurn, type ServedTurn } from './serve-host.js';
 import { EDGES, FETCH_DURABLE, FETCHED_READERS } from '../../topology/index.js';
-import type { LaneLevel } from '../shared/host-state/host-lanes.js';
+import type { LaneLevel } from '../shared/politeness/index.js';
 import { DomainTally } from './domain-tally.js';
 import { domainImportanceOf, type DomainImportance } from './domain-importance.js';
 import { importanceWeight } from '../shared/importance/domain-inlinks.js';
@@ -100,7 +100,7 @@ export class HostScheduler {
   constructor(
     private readonly ctx: BackgroundContext,
     private readonly concurrency: number,
-    private readonly serve: (ctx: BackgroundContext, host: string) => Promise<RankedTurn> = serveHostRanked,
+    private readonly serve: (ctx: BackgroundContext, host: string) => Promise<ServedTurn> = serveHostTurn,
   ) {
     this.importance = ctx.settings.importance ? domainImportanceOf(ctx.kv.importance) : null;
   }
@@ -296,12 +296,12 @@ export class HostScheduler {
     this.running.set(host, null);
     this.lanesWait.delete(host);
     const turn = this.serve(this.ctx, host)
-      .catch((err: Error): RankedTurn => {
+      .catch((err: Error): ServedTurn => {
         this.ctx.log.warn({ host, err: err.message }, 'serving a host failed; trying again in 1 s');
         this.ctx.metrics.count('politeness-gate', 'turns', 'error');
-        return { turn: { kind: 'wait', until: this.ctx.clock.now() + 1000 }, level: null };
+        return { next: { kind: 'wait', until: this.ctx.clock.now() + 1000 }, level: null };
       })
-      .then(({ turn: result, level, domain, depth }) => {
+      .then(({ next: result, level, domain, depth }) => {
         if (result.kind === 'granted' && domain !== undefined) this.domains.granted(domain);
         if (level) this.next.set(host, { level, domain, depth });
         else if (result.kind === 'idle') {
@@ -314,7 +314,7 @@ export class HostScheduler {
     this.inFlight.add(tracked);
   }
 
-  private endTurn(host: string, result: HostTurn): void {
+  private endTurn(host: string, result: NextTurn): void {
     const queuedMeanwhile = this.queuedWhileRunning.delete(host);
     // a URL queued during an idle turn may not have been seen by it; nor during a turn whose
     // wait only some lanes had (the URL may be in another): either way the host gets a turn

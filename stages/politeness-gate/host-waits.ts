@@ -4,8 +4,7 @@ import { parseJsonValue } from '../../pipeline/kv-store.js';
 import { type KvStore } from '../../ports/kv.js';
 import type { StreamAccess } from '../../ports/streams.js';
 import { EDGES } from '../../topology/index.js';
-import { laneLevel } from '../shared/host-state/host-lanes.js';
-import { lanesWithWork, leaseLive, readSlot, TAIL_PREFIX, type HostSlot, type QueueTail } from '../shared/host-state/host-slot.js';
+import { laneLevel, lanesWithWork, leaseLive, readSlot, TAIL_PREFIX, type HostSlot, type QueueTail } from '../shared/politeness/index.js';
 import type { RobotsCache } from '../shared/robots/robots-cache.js';
 import { robotsGiveUpAt } from '../shared/robots/robots-fetch-policy.js';
 

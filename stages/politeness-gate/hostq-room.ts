@@ -3,6 +3,7 @@ import { EDGES } from '../../topology/index.js';
 import type { Emit, StageContext } from '../../pipeline/stage.js';
 import { outcomeEmit, urlOutcome } from '../shared/messages/outcome-emit.js';
 import { stableId } from '../shared/messages/stage-ids.js';
+import { jobFieldsOf } from '../shared/jobs/job-fields.js';
 
 /**
  * Room in the host queues. `CRAWL_HOSTQ` has no age limit, and a size limit, if the user sets

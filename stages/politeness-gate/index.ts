@@ -6,8 +6,7 @@ import type { StreamAccess } from '../../ports/streams.js';
 import type { CrawlSettings } from '../../pipeline/settings.js';
 import type { HostWaitSources } from './host-waits.js';
 import { robotsCacheFor } from '../shared/robots/robots-cache.js';
-import { asSlot, leaseLive, readyAt, TAIL_PREFIX, type HostSlot, type QueueTail } from '../shared/host-state/host-slot.js';
-import type { IpSlot } from '../shared/host-state/ip-slot.js';
+import { asSlot, IP_KEY_PREFIX, leaseLive, readyAt, TAIL_PREFIX, type HostSlot, type IpSlot, type QueueTail } from '../shared/politeness/index.js';
 import { handleGateIntake } from './handle.js';
 import { HostScheduler } from './host-scheduler.js';
 import { domainImportanceOf } from './domain-importance.js';
@@ -47,7 +46,7 @@ function onImportanceEvent(ctx: StageContext, event: KvWatchEvent): void {
 
 function onHostEvent(ctx: StageContext, scheduler: HostScheduler, event: KvWatchEvent): void {
   if (!event.value) return;
-  if (event.key.startsWith('_ip.')) {
+  if (event.key.startsWith(IP_KEY_PREFIX)) {
     scheduler.ipFreed(parseJsonValue<IpSlot>(event.value).ip);
     return;
   }

@@ -1,12 +1,11 @@
 import type { JobRecord } from '../../schemas/index.js';
 import type { StageContext } from '../../pipeline/stage.js';
-import type { HostSlot } from '../shared/host-state/host-slot.js';
-import { laneJob, laneLevel, laneWeight, nextLane } from '../shared/host-state/host-lanes.js';
+import { laneJob, laneLevel, laneWeight, nextLane, type HostSlot } from '../shared/politeness/index.js';
 import { heldLanesWait } from '../shared/breadth/first-pass.js';
-import { JobBook, jobStopped } from '../shared/job-book.js';
-import { perKey } from '../shared/per-key.js';
+import { JobRecordCache, jobStopped } from '../shared/jobs/job-records.js';
+import { oncePerObject } from '../shared/once-per-object.js';
 
-const jobBookOf = perKey((ctx: StageContext) => new JobBook(ctx.kv.jobs));
+const jobRecordsOf = oncePerObject((ctx: StageContext) => new JobRecordCache(ctx.kv.jobs));
 
 /** A paused job's lanes are looked at again this often (its URLs wait in them meanwhile). */
 export const PAUSED_RECHECK_MS = 2000;
@@ -46,7 +45,7 @@ export async function pickLane(ctx: StageContext, lanes: readonly LaneWithWork[]
   const jobs = new Map<string, JobRecord | null>();
   for (const l of lanes) {
     const id = laneJob(l.lane);
-    if (id !== undefined && !jobs.has(id)) jobs.set(id, await jobBookOf(ctx).get(id, now));
+    if (id !== undefined && !jobs.has(id)) jobs.set(id, await jobRecordsOf(ctx).get(id, now));
   }
   const eligible: LaneWithWork[] = [];
   for (const l of lanes) {

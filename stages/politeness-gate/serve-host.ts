@@ -2,14 +2,12 @@ import { decodeAdmitted, encodeGrant, type AdmittedUrl } from '../../schemas/ind
 import { hostQueueSubject, subjectFor } from '../../pipeline/partition.js';
 import type { BackgroundContext, Emit, StageContext } from '../../pipeline/stage.js';
 import { EDGES } from '../../topology/index.js';
-import { effectiveCursor, lanesWithWork, readSlot, readTail, readyAt, skipQueued, undoAcquire, type HostSlot } from '../shared/host-state/host-slot.js';
+import { effectiveCursor, giveBackTurn, laneLevel, lanesWithWork, readSlot, readTail, readyAt, removeServed, skipQueued, takeTurn, type HostSlot, type LaneLevel } from '../shared/politeness/index.js';
 import { pickLane } from './pick-lane.js';
-import { laneLevel, type LaneLevel } from '../shared/host-state/host-lanes.js';
 import { sitemapsOfSeed } from './seed-sitemaps.js';
-import { releaseIp } from '../shared/host-state/ip-slot.js';
-import { takeHost } from '../shared/host-state/take-host.js';
 import { stableId } from '../shared/messages/stage-ids.js';
 import { outcomeEmit, urlOutcome } from '../shared/messages/outcome-emit.js';
+import { jobFieldsOf } from '../shared/jobs/job-fields.js';
 import { GRANT_LEASE_MS } from './spec.js';
 import { readingFromLeader } from '../../pipeline/kv-store.js';
 import { hostDelayMs, refreshRobots, robotsOf } from '../shared/robots/robots-refresh.js';
@@ -17,11 +15,10 @@ import { checkBeforeFetch } from './trap-check.js';
 import { robotsGiveUpAt } from '../shared/robots/robots-fetch-policy.js';
 import { revisitEmit } from '../shared/revisits/revisit-emit.js';
 import { failingHostEnd } from './failing-host.js';
-import { removeServed } from '../shared/host-state/served-urls.js';
 import { chargeGrant, knownRefusal } from './grant-charges.js';
 
-/** What the scheduler does with a host after a turn. */
-export type HostTurn =
+/** When a host's next turn comes, as a turn ends: what the scheduler does with the host. */
+export type NextTurn =
   | { kind: 'idle' } // nothing queued: forget the host until something is
   // try again then (or when the host's slot changes); `lanesOnly`: only the lanes with work wait
   // (a paused job's), so a URL queued in another lane may be served sooner
@@ -29,18 +26,18 @@ export type HostTurn =
   | { kind: 'granted' } // a request is out; the release wakes the host again
   | { kind: 'held' }; // only URLs the first pass holds back: served when it ends (host-scheduler.ts)
 
-/** A turn, and the level of the host's next URL (what the scheduler ranks the host by when fetch is behind). */
-export interface RankedTurn {
-  turn: HostTurn;
+/** A turn served: when the next one comes, and the level of the host's next URL (what the scheduler ranks the host by when fetch is behind). */
+export interface ServedTurn {
+  next: NextTurn;
   level: LaneLevel | null;
   /** the registrable domain and depth of that URL (the scheduler's breadth key) */
   domain?: string;
   depth?: number;
 }
 
-/** One turn of a host (see serveHostRanked), without its level. */
-export async function serveHost(ctx: BackgroundContext, host: string): Promise<HostTurn> {
-  return (await serveHostRanked(ctx, host)).turn;
+/** One turn of a host (see serveHostTurn), without its level. */
+export async function serveHost(ctx: BackgroundContext, host: string): Promise<NextTurn> {
+  return (await serveHostTurn(ctx, host)).next;
 }
 
 /** URLs a host may skip (robots-disallowed, dropped as a trap's) in one turn before other hosts get theirs. */
@@ -120,15 +117,15 @@ async function servedMeanwhile(ctx: StageContext, host: string, lane: string, la
  * and moves on, fetches robots.txt first, or says when to come back. Every decision is
  * a compare-and-set on the host's slot, so any number of gates may serve one host.
  */
-export async function serveHostRanked(ctx: BackgroundContext, host: string): Promise<RankedTurn> {
+export async function serveHostTurn(ctx: BackgroundContext, host: string): Promise<ServedTurn> {
   const s = ctx.settings;
   for (let skipped = 0; skipped < SKIPS_PER_TURN; skipped++) {
     const now = ctx.clock.now();
     const { slot, tail, lanes } = await readHostWork(ctx, host, now);
-    if (lanes.length === 0) return { turn: { kind: 'idle' }, level: null };
+    if (lanes.length === 0) return { next: { kind: 'idle' }, level: null };
     const pick = await pickLane(ctx, lanes, slot, now);
-    if (pick.kind === 'wait') return { turn: { ...pick, lanesOnly: true }, level: null };
-    if (pick.kind === 'held') return { turn: { kind: 'held' }, level: null };
+    if (pick.kind === 'wait') return { next: { ...pick, lanesOnly: true }, level: null };
+    if (pick.kind === 'held') return { next: { kind: 'held' }, level: null };
     const { lane, cursor, tail: laneTail } = pick.lane;
     const level = laneLevel(lane);
     const stored = await ctx.streams.readNext(EDGES.hostq.stream, hostQueueSubject(host, s.partitions, lane), cursor + 1);
@@ -172,12 +169,12 @@ export async function serveHostRanked(ctx: BackgroundContext, host: string): Pro
         continue;
       }
       const wait = await refreshRobots(ctx, host, origin, (exchanges) => ctx.publisher.publish(exchanges));
-      if (wait) return { turn: wait, ...rank };
+      if (wait) return { next: wait, ...rank };
       continue; // the last try's answer decides
     }
     if (failing && robots) {
       // come back to refetch it, or to give up on its URLs, whichever is first
-      return { turn: { kind: 'wait', until: giveUpAt === null ? robots.expiresAt : Math.min(robots.expiresAt, giveUpAt) }, ...rank };
+      return { next: { kind: 'wait', until: giveUpAt === null ? robots.expiresAt : Math.min(robots.expiresAt, giveUpAt) }, ...rank };
     }
     const verdict = robots?.compiled.verdict(m.url);
     if (verdict && !verdict.allowed) {
@@ -205,36 +202,35 @@ export async function serveHostRanked(ctx: BackgroundContext, host: string): Pro
       // (failing-host.ts), in this lane or at the head of another
       if (slot && (await endFailingHead(ctx, slot, m, stored.seq, lane, now))) continue;
       if (slot && slot.paused_until > now && (await endFailingHeadOfOthers(ctx, host, slot, pick.others, now))) continue;
-      return { turn: { kind: 'wait', until: at }, ...rank };
+      return { next: { kind: 'wait', until: at }, ...rank };
     }
     if (!robots) {
       const wait = await refreshRobots(ctx, host, origin, (exchanges) => ctx.publisher.publish(exchanges));
-      if (wait) return { turn: wait, ...rank };
+      if (wait) return { next: wait, ...rank };
       continue; // the robots.txt request counts as the host's request: the next turn waits its delay
     }
 
     const leaseId = `fetch:${stableId(m.fetch_id, stored.seq)}`;
-    const taken = await takeHost(ctx, host, now, { leaseId, leaseMs: GRANT_LEASE_MS, seq: stored.seq, lane, ...(pick.stride ? { stride: pick.stride } : {}) });
+    const taken = await takeTurn(ctx, host, now, { leaseId, leaseMs: GRANT_LEASE_MS, seq: stored.seq, lane, ...(pick.stride ? { stride: pick.stride } : {}) });
     if (!taken.taken) {
       if (taken.reason === 'already handed out') continue;
       if (taken.ip) {
         ctx.metrics.count('politeness-gate', 'urls', 'ip_wait');
-        return { turn: { kind: 'wait', until: taken.retryAt, ip: taken.ip }, ...rank };
+        return { next: { kind: 'wait', until: taken.retryAt, ip: taken.ip }, ...rank };
       }
-      return { turn: { kind: 'wait', until: taken.retryAt }, ...rank };
+      return { next: { kind: 'wait', until: taken.retryAt }, ...rank };
     }
-    const { ip } = taken;
+    const { lease } = taken;
     const charge = await chargeGrant(ctx, m);
     if (!charge.ok) {
-      await undoAcquire(ctx.kv.hosts, host, leaseId, stored.seq, lane);
-      if (ip) await releaseIp(ctx.kv.hosts, ip, leaseId, now);
+      await giveBackTurn(ctx, lease, stored.seq, lane, now);
       await settleQueued(ctx, m, stored.seq, charge.reason, 'filtered', lane);
       continue;
     }
     // a job may ask for more room between requests than the crawl's minimum, never less
     const delayMs = Math.max(hostDelayMs(robots.compiled.crawlDelayMs, ctx, host), pick.minDelayMs);
     const { novelty_check: _checked, held: _held, ...url } = m;
-    const grant = encodeGrant({ ...url, lease_id: leaseId, granted_at: now, delay_ms: delayMs, ip });
+    const grant = encodeGrant({ ...url, lease_id: leaseId, granted_at: now, delay_ms: delayMs, ip: lease.ip });
     try {
       // the lease id is the msgId: a grant served again after a lapsed lease is not published twice
       const [published] = await ctx.publisher.publish([
@@ -244,13 +240,12 @@ export async function serveHostRanked(ctx: BackgroundContext, host: string): Pro
       // a grant served again after its lease lapsed: the one sent before is still the only one
       if (published?.duplicate) ctx.log.info({ host, url: m.url, lease: leaseId, ready_seq: published.seq }, 'grant sent again after its lease lapsed: the stream keeps the first');
     } catch (err) {
-      await undoAcquire(ctx.kv.hosts, host, leaseId, stored.seq, lane);
-      if (ip) await releaseIp(ctx.kv.hosts, ip, leaseId, now);
+      await giveBackTurn(ctx, lease, stored.seq, lane, now);
       await charge.undo();
       throw err;
     }
     ctx.metrics.count('politeness-gate', 'urls', 'granted');
-    return { turn: { kind: 'granted' }, ...rank };
+    return { next: { kind: 'granted' }, ...rank };
   }
-  return { turn: { kind: 'wait', until: ctx.clock.now() }, level: null };
+  return { next: { kind: 'wait', until: ctx.clock.now() }, level: null };
 }

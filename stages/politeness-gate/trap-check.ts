@@ -4,7 +4,7 @@ import { checkQueued, countNewUrls, trapDefencesOn, trapLimitsOf, type NewUrl, t
 import { urlPattern } from '../shared/traps/url-pattern.js';
 import { stableId } from '../shared/messages/stage-ids.js';
 import { outcomeEmit, urlOutcome } from '../shared/messages/outcome-emit.js';
-import { crawlIdOf } from '../shared/job-fields.js';
+import { crawlIdOf, jobFieldsOf } from '../shared/jobs/job-fields.js';
 
 /**
  * The crawl-trap defences of the gate's intake: everything reaching it is a URL new to the

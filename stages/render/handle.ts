@@ -3,12 +3,12 @@ import { RenderFailure, type Renderer } from '../../ports/browser.js';
 import type { RenderRequest } from '../../schemas/index.js';
 import { emit, retryAfter, type Outcome, type StageContext, type StageInput } from '../../pipeline/stage.js';
 import { RenderSession } from './render-session.js';
-import { type Sleep } from './host-turn.js';
+import { type Sleep } from './turn-wait.js';
 import { SubresourceCache } from './subresource-cache.js';
 import { domBody, renderedPageEmit, renderNote, unrenderedPageEmit } from './rendered-page.js';
 import { MAX_RENDER_ATTEMPTS, RENDER_SETTLE_MS } from './spec.js';
 import { bodyOf, placeBody } from '../shared/messages/page-body.js';
-import { contentDigest } from '../shared/content-digest.js';
+import { contentDigest } from '../shared/content-identity/content-digest.js';
 
 /** A render that failed in a way another try may fix (the browser died) comes back after this. */
 const RETRY_AFTER_MS = 2_000;

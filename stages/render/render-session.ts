@@ -2,21 +2,18 @@
  * The requests of one render: each one the page makes is judged (request-policy.ts), taken
  * from the process's cache of scripts and stylesheets, or made by the crawler's own HTTP
  * client (its `--resolve` rules, SSRF guard, timeouts and size caps, its User-Agent) after
- * robots.txt and the host's turn (host-turn.ts), and released with what the answer says
+ * robots.txt and the host's turn (turn-wait.ts), and released with what the answer says
  * about the host's pacing, like a fetch. Every exchange made is kept for the archive.
  */
 import { HttpFetchError, type HttpResponse } from '../../ports/http.js';
 import type { BrowserAnswer, BrowserRequest } from '../../ports/browser.js';
 import type { Emit, StageContext } from '../../pipeline/stage.js';
 import type { RenderRequest } from '../../schemas/index.js';
-import { releaseSlot } from '../shared/host-state/host-slot.js';
-import { releaseIp } from '../shared/host-state/ip-slot.js';
-import { PACING_GUARD_MS, pacingOf } from '../shared/host-state/host-pacing.js';
-import { judgeFetch } from '../shared/failure-policy.js';
+import { judgeFetch, pacedFrom, releaseTurn, type HostLease } from '../shared/politeness/index.js';
 import { exchangeEmit } from '../shared/messages/exchange-emit.js';
 import { placeBody, type PlacedBody } from '../shared/messages/page-body.js';
 import { hostDelayMs } from '../shared/robots/robots-refresh.js';
-import { robotsVerdict, takeHostSlot, type HostTurn, type Sleep } from './host-turn.js';
+import { robotsVerdict, waitForTurn, type RenderWait, type Sleep } from './turn-wait.js';
 import { blockCategory, blockedByPolicy } from './request-policy.js';
 import { SubresourceCache } from './subresource-cache.js';
 import { MAX_BYTES_PER_RENDER, MAX_RENDER_LOG_LINES, MAX_REQUESTS_PER_RENDER } from './spec.js';
@@ -34,7 +31,7 @@ const hostnameOf = (url: string) => {
 };
 
 export class RenderSession {
-  private readonly turn: HostTurn;
+  private readonly wait: RenderWait;
   /** robots.txt and subresource exchanges, for the archive */
   readonly exchanges: Emit[];
   readonly counts = { fetched: 0, cached: 0, failed: 0, blocked: 0 };
@@ -57,12 +54,12 @@ export class RenderSession {
     sleep: Sleep,
   ) {
     this.exchanges = [];
-    this.turn = { ctx, deadline, sleep, archive: this.exchanges };
+    this.wait = { ctx, deadline, sleep, archive: this.exchanges };
   }
 
   /** When the page's requests stop being made: what is not due by then is blocked. */
   get deadline(): number {
-    return this.turn.deadline;
+    return this.wait.deadline;
   }
 
   /**
@@ -72,7 +69,7 @@ export class RenderSession {
    * at once, would leave its network quiet: "settled" where the render was in fact cut.
    */
   restartClock(timeoutMs: number): void {
-    this.turn.deadline = this.ctx.clock.now() + timeoutMs;
+    this.wait.deadline = this.ctx.clock.now() + timeoutMs;
   }
 
   /** The browser's `onRequest`: every request of the page comes here. */
@@ -141,17 +138,17 @@ export class RenderSession {
     // an earlier request of the page for the same script may have filled the cache meanwhile
     const cached = this.fromCache(req);
     if (cached) return cached;
-    const robots = await robotsVerdict(this.turn, req.url, host);
+    const robots = await robotsVerdict(this.wait, req.url, host);
     if ('blocked' in robots) return this.block(req, robots.blocked);
     return this.fetch(req, n, host, hostDelayMs(robots.crawlDelayMs, this.ctx, host));
   }
 
-  /** Makes the request holding the host's slot; releases it paced by the answer. */
+  /** Makes the request in the host's turn; releases the turn with what the answer said. */
   private async fetch(req: BrowserRequest, n: number, host: string, delayMs: number): Promise<BrowserAnswer> {
     const s = this.ctx.settings;
     const timeoutMs = Math.min(s.totalTimeoutMs, Math.max(MIN_REQUEST_MS, this.deadline - this.ctx.clock.now()));
-    const slot = await takeHostSlot(this.turn, host, timeoutMs + LEASE_SLACK_MS);
-    if ('blocked' in slot) return this.block(req, slot.blocked);
+    const turn = await waitForTurn(this.wait, host, timeoutMs + LEASE_SLACK_MS);
+    if ('blocked' in turn) return this.block(req, turn.blocked);
     const headers: Record<string, string> = {};
     for (const name of PASSED_HEADERS) if (req.headers[name] !== undefined) headers[name] = req.headers[name]!;
     const start = this.ctx.clock.now();
@@ -171,12 +168,12 @@ export class RenderSession {
       });
     } catch (err) {
       if (!(err instanceof HttpFetchError)) {
-        await this.release(host, slot, delayMs, null, null, start);
+        await this.release(turn.lease, delayMs, null, null, start);
         throw err;
       }
       failure = err;
     }
-    await this.release(host, slot, delayMs, res, failure, start);
+    await this.release(turn.lease, delayMs, res, failure, start);
     const p = this.page;
     let placed: PlacedBody | undefined;
     try {
@@ -219,11 +216,10 @@ export class RenderSession {
   }
 
   /** Frees the host, its next request due after its delay (and backoff, Retry-After: the answer's feedback, as for a fetch). */
-  private async release(host: string, slot: { leaseId: string; ip: string | null }, delayMs: number, res: HttpResponse | null, err: HttpFetchError | null, start: number): Promise<void> {
+  private async release(lease: HostLease, delayMs: number, res: HttpResponse | null, err: HttpFetchError | null, start: number): Promise<void> {
     const end = this.ctx.clock.now();
     const { feedback } = judgeFetch(res, err, delayMs, Math.round(end - start), end);
-    await releaseSlot(this.ctx.kv.hosts, host, slot.leaseId, end + PACING_GUARD_MS, feedback, pacingOf(this.ctx));
-    if (slot.ip) await releaseIp(this.ctx.kv.hosts, slot.ip, slot.leaseId, end);
+    await releaseTurn(this.ctx, lease, { from: pacedFrom(end), feedback });
   }
 }
 

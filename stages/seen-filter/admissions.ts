@@ -3,7 +3,7 @@ import { subjectFor } from '../../pipeline/partition.js';
 import type { Emit, StageContext, StageInput } from '../../pipeline/stage.js';
 import { stableId } from '../shared/messages/stage-ids.js';
 import { outcomeEmit, urlOutcome } from '../shared/messages/outcome-emit.js';
-import { crawlIdOf, jobOf } from '../shared/job-fields.js';
+import { crawlIdOf, jobOf } from '../shared/jobs/job-fields.js';
 import { domainInlinksOf } from './inlink-notes.js';
 
 /**

@@ -9,7 +9,7 @@
  *
  * Pure: no I/O. The hash must never change: snapshots hold bit positions derived from it.
  */
-import { fmix32 } from '../shared/hash32.js';
+import { fmix32 } from '../shared/content-identity/hash32.js';
 
 /** Bits per element and hash count of the first slice: 16 bits (2 bytes) at its capacity. */
 export const FIRST_SLICE_BITS_PER_ELEMENT = 16;

@@ -1,11 +1,11 @@
 import type { CandidateUrl } from '../../schemas/index.js';
 import type { StageContext } from '../../pipeline/stage.js';
 import { jsonValue } from '../../pipeline/kv-store.js';
-import { perKey } from '../shared/per-key.js';
+import { oncePerObject } from '../shared/once-per-object.js';
 import { DomainInlinks, importanceKey, isImportanceStep, type ImportanceNote } from '../shared/importance/domain-inlinks.js';
 
 /** this process's in-link counts per registrable domain (the importance estimate) */
-export const domainInlinksOf = perKey((_ctx: StageContext) => new DomainInlinks());
+export const domainInlinksOf = oncePerObject((_ctx: StageContext) => new DomainInlinks());
 
 /**
  * Counts every link of a candidate message as an in-link of its target's domain, repeats

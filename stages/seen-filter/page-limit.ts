@@ -1,12 +1,12 @@
 import type { CandidateUrl } from '../../schemas/index.js';
 import type { StageContext } from '../../pipeline/stage.js';
 import { casUpdate } from '../../pipeline/kv-store.js';
-import { JobBook } from '../shared/job-book.js';
-import { crawlIdOf } from '../shared/job-fields.js';
-import { perKey } from '../shared/per-key.js';
+import { JobRecordCache } from '../shared/jobs/job-records.js';
+import { crawlIdOf } from '../shared/jobs/job-fields.js';
+import { oncePerObject } from '../shared/once-per-object.js';
 import { admittedCountKey } from '../shared/breadth/page-budget.js';
 
-const jobBookOf = perKey((ctx: StageContext) => new JobBook(ctx.kv.jobs));
+const jobRecordsOf = oncePerObject((ctx: StageContext) => new JobRecordCache(ctx.kv.jobs));
 
 /** The page limit of a candidate's crawl (--max-pages) or job (its max_pages); 0 for none. Read once per message and job. */
 export class PageLimits {
@@ -17,7 +17,7 @@ export class PageLimits {
   async of(c: CandidateUrl): Promise<number> {
     let limit = this.limits.get(c.job);
     if (limit === undefined) {
-      limit = c.job === undefined ? this.ctx.settings.maxPages : ((await jobBookOf(this.ctx).get(c.job, this.ctx.clock.now()))?.spec.max_pages ?? 0);
+      limit = c.job === undefined ? this.ctx.settings.maxPages : ((await jobRecordsOf(this.ctx).get(c.job, this.ctx.clock.now()))?.spec.max_pages ?? 0);
       this.limits.set(c.job, limit);
     }
     return limit;

@@ -1,6 +1,6 @@
 import { casUpdate, parseJsonValue } from '../../pipeline/kv-store.js';
 import { type KvStore } from '../../ports/kv.js';
-import { blockKeys, popcount32, simhashFromHex } from '../shared/simhash.js';
+import { blockKeys, popcount32, simhashFromHex } from '../shared/content-identity/simhash.js';
 import { MAX_ENTRIES_PER_KEY } from './spec.js';
 
 /** One stored fingerprint: the page it came from and when. */

@@ -2,10 +2,10 @@ import { encodeFinal, encodeFinalOnWire, isOnWire, type ExtractedHead, type Extr
 import { subjectFor } from '../../pipeline/partition.js';
 import { emit, type Outcome, type StageContext, type StageInput } from '../../pipeline/stage.js';
 import { findOriginal } from './find-original.js';
-import { simhashAndWords, simhashToHex } from '../shared/simhash.js';
+import { simhashAndWords, simhashToHex } from '../shared/content-identity/simhash.js';
 import { notePage } from '../shared/traps/trap-tally.js';
 import { urlPattern } from '../shared/traps/url-pattern.js';
-import { crawlIdOf } from '../shared/job-fields.js';
+import { crawlIdOf } from '../shared/jobs/job-fields.js';
 import { revisitEmit } from '../shared/revisits/revisit-emit.js';
 import { noteStoredDomain } from '../shared/breadth/first-pass.js';
 

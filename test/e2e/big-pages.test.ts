@@ -15,7 +15,7 @@ import path from 'node:path';
 import { connect } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { BIG_PAGE_BYTES, BIG_PAGE_HOST, BIG_PAGE_PATH, BIG_PAGE_PATHS, OVER_CAP_PATH, startTestWeb, type TestWeb } from '../../testweb/index.js';
-import { contentDigest } from '../../stages/shared/content-digest.js';
+import { contentDigest } from '../../stages/shared/content-identity/content-digest.js';
 import { runCli } from '../support/crawl-cli.js';
 import { E2E, queryOutput } from '../support/e2e-web.js';
 import { startTestNats } from '../support/nats-server.js';

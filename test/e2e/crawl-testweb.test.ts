@@ -9,7 +9,7 @@ import { assertPolite } from '../support/politeness-audit.js';
 import { E2E, crawlArgs, expectedUrls, storedPages } from '../support/e2e-web.js';
 import { runCli } from '../support/crawl-cli.js';
 import { partitionedGlob } from '../../pipeline/adapters/output-layout.js';
-import { contentDigest } from '../../stages/shared/content-digest.js';
+import { contentDigest } from '../../stages/shared/content-identity/content-digest.js';
 import { auditArchive } from '../support/archive-checks.js';
 import { warcFiles } from '../support/warc-reader.js';
 

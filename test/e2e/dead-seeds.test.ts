@@ -24,7 +24,7 @@ import { readWarcFile, warcFiles } from '../support/warc-reader.js';
 import { openOutputDatabase } from '../../pipeline/adapters/duckdb-views.js';
 import { CLI, runCli, shellQuote, startCli } from '../support/crawl-cli.js';
 import { E2E, storedPages } from '../support/e2e-web.js';
-import { REFUSED_RECHECK_MS } from '../../stages/shared/failure-policy.js';
+import { REFUSED_RECHECK_MS } from '../../stages/shared/politeness/failure-policy.js';
 import type { CrawlStatus } from '../../cli/status.js';
 
 const NXDOMAIN_SEED = 'http://gone.dead.test/';

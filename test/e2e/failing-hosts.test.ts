@@ -16,7 +16,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { DEAD_HOST, DEAD_SEED_URL, FAILING_HOST, FAILING_PATHS, FAILING_SEED_URL, failingPagePaths, startTestWeb, type TestWeb } from '../../testweb/index.js';
 import { parseSettings } from '../../pipeline/settings.js';
-import { failingHostBoundMs, pacingOf } from '../../stages/shared/host-state/host-pacing.js';
+import { failingHostBoundMs, pacingOf } from '../../stages/shared/politeness/host-pacing.js';
 import { runCli } from '../support/crawl-cli.js';
 import { E2E, queryOutput } from '../support/e2e-web.js';
 import { assertPolite } from '../support/politeness-audit.js';

@@ -35,7 +35,7 @@ import {
 } from '../../testweb/index.js';
 import { compressionBomb } from '../../testweb/hostile-hosts.js';
 import { openOutputDatabase } from '../../pipeline/adapters/duckdb-views.js';
-import { MAX_REDIRECTS } from '../../stages/fetch/attempt-emits.js';
+import { MAX_REDIRECTS } from '../../stages/fetch/attempt-messages.js';
 import { runCli } from '../support/crawl-cli.js';
 import { startWorkers, useWorkerCrawl, waitUntilIdle } from '../support/worker-crawl.js';
 

@@ -15,7 +15,7 @@ import { openKvStores } from '../../pipeline/adapters/nats-kv.js';
 import { applyCrawlTopology } from '../../app/topology.js';
 import { handleGateIntake } from '../../stages/politeness-gate/handle.js';
 import { serveHost } from '../../stages/politeness-gate/serve-host.js';
-import { releaseSlot } from '../../stages/shared/host-state/host-slot.js';
+import { releaseSlot } from '../../stages/shared/politeness/host-slot.js';
 import { firstPassOn, heldByFirstPass, noteStoredDomain } from '../../stages/shared/breadth/first-pass.js';
 import { startHostScheduler } from '../../stages/politeness-gate/index.js';
 import { domainImportanceOf } from '../../stages/politeness-gate/domain-importance.js';

@@ -7,8 +7,8 @@ import { applyCrawlTopology } from '../../app/topology.js';
 import type { KvStore } from '../../ports/kv.js';
 import { findOriginal } from '../../stages/simhash/find-original.js';
 import { findWithin, fingerprintKeys } from '../../stages/simhash/fingerprint-index.js';
-import { simhashToHex } from '../../stages/shared/simhash.js';
-import { contentDigest } from '../../stages/shared/content-digest.js';
+import { simhashToHex } from '../../stages/shared/content-identity/simhash.js';
+import { contentDigest } from '../../stages/shared/content-identity/content-digest.js';
 import { startTestNats } from '../support/nats-server.js';
 
 /** Fingerprint of pair i and its copy, `bits` apart. */

@@ -19,7 +19,7 @@ import { WARCParser } from 'warcio';
 import { createHttpClient } from '../../pipeline/adapters/http/client.js';
 import { parseResolveRule } from '../../pipeline/adapters/resolve-map.js';
 import { HttpFetchError, type HttpClient, type HttpRequest, type HttpResponse } from '../../ports/http.js';
-import { hostDead } from '../../stages/shared/failure-policy.js';
+import { hostDead } from '../../stages/shared/politeness/failure-policy.js';
 import { exchangeMessage } from '../../stages/shared/messages/exchange-emit.js';
 import { exchangeRecords } from '../../stages/archive/exchange-records.js';
 import { makeTestPki, type TestPki } from '../../testweb/test-ca.js';

@@ -24,7 +24,7 @@ import type { StageContext } from '../../pipeline/stage.js';
 import { handleGateIntake } from '../../stages/politeness-gate/handle.js';
 import { checkBeforeFetch } from '../../stages/politeness-gate/trap-check.js';
 import { handleSimhash } from '../../stages/simhash/handle.js';
-import { contentDigest } from '../../stages/shared/content-digest.js';
+import { contentDigest } from '../../stages/shared/content-identity/content-digest.js';
 import { decodeAdmitted, decodeOutcome, type AdmittedUrl, type ExtractedPage } from '../../schemas/index.js';
 import { CALENDAR_TRAP_HOST, IdRoutedHosts, PAGES_TRAP_HOST, SOFT404_TRAP_HOST, TrapHosts, FORUM_HOST, SHOP_HOST } from '../../testweb/index.js';
 import { createFakeContext, decodedOn, stageInput } from '../support/fake-context.js';

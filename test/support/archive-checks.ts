@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { readdirSync } from 'node:fs';
 import { openOutputDatabase } from '../../pipeline/adapters/duckdb-views.js';
-import { contentDigest } from '../../stages/shared/content-digest.js';
+import { contentDigest } from '../../stages/shared/content-identity/content-digest.js';
 import { readWarcFile, warcFiles, type ReadRecord } from './warc-reader.js';
 
 export interface ArchiveAudit {

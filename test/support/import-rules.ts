@@ -8,7 +8,8 @@
  * even a library. ops/ is deployment (servers, applying the topology, permissions): stages
  * and pipeline name streams through topology/ and never import ops/. Within stages/, a
  * stage folder imports only itself and stages/shared/, which imports no stage; stages reach
- * the outside world through ports/ (never pipeline/adapters/). Libraries that talk to servers (NATS, undici,
+ * the outside world through ports/ (never pipeline/adapters/); the politeness module
+ * (stages/shared/politeness/) is imported through its index.ts only. Libraries that talk to servers (NATS, undici,
  * DuckDB, the S3 client, prom-client) or drive a browser (playwright-core) are imported below
  * the stages only, and prom-client (the metrics registry and its server) only by pipeline/,
  * app/ and cli/. Stages do no file I/O (node:fs): their outputs go through ports. testweb/
@@ -59,6 +60,12 @@ const NO_LIBRARIES: readonly Folder[] = ['topology'];
 /** The file system: stages write files through the output ports (ports/warc-sink.ts, the row sink), whose adapters are in pipeline/adapters/. */
 const FILE_SYSTEM = /^(node:)?fs(\/promises)?$/;
 const NO_FILE_SYSTEM: readonly Folder[] = ['stages'];
+/**
+ * Modules whose index.ts is their only public face: code outside the module imports that
+ * file, so what lives behind it (politeness: the host slot, IP slot and pacing behind a host's
+ * turn) can change without touching its users.
+ */
+const ONE_FACE_MODULES = ['stages/shared/politeness/'];
 
 const IMPORT = /(?:^|\n)\s*(?:import|export)\s[^;]*?\sfrom\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g;
 
@@ -111,6 +118,8 @@ export function checkImports(files: readonly SourceFile[]): Violation[] {
         add(`${from}/ may import ${MAY_IMPORT[from].length ? MAY_IMPORT[from].map((x) => x + '/').join(', ') : 'nothing of ours'} besides itself, not ${to}/`);
         continue;
       }
+      const module = ONE_FACE_MODULES.find((m) => target.startsWith(m) && !f.path.startsWith(m));
+      if (module && target !== `${module}index.ts`) add(`code outside ${module} imports it through ${module}index.ts only`);
       if (from === 'stages') {
         if (target.startsWith('pipeline/adapters/')) add('stages reach the outside world through ports/, never pipeline/adapters/');
         const own = stageFolderOf(f.path);

@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { MemoryKvStore } from '../../bench/support/memory-kv-store.js';
 import type { ArchivedExchange } from '../../schemas/index.js';
-import { contentDigest } from '../../stages/shared/content-digest.js';
+import { contentDigest } from '../../stages/shared/content-identity/content-digest.js';
 import { exchangeRecords, PROFILE_IDENTICAL, PROFILE_NOT_MODIFIED } from '../../stages/archive/exchange-records.js';
 import { firstCaptureOf } from '../../stages/archive/handle.js';
 import { surtKey } from '../../stages/archive/surt.js';

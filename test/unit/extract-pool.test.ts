@@ -4,7 +4,7 @@ import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { createExtractStage } from '../../stages/extract/index.js';
 import { encodeFetched, SchemaError, type FetchedPage } from '../../schemas/index.js';
-import { readValidators } from '../../stages/shared/validators.js';
+import { readValidators } from '../../stages/shared/conditional-get.js';
 import type { Outcome, ConsumerStage } from '../../pipeline/stage.js';
 import { FIXTURE_DIR } from '../../scripts/extraction-eval.js';
 import { renderPage } from '../../testweb/render-page.js';

@@ -7,8 +7,8 @@ import { addAndFindOriginal, findWithin, fingerprintKeys, type FingerprintEntry 
 import { digestKey, findExactOriginal } from '../../stages/simhash/exact-duplicates.js';
 import { findOriginal } from '../../stages/simhash/find-original.js';
 import { MAX_ENTRIES_PER_KEY } from '../../stages/simhash/spec.js';
-import { hammingDistance, simhashToHex } from '../../stages/shared/simhash.js';
-import { contentDigest } from '../../stages/shared/content-digest.js';
+import { hammingDistance, simhashToHex } from '../../stages/shared/content-identity/simhash.js';
+import { contentDigest } from '../../stages/shared/content-identity/content-digest.js';
 
 const BASE = 0x9e3779b97f4a7c15n;
 

@@ -4,7 +4,7 @@ import { handleGateIntake } from '../../stages/politeness-gate/handle.js';
 import { serveHost } from '../../stages/politeness-gate/serve-host.js';
 import { jsonValue, parseJsonValue } from '../../pipeline/kv-store.js';
 import { decodeGrant, decodeOutcome, type AdmittedUrl, type CandidateUrl } from '../../schemas/index.js';
-import { releaseSlot } from '../../stages/shared/host-state/host-slot.js';
+import { releaseSlot } from '../../stages/shared/politeness/host-slot.js';
 import { firstPassOn, heldByFirstPass, noteStoredDomain } from '../../stages/shared/breadth/first-pass.js';
 import { admittedCountKey } from '../../stages/shared/breadth/page-budget.js';
 import { createFakeContext, httpResponse, settleLikeRunner, stageInput, type FakeContext, type FakeContextOptions } from '../support/fake-context.js';

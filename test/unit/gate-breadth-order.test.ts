@@ -2,7 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { HostScheduler, MAX_DEFER_MS } from '../../stages/politeness-gate/host-scheduler.js';
-import type { RankedTurn } from '../../stages/politeness-gate/serve-host.js';
+import type { ServedTurn } from '../../stages/politeness-gate/serve-host.js';
 import { DomainTally } from '../../stages/politeness-gate/domain-tally.js';
 import { createFakeContext } from '../support/fake-context.js';
 
@@ -18,10 +18,10 @@ function oneTurnAtATime(depthOf: (host: string) => number = () => 1) {
   const ctx = createFakeContext();
   const turns: string[] = [];
   const open: Array<() => void> = [];
-  const serve = async (_ctx: unknown, host: string): Promise<RankedTurn> => {
+  const serve = async (_ctx: unknown, host: string): Promise<ServedTurn> => {
     turns.push(host);
     await new Promise<void>((resolve) => open.push(resolve));
-    return { turn: { kind: 'granted' }, level: 'n', domain: domainOf(host), depth: depthOf(host) };
+    return { next: { kind: 'granted' }, level: 'n', domain: domainOf(host), depth: depthOf(host) };
   };
   const scheduler = new HostScheduler(ctx, 1, serve);
   scheduler.start();

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { HttpFetchError, type HttpFetchErrorCode } from '../../ports/http.js';
-import { hostDead, refusedEverywhere } from '../../stages/shared/failure-policy.js';
+import { hostDead, refusedEverywhere } from '../../stages/shared/politeness/failure-policy.js';
 
 const failure = (code: HttpFetchErrorCode, rootCode: string, rootMessage: string) =>
   new HttpFetchError(code, `fetching http://h.example/robots.txt: connecting: ${rootCode}`, {

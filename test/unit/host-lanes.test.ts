@@ -1,12 +1,12 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { laneOf, laneWeight, nextLane } from '../../stages/shared/host-state/host-lanes.js';
+import { laneOf, laneWeight, nextLane } from '../../stages/shared/politeness/host-lanes.js';
 import { handleGateIntake } from '../../stages/politeness-gate/handle.js';
 import { FETCHED_HIGH_WATER, HostScheduler, MAX_DEFER_MS, READY_HIGH_WATER } from '../../stages/politeness-gate/host-scheduler.js';
 import { FETCH_DURABLE } from '../../topology/index.js';
 import { serveHost } from '../../stages/politeness-gate/serve-host.js';
-import { releaseSlot } from '../../stages/shared/host-state/host-slot.js';
-import { jobKey } from '../../stages/shared/job-book.js';
+import { releaseSlot } from '../../stages/shared/politeness/host-slot.js';
+import { jobKey } from '../../stages/shared/jobs/job-records.js';
 import { jsonValue } from '../../pipeline/kv-store.js';
 import { decodeGrant, decodeOutcome, JobSpec, type AdmittedUrl, type JobRecord, type JobSpecInput } from '../../schemas/index.js';
 import { createFakeContext, httpResponse, settleLikeRunner, stageInput, type FakeContext } from '../support/fake-context.js';
@@ -148,7 +148,7 @@ describe('which hosts go first when fetch is behind', () => {
     const levelOfHost: Record<string, 'h' | 'n'> = { 'seed.example': 'h', 'deep.example': 'n' };
     const scheduler = new HostScheduler(ctx, 4, async (_c, host) => {
       served.push(host);
-      return { turn: { kind: 'wait', until: Number.MAX_SAFE_INTEGER }, level: levelOfHost[host]! };
+      return { next: { kind: 'wait', until: Number.MAX_SAFE_INTEGER }, level: levelOfHost[host]! };
     });
     scheduler.start();
     try {
@@ -184,7 +184,7 @@ describe('when the readers of fetched pages fall behind', () => {
       const served: string[] = [];
       const scheduler = new HostScheduler(ctx, 4, async (_c, host) => {
         served.push(host);
-        return { turn: { kind: 'wait', until: Number.MAX_SAFE_INTEGER }, level: 'h' };
+        return { next: { kind: 'wait', until: Number.MAX_SAFE_INTEGER }, level: 'h' };
       });
       scheduler.start();
       try {

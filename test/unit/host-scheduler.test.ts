@@ -2,7 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { HostScheduler } from '../../stages/politeness-gate/host-scheduler.js';
-import type { HostTurn, RankedTurn } from '../../stages/politeness-gate/serve-host.js';
+import type { NextTurn, ServedTurn } from '../../stages/politeness-gate/serve-host.js';
 import { createFakeContext, T0 } from '../support/fake-context.js';
 
 const HOST = 'www.example.com';
@@ -11,12 +11,12 @@ const HOST = 'www.example.com';
  * A scheduler whose turns are `answer`'s (no KV, no streams): counts the turns each host got.
  * `answer` may hold a turn open until the test lets it end.
  */
-function schedulerWith(answer: (turn: number) => HostTurn | Promise<HostTurn>) {
+function schedulerWith(answer: (turn: number) => NextTurn | Promise<NextTurn>) {
   const ctx = createFakeContext();
   const turns: string[] = [];
-  const serve = async (_ctx: unknown, host: string): Promise<RankedTurn> => {
+  const serve = async (_ctx: unknown, host: string): Promise<ServedTurn> => {
     turns.push(host);
-    return { turn: await answer(turns.length), level: null };
+    return { next: await answer(turns.length), level: null };
   };
   const scheduler = new HostScheduler(ctx, 4, serve);
   scheduler.start();
@@ -25,12 +25,12 @@ function schedulerWith(answer: (turn: number) => HostTurn | Promise<HostTurn>) {
 
 /** A scheduler whose host's first turn stays open until `endFirstTurn`; later turns end idle. It has begun that turn. */
 async function schedulerInFirstTurn() {
-  let endFirstTurn: (t: HostTurn) => void = () => undefined;
-  const s = schedulerWith((n) => (n === 1 ? new Promise<HostTurn>((resolve) => (endFirstTurn = resolve)) : { kind: 'idle' }));
+  let endFirstTurn: (t: NextTurn) => void = () => undefined;
+  const s = schedulerWith((n) => (n === 1 ? new Promise<NextTurn>((resolve) => (endFirstTurn = resolve)) : { kind: 'idle' }));
   s.scheduler.notify(HOST);
   await settle();
   assert.equal(s.turns.length, 1);
-  return { ...s, endFirstTurn: (t: HostTurn) => endFirstTurn(t) };
+  return { ...s, endFirstTurn: (t: NextTurn) => endFirstTurn(t) };
 }
 
 /** long enough for the scheduler's loop to run what is due (it is woken at once; real time) */

@@ -4,7 +4,7 @@ import { handleGateIntake } from '../../stages/politeness-gate/handle.js';
 import { serveHost } from '../../stages/politeness-gate/serve-host.js';
 import { formatDuration, formatWaitSummary, hostWaitSources, listHostWaits, summarizeWaits } from '../../stages/politeness-gate/index.js';
 import { HttpFetchError, type HttpRequest } from '../../ports/http.js';
-import { REFUSED_RECHECK_MS } from '../../stages/shared/failure-policy.js';
+import { REFUSED_RECHECK_MS } from '../../stages/shared/politeness/failure-policy.js';
 import type { AdmittedUrl } from '../../schemas/index.js';
 import { createFakeContext, httpResponse, settleLikeRunner, stageInput, type FakeContext, type Responder } from '../support/fake-context.js';
 

@@ -29,7 +29,8 @@ describe('import rules: the layering of the code', () => {
     ['ops imports a stage', file('ops/nats/topology.ts', '../../stages/fetch/spec.js'), /ops\/ may import .* not stages\//],
     ['a stage imports an adapter', file('stages/fetch/handle.ts', '../../pipeline/adapters/http/client.js'), /through ports\//],
     ['a stage imports another stage', file('stages/fetch/handle.ts', '../politeness-gate/host-scheduler.js'), /not stages\/politeness-gate\//],
-    ['shared imports a stage', file('stages/shared/failure-policy.ts', '../fetch/handle.js'), /stages\/shared\/ imports no stage/],
+    ['shared imports a stage', file('stages/shared/politeness/failure-policy.ts', '../../fetch/handle.js'), /stages\/shared\/ imports no stage/],
+    ['a stage reaches behind the politeness module', file('stages/fetch/handle.ts', '../shared/politeness/host-slot.js'), /through stages\/shared\/politeness\/index\.ts only/],
     ['a stage imports the NATS client', file('stages/fetch/handle.ts', '@nats-io/jetstream'), /server libraries/],
     ['a stage drives a browser itself', file('stages/render/handle.ts', 'playwright-core'), /server libraries/],
     ['a stage imports deployment code', file('stages/fetch/spec.ts', '../../ops/nats/topology.js'), /stages\/ names streams through topology\/, never ops\//],
@@ -59,7 +60,7 @@ describe('import rules: the layering of the code', () => {
   });
 
   test('allowed: a stage imports shared, pipeline, ports, schemas and the topology', () => {
-    const f = file('stages/fetch/handle.ts', '../shared/failure-policy.js', '../../pipeline/stage.js', '../../ports/http.js', '../../schemas/index.js', '../../topology/index.js', './spec.js', 'parse5');
+    const f = file('stages/fetch/handle.ts', '../shared/politeness/index.js', '../../pipeline/stage.js', '../../ports/http.js', '../../schemas/index.js', '../../topology/index.js', './spec.js', 'parse5');
     assert.deepEqual(checkImports([f]), []);
   });
 

@@ -6,7 +6,7 @@ import { DomainImportance, domainImportanceOf } from '../../stages/politeness-ga
 import { ReadyHosts, type ReadyKey } from '../../stages/politeness-gate/ready-hosts.js';
 import { HostScheduler } from '../../stages/politeness-gate/host-scheduler.js';
 import { startHostScheduler } from '../../stages/politeness-gate/index.js';
-import type { RankedTurn } from '../../stages/politeness-gate/serve-host.js';
+import type { ServedTurn } from '../../stages/politeness-gate/serve-host.js';
 import { handleSeenFilter } from '../../stages/seen-filter/handle.js';
 import { PartitionSeenSet } from '../../stages/seen-filter/partition-seen-set.js';
 import { decodeAdmittedBatch, type AdmittedUrl, type CandidateUrl } from '../../schemas/index.js';
@@ -198,10 +198,10 @@ describe("gate: a due host's turn weighs breadth by its domain's importance", ()
     const ctx = createFakeContext({ settings });
     const turns: string[] = [];
     const open: Array<() => void> = [];
-    const serve = async (_ctx: unknown, host: string): Promise<RankedTurn> => {
+    const serve = async (_ctx: unknown, host: string): Promise<ServedTurn> => {
       turns.push(host);
       await new Promise<void>((resolve) => open.push(resolve));
-      return { turn: { kind: 'granted' }, level: 'n', domain: host, depth: 1 };
+      return { next: { kind: 'granted' }, level: 'n', domain: host, depth: 1 };
     };
     const scheduler = new HostScheduler(ctx, 1, serve);
     scheduler.start();

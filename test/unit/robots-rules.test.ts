@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { REFUSED_RECHECK_MS } from '../../stages/shared/failure-policy.js';
+import { REFUSED_RECHECK_MS } from '../../stages/shared/politeness/failure-policy.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import fc from 'fast-check';

@@ -8,7 +8,7 @@ import { serveHost } from '../../stages/politeness-gate/serve-host.js';
 import { sitemapsOfSeed } from '../../stages/politeness-gate/seed-sitemaps.js';
 import { decodeDiscoveredLinks, decodeGrant, decodeOutcome, JobSpec, type AdmittedUrl, type JobRecord } from '../../schemas/index.js';
 import type { HttpRequest } from '../../ports/http.js';
-import { PACING_GUARD_MS } from '../../stages/shared/host-state/host-pacing.js';
+import { PACING_GUARD_MS } from '../../stages/shared/politeness/host-pacing.js';
 import { createFakeContext, httpResponse, queuedOnly, settleLikeRunner, stageInput, type FakeContext, type Responder } from '../support/fake-context.js';
 
 const HOST = 'docs.example.com';

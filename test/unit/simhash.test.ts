@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { blockKeys, hammingDistance, hashWord, simhash64, simhashFromHex, simhashToHex, tokenizeWords, simhashAndWords, wordHashes } from '../../stages/shared/simhash.js';
-import { base32Encode, contentDigest } from '../../stages/shared/content-digest.js';
+import { blockKeys, hammingDistance, hashWord, simhash64, simhashFromHex, simhashToHex, tokenizeWords, simhashAndWords, wordHashes } from '../../stages/shared/content-identity/simhash.js';
+import { base32Encode, contentDigest } from '../../stages/shared/content-identity/content-digest.js';
 import { mulberry32 } from '../../testweb/prng.js';
 
 /** the test web's seeded PRNG: the same seed, the same cases */

@@ -4,7 +4,7 @@ import { hostQueueSubject } from '../../pipeline/partition.js';
 import { stableId } from '../../stages/shared/messages/stage-ids.js';
 import { patternKey } from '../../stages/shared/traps/trap-tally.js';
 import { sha1Hex } from '../../stages/archive/warc-record.js';
-import { readValidators, storeValidators } from '../../stages/shared/validators.js';
+import { readValidators, storeValidators } from '../../stages/shared/conditional-get.js';
 import { MemoryKvStore } from '../../bench/support/memory-kv-store.js';
 
 /**

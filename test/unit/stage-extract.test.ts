@@ -1,11 +1,11 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createExtractHandler } from '../../stages/extract/handle.js';
-import { readValidators } from '../../stages/shared/validators.js';
-import { contentDigest } from '../../stages/shared/content-digest.js';
+import { readValidators } from '../../stages/shared/conditional-get.js';
+import { contentDigest } from '../../stages/shared/content-identity/content-digest.js';
 import { partitionOf } from '../../pipeline/partition.js';
 import { decodeDiscoveredLinks, decodeExtracted, type FetchedPage } from '../../schemas/index.js';
-import { simhashAndWords, simhashToHex } from '../../stages/shared/simhash.js';
+import { simhashAndWords, simhashToHex } from '../../stages/shared/content-identity/simhash.js';
 import { encodeMessage } from '../../schemas/codec.js';
 import { pageRows } from '../../stages/persist/rows.js';
 import { createFakeContext, decodedOn, emitted, onlyOn, stageInput, subjectsOf, type FakeContext, type FakeContextOptions } from '../support/fake-context.js';

@@ -7,7 +7,7 @@ import { parseJsonValue } from '../../pipeline/kv-store.js';
 import { MemoryKvStore } from '../../bench/support/memory-kv-store.js';
 import { decodeAdmitted, decodeGrant, decodeOutcome, type AdmittedUrl, type ExtractedPage } from '../../schemas/index.js';
 import { notePage, patternKey, tallyKey, type TrapTally } from '../../stages/shared/traps/trap-tally.js';
-import { readTail, releaseSlot } from '../../stages/shared/host-state/host-slot.js';
+import { readTail, releaseSlot } from '../../stages/shared/politeness/host-slot.js';
 import { createFakeContext, decodedOn, httpResponse, queuedOnly, settleLikeRunner, stageInput, type FakeContext } from '../support/fake-context.js';
 
 const HOST = 'cal.example';

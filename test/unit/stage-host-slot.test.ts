@@ -1,8 +1,8 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { confirmLease, decideAcquire, effectiveCursor, emptySlot, readyAt, releaseSlot, type HostSlot } from '../../stages/shared/host-state/host-slot.js';
-import { backoffMs, nextPacing, parseRetryAfter, type PacingSettings } from '../../stages/shared/host-state/host-pacing.js';
-import { acquireIp, decideIpAcquire, releaseIp } from '../../stages/shared/host-state/ip-slot.js';
+import { confirmLease, decideAcquire, effectiveCursor, emptySlot, readyAt, releaseSlot, type HostSlot } from '../../stages/shared/politeness/host-slot.js';
+import { backoffMs, nextPacing, parseRetryAfter, type PacingSettings } from '../../stages/shared/politeness/host-pacing.js';
+import { acquireIp, decideIpAcquire, releaseIp } from '../../stages/shared/politeness/ip-slot.js';
 import { withReads } from '../../pipeline/kv-store.js';
 import { MemoryKvStore } from '../../bench/support/memory-kv-store.js';
 

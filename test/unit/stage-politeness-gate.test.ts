@@ -8,11 +8,11 @@ import { jsonValue, parseJsonValue } from '../../pipeline/kv-store.js';
 import { startHostScheduler } from '../../stages/politeness-gate/index.js';
 import { hostQueueSubject } from '../../pipeline/partition.js';
 import { HttpFetchError, type HttpRequest } from '../../ports/http.js';
-import { REFUSED_RECHECK_MS } from '../../stages/shared/failure-policy.js';
+import { REFUSED_RECHECK_MS } from '../../stages/shared/politeness/failure-policy.js';
 import { decodeGrant, decodeOutcome, type AdmittedUrl } from '../../schemas/index.js';
-import { asSlot, readTail, releaseSlot, type HostSlot } from '../../stages/shared/host-state/host-slot.js';
-import { ipKey, type IpSlot } from '../../stages/shared/host-state/ip-slot.js';
-import { PACING_GUARD_MS } from '../../stages/shared/host-state/host-pacing.js';
+import { asSlot, readTail, releaseSlot, type HostSlot } from '../../stages/shared/politeness/host-slot.js';
+import { ipKey, type IpSlot } from '../../stages/shared/politeness/ip-slot.js';
+import { PACING_GUARD_MS } from '../../stages/shared/politeness/host-pacing.js';
 import { createFakeContext, httpResponse, networkError, queuedOnly, settleLikeRunner, stageInput, type FakeContext, type FakeContextOptions, type Responder } from '../support/fake-context.js';
 
 const HOST = 'www.example.com';

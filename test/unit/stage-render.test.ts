@@ -13,8 +13,8 @@ import { MAX_RENDER_ATTEMPTS } from '../../stages/render/spec.js';
 import { RenderFailure, type BrowserAnswer, type BrowserRequest, type Renderer, type RenderJob, type RenderResult } from '../../ports/browser.js';
 import { HttpFetchError, type HttpRequest } from '../../ports/http.js';
 import { decodeExchange, type ArchivedExchange, type RenderRequest } from '../../schemas/index.js';
-import { readSlot } from '../../stages/shared/host-state/host-slot.js';
-import { PACING_GUARD_MS } from '../../stages/shared/host-state/host-pacing.js';
+import { readSlot } from '../../stages/shared/politeness/host-slot.js';
+import { PACING_GUARD_MS } from '../../stages/shared/politeness/host-pacing.js';
 import { createFakeContext, decodedOn, emitted, httpResponse, retried, stageInput, type FakeContext } from '../support/fake-context.js';
 
 const HOST = 'app.example.com';

@@ -1,8 +1,8 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { handleSimhash } from '../../stages/simhash/handle.js';
-import { hammingDistance, simhash64, simhashToHex } from '../../stages/shared/simhash.js';
-import { contentDigest } from '../../stages/shared/content-digest.js';
+import { hammingDistance, simhash64, simhashToHex } from '../../stages/shared/content-identity/simhash.js';
+import { contentDigest } from '../../stages/shared/content-identity/content-digest.js';
 import { partitionOf } from '../../pipeline/partition.js';
 import { decodeExtracted, decodeFinal, encodeExtracted, encodeFinal, type ExtractedPage } from '../../schemas/index.js';
 import { simhashStage } from '../../stages/simhash/index.js';

@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { fetchError } from '../../pipeline/adapters/http/error-mapping.js';
-import { hostDead, judgeFetch } from '../../stages/shared/failure-policy.js';
+import { hostDead, judgeFetch } from '../../stages/shared/politeness/failure-policy.js';
 import { CERTIFICATE_FAILURES, certificateFailure } from '../../ports/tls-failures.js';
 
 const URL = 'https://h.example/robots.txt';

@@ -20,7 +20,7 @@ import { handleNormalize } from '../../stages/normalize/handle.js';
 import { handleGateIntake } from '../../stages/politeness-gate/handle.js';
 import { KEY_STRIDE, PartitionSeenSet } from '../../stages/seen-filter/partition-seen-set.js';
 import { decodeSnapshot, encodeSnapshot } from '../../stages/seen-filter/snapshot-codec.js';
-import { readTail } from '../../stages/shared/host-state/host-slot.js';
+import { readTail } from '../../stages/shared/politeness/host-slot.js';
 import { hostQueueSubject, partitionOf } from '../../pipeline/partition.js';
 import { createFakeContext, emitted, settleLikeRunner, stageInput } from '../support/fake-context.js';
 

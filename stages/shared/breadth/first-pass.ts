@@ -2,7 +2,7 @@ import { KvConflictError, type KvStore } from '../../../ports/kv.js';
 import { casUpdate, jsonValue, parseJsonValue } from '../../../pipeline/kv-store.js';
 import type { StageContext } from '../../../pipeline/stage.js';
 import type { CandidateUrl } from '../../../schemas/index.js';
-import { perKey } from '../per-key.js';
+import { oncePerObject } from '../once-per-object.js';
 import { KnownSet } from './known-set.js';
 
 /**
@@ -39,7 +39,7 @@ interface PassState {
   reading: Promise<void> | null;
 }
 
-const stateOf = perKey((_ctx: StageContext): PassState => ({ claimed: new KnownSet(), stored: new KnownSet(), over: false, released: false, count: 0, readAt: -Infinity, reading: null }));
+const stateOf = oncePerObject((_ctx: StageContext): PassState => ({ claimed: new KnownSet(), stored: new KnownSet(), over: false, released: false, count: 0, readAt: -Infinity, reading: null }));
 
 /** Whether the crawl's first pass is on: a target is set and fewer domains than it have a stored page. */
 export async function firstPassOn(ctx: StageContext): Promise<boolean> {

@@ -1,5 +1,5 @@
 import { encodeOutcome, type OutcomeKind, type UrlOutcome } from '../../../schemas/index.js';
-import { jobFieldsOf, type JobFields } from '../job-fields.js';
+import { jobFieldsOf, type JobFields } from '../jobs/job-fields.js';
 import { subjectFor } from '../../../pipeline/partition.js';
 import type { Emit, StageContext } from '../../../pipeline/stage.js';
 import { cutToBytes } from './message-budget.js';

@@ -1,11 +1,11 @@
 import { encodeRevisit, type RevisitState } from '../../../schemas/index.js';
 import type { Emit, StageContext } from '../../../pipeline/stage.js';
 import { SUBJECTS } from '../../../topology/index.js';
-import { JobBook } from '../job-book.js';
-import { perKey } from '../per-key.js';
+import { JobRecordCache } from '../jobs/job-records.js';
+import { oncePerObject } from '../once-per-object.js';
 import { nextRevisit, type FetchResult } from './revisit-policy.js';
 
-const jobBookOf = perKey((ctx: StageContext) => new JobBook(ctx.kv.jobs));
+const jobRecordsOf = oncePerObject((ctx: StageContext) => new JobRecordCache(ctx.kv.jobs));
 
 /** The time slot a due time falls in: the schedule is read one slot at a time. */
 export const slotOf = (dueAt: number, slotMs: number) => Math.floor(dueAt / slotMs);
@@ -27,7 +27,7 @@ export async function revisitEmit(
   extra: { etag?: string | null; lastModified?: string | null; lastModifiedAt?: number | undefined } = {},
 ): Promise<{ emits: Emit[]; note?: string }> {
   if (m.job === undefined) return { emits: [] };
-  const job = await jobBookOf(ctx).get(m.job, ctx.clock.now());
+  const job = await jobRecordsOf(ctx).get(m.job, ctx.clock.now());
   if (!job?.spec.revisit || job.state === 'cancelled') return { emits: [] };
   const now = ctx.clock.now();
   // Last-Modified says how long the page stood unchanged: a first hint like a sitemap's

@@ -1,5 +1,5 @@
 import { HttpFetchError, type HttpClient } from '../../../ports/http.js';
-import { hostDead, refusedEverywhere } from '../failure-policy.js';
+import { hostDead, refusedEverywhere } from '../politeness/index.js';
 import type { CrawlSettings } from '../../../pipeline/settings.js';
 import type { Emit } from '../../../ports/streams.js';
 import { exchangeEmit, type ExchangeFacts } from '../messages/exchange-emit.js';

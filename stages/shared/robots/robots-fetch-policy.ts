@@ -14,7 +14,7 @@
  *  anything else    -> disallow_all (1xx or out-of-range status: treated as unreachable)
  */
 import { ROBOTS_MAX_BYTES, type RobotsRecord } from './robots-rules.js';
-import { REFUSED_RECHECK_MS } from '../failure-policy.js';
+import { REFUSED_RECHECK_MS } from '../politeness/index.js';
 
 export type RobotsFetchResult = { status: number; body: Uint8Array | string } | { error: string; ends?: RobotsRecord['ends']; connectionRefused?: string };
 

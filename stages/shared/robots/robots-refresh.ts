@@ -1,10 +1,6 @@
 import type { Emit, StageContext } from '../../../pipeline/stage.js';
-import { releaseSlot } from '../host-state/host-slot.js';
-import { releaseIp } from '../host-state/ip-slot.js';
-import { feedbackForStatus } from '../failure-policy.js';
-import { takeHost } from '../host-state/take-host.js';
-import { PACING_GUARD_MS, pacingOf, type FetchFeedback } from '../host-state/host-pacing.js';
-import { perKey } from '../per-key.js';
+import { feedbackForStatus, pacedFrom, releaseTurn, takeTurn, type FetchFeedback } from '../politeness/index.js';
+import { oncePerObject } from '../once-per-object.js';
 import { stableId } from '../messages/stage-ids.js';
 import { robotsCacheFor } from './robots-cache.js';
 import { fetchRobots } from './fetch-robots.js';
@@ -12,7 +8,7 @@ import { fetchRobots } from './fetch-robots.js';
 /** How long a robots.txt fetch holds its host. */
 export const ROBOTS_LEASE_MS = 60_000;
 
-export const robotsOf = perKey((ctx: StageContext) => robotsCacheFor(ctx.kv.robots, ctx.settings));
+export const robotsOf = oncePerObject((ctx: StageContext) => robotsCacheFor(ctx.kv.robots, ctx.settings));
 
 /** The gap the host gets between requests: max(its Crawl-delay clamped to the maximum, the configured minimum). */
 export function hostDelayMs(crawlDelayMs: number | null, ctx: StageContext, host: string): number {
@@ -39,9 +35,8 @@ export async function refreshRobots(ctx: StageContext, host: string, origin: str
   const start = ctx.clock.now();
   const leaseId = `robots:${stableId(origin, start, Math.random())}`;
   // a robots.txt request is a request: it takes the host and a place on its IP like any other
-  const taken = await takeHost(ctx, host, start, { leaseId, leaseMs: ROBOTS_LEASE_MS, seq: 0 });
+  const taken = await takeTurn(ctx, host, start, { leaseId, leaseMs: ROBOTS_LEASE_MS, seq: 0 });
   if (!taken.taken) return { kind: 'wait', until: taken.retryAt, ...(taken.ip ? { ip: taken.ip } : {}) };
-  const { ip } = taken;
   let feedback: FetchFeedback = { kind: 'network_error', code: 'unknown', durationMs: 0, baseDelayMs: ctx.settings.minDelayMs };
   try {
     const record = await fetchRobots(ctx.http, origin, ctx.settings, () => ctx.clock.now(), archive);
@@ -73,12 +68,11 @@ export async function refreshRobots(ctx: StageContext, host: string, origin: str
           : 'robots.txt fetched',
     );
   } finally {
-    // the host's delay runs from a little after our end, as after a page (PACING_GUARD_MS
-    // says why); with no delay to keep, the host's first URL may follow in the same turn
+    // the host's delay runs from a little after our end, as after a page (pacedFrom says
+    // why); with no delay to keep, the host's first URL may follow in the same turn
     const delayed = feedback.kind !== 'ok' || feedback.baseDelayMs > 0;
-    const slot = await releaseSlot(ctx.kv.hosts, host, leaseId, ctx.clock.now() + (delayed ? PACING_GUARD_MS : 0), feedback, pacingOf(ctx));
-    if (ip) await releaseIp(ctx.kv.hosts, ip, leaseId, ctx.clock.now());
-    if (slot.last_decision) ctx.log.info({ host, decision: slot.last_decision }, 'host pacing');
+    const end = ctx.clock.now();
+    await releaseTurn(ctx, taken.lease, { from: delayed ? pacedFrom(end) : end, feedback });
   }
   return null;
 }

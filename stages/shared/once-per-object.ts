@@ -3,7 +3,7 @@
  * process-local caches tied to their context (one per process; a test's fresh fake
  * context gets fresh caches).
  */
-export function perKey<K extends object, V>(make: (key: K) => V): (key: K) => V {
+export function oncePerObject<K extends object, V>(make: (key: K) => V): (key: K) => V {
   const values = new WeakMap<K, V>();
   return (key) => {
     let value = values.get(key);

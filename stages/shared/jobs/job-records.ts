@@ -1,13 +1,13 @@
-import { parseJsonValue } from '../../pipeline/kv-store.js';
-import type { KvStore } from '../../ports/kv.js';
-import type { JobRecord } from '../../schemas/index.js';
+import { parseJsonValue } from '../../../pipeline/kv-store.js';
+import type { KvStore } from '../../../ports/kv.js';
+import type { JobRecord } from '../../../schemas/index.js';
 
 /**
  * The crawl jobs a stage process has looked up, from the `crawl-jobs` bucket. A record is
  * kept for `ttlMs`, so a job paused or cancelled through the service is obeyed by every
  * stage within that time, without a KV read per message.
  */
-export class JobBook {
+export class JobRecordCache {
   private readonly cache = new Map<string, { record: JobRecord | null; until: number }>();
   private static readonly MAX_ENTRIES = 10_000;
 
@@ -22,7 +22,7 @@ export class JobBook {
     if (hit && hit.until > now) return hit.record;
     const entry = await this.store.get(jobKey(id));
     const record = entry ? parseJsonValue<JobRecord>(entry.value) : null;
-    if (this.cache.size >= JobBook.MAX_ENTRIES) this.cache.clear();
+    if (this.cache.size >= JobRecordCache.MAX_ENTRIES) this.cache.clear();
     this.cache.set(id, { record, until: now + this.ttlMs });
     return record;
   }

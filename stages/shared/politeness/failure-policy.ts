@@ -1,6 +1,6 @@
-import { HttpFetchError, type HttpResponse } from '../../ports/http.js';
-import { certificateFailure } from '../../ports/tls-failures.js';
-import { parseRetryAfter, type FetchFeedback } from './host-state/host-pacing.js';
+import { HttpFetchError, type HttpResponse } from '../../../ports/http.js';
+import { certificateFailure } from '../../../ports/tls-failures.js';
+import { parseRetryAfter, type FetchFeedback } from './host-pacing.js';
 
 /**
  * The one place that decides what a fetch's result means: how it paces the host (see

@@ -2,7 +2,7 @@
  * A counting semaphore: at most `size` holders at once, the others wait in arrival order.
  * A released slot is handed straight to the next waiter, so a newcomer cannot overtake it.
  */
-export class Slots {
+export class Semaphore {
   private free: number;
   private readonly waiters: Array<() => void> = [];
 

@@ -1,6 +1,6 @@
 /**
  * 64-bit SimHash (Charikar) over word shingles, plus helpers to compare, serialize and
- * index fingerprints (the exact digest is shared/content-digest.ts).
+ * index fingerprints (the exact digest is content-digest.ts).
  *
  * Hot path avoids BigInt: each word is hashed once (murmur3-style over UTF-16 code units)
  * and finalized into two 32-bit lanes, each shingle hash is a mix of its words' lane

@@ -12,8 +12,9 @@ export interface IpSlot {
   leases: Array<{ id: string; until: number }>;
 }
 
-/** The key of an address's entry: `_` cannot start a host name, so it never meets a host's key. */
-export const ipKey = (ip: string) => `_ip.${ip}`;
+/** The keys of addresses' entries start so: `_` cannot start a host name, so it never meets a host's key. */
+export const IP_KEY_PREFIX = '_ip.';
+export const ipKey = (ip: string) => `${IP_KEY_PREFIX}${ip}`;
 
 export type IpAcquire = { acquired: true } | { acquired: false; retryAt: number };
 

@@ -1,19 +1,28 @@
 /**
- * The messages one fetch attempt ends in: its fetch_log row, and what follows from the
- * response (the page for extract, a redirect's target or a PDF's links for normalize, the
- * URL back in the frontier for a retry). Pure: no I/O.
+ * The messages one fetch attempt ends in: its fetch_log row, what follows from the response
+ * (the page for extract, a redirect's target or a PDF's links for normalize, the URL back in
+ * the frontier for a retry), and the exchange for the archive. No I/O: built from the answer.
  */
-import { encodeAdmitted, encodeDiscoveredLinks, encodeExchange, type FetchGrant, type LastFailure, type OutcomeKind } from '../../schemas/index.js';
-import type { HttpFetchError, HttpResponse } from '../../ports/http.js';
+import { encodeAdmitted, encodeDiscoveredLinks, encodeExchange, type FetchGrant, type OutcomeKind } from '../../schemas/index.js';
+import type { HttpResponse } from '../../ports/http.js';
 import { subjectFor } from '../../pipeline/partition.js';
 import type { Emit, StageContext } from '../../pipeline/stage.js';
-import type { FetchFeedback } from '../shared/host-state/host-pacing.js';
+import { isSubjectOf } from '../../topology/index.js';
+import type { FetchFeedback } from '../shared/politeness/index.js';
+import type { PlacedBody } from '../shared/messages/page-body.js';
+import type { SentRequest } from './send-request.js';
+import type { JudgedAnswer } from './judge-answer.js';
 import { MESSAGE_SLACK_BYTES, utf8Length, withinBudget } from '../shared/messages/message-budget.js';
 import { stableId } from '../shared/messages/stage-ids.js';
 import { outcomeEmit, urlOutcome } from '../shared/messages/outcome-emit.js';
-import { exchangeInfo, type ExchangeFacts } from '../shared/messages/exchange-emit.js';
-import type { Validators } from '../shared/validators.js';
-import { jobFieldsOf, jobOf } from '../shared/job-fields.js';
+import { exchangeEmit, exchangeInfo, type ExchangeFacts } from '../shared/messages/exchange-emit.js';
+import { exchangeFactsOf } from './exchange-facts.js';
+import type { Validators } from '../shared/conditional-get.js';
+import { jobFieldsOf, jobOf } from '../shared/jobs/job-fields.js';
+import { classifyResponse } from './classify-response.js';
+import { harvestPdfLinks } from './pdf-links.js';
+import { indexingVerdict, xRobotsTagGroup } from '../shared/robots/robots-directives.js';
+import { robotsTokenOf } from '../shared/robots/robots-rules.js';
 
 /** ETag and Last-Modified as the response sent them (a revisit's conditional GET sends them back). */
 export const validatorsOf = (res: HttpResponse) => ({ etag: res.headers['etag'] ?? null, last_modified: res.headers['last-modified'] ?? null });
@@ -23,10 +32,6 @@ function lastModifiedOf(res: HttpResponse): { last_modified?: number } {
   const t = Date.parse(res.headers['last-modified'] ?? '');
   return Number.isFinite(t) ? { last_modified: t } : {};
 }
-import { classifyResponse } from './classify-response.js';
-import { harvestPdfLinks } from './pdf-links.js';
-import { indexingVerdict, xRobotsTagGroup } from '../shared/robots/robots-directives.js';
-import { robotsTokenOf } from '../shared/robots/robots-rules.js';
 
 /** `X-Robots-Tag: nofollow` (or none) for the crawler, as the reason says it, or null. */
 function pdfNofollow(res: HttpResponse, ctx: StageContext): string | null {
@@ -42,6 +47,42 @@ export function redirectStop(chain: readonly string[], target: string): string |
   if (chain.includes(target)) return `redirect loop: ${[...chain, target].join(' -> ')}, not followed`;
   if (chain.length > MAX_REDIRECTS) return `too many redirects: more than ${MAX_REDIRECTS} from ${chain[0]}, ${target} not followed`;
   return null;
+}
+
+/**
+ * Everything one attempt emits: its row and what follows from the answer (attemptOf describes
+ * the attempt); every exchange is archived, an HTML page through its fetched message and
+ * anything else as an exchange of its own.
+ */
+export function attemptMessages(a: Attempt, sent: SentRequest, previous: Validators | null, judged: JudgedAnswer, placed: PlacedBody | undefined): Emit[] {
+  const { ctx, g } = a;
+  const { res, failure } = sent;
+  const facts = exchangeFactsOf(a.ctx, a.g, sent, previous, placed);
+  let out: Emit[];
+  if (res?.status === 304 && previous) {
+    out = notModifiedEmits(a, previous);
+  } else if (judged.retry) {
+    out = retryEmits(a, judged.release.feedback);
+  } else if (res) {
+    out = responseEmits(a, res, facts);
+  } else if (failure!.code === 'refused') {
+    ctx.log.warn({ host: g.host, reason: failure!.message }, 'SSRF guard refused an address');
+    out = [fetchOutcome(a, 'refused', failure!.message || 'refused by the SSRF guard')];
+  } else {
+    out = [fetchOutcome(a, 'network_error', withNote(`${failure!.code}: ${failure!.message}`, a.pacingNote))];
+  }
+  if (!out.some(isPage)) out.push(exchangeEmit(facts, ctx.settings.partitions));
+  return out;
+}
+
+/** The page for extract (which carries its exchange for the archive). */
+export const isPage = (m: Emit): boolean => isSubjectOf('fetched', m.subject);
+/** The URL back in the frontier, to be tried again. */
+export const isRetry = (m: Emit): boolean => isSubjectOf('frontier', m.subject);
+
+/** The attempt as the rows it ends in describe it. */
+export function attemptOf(ctx: StageContext, g: FetchGrant, sent: SentRequest, judged: JudgedAnswer): Attempt {
+  return { ctx, g, start: sent.start, durationMs: sent.durationMs, status: sent.res?.status ?? null, pacingNote: judged.pacingNote };
 }
 
 /** One request made for a grant, as the rows it ends in describe it. */
@@ -192,13 +233,6 @@ export function retryEmits(a: Attempt, feedback: FetchFeedback): Emit[] {
       data: encodeAdmitted({ ...admitted, attempt, ...(feedback.kind !== 'ok' && feedback.failure ? { last_failure: feedback.failure } : {}) }),
     },
   ];
-}
-
-/** A failed request as its URL's row records it: `http 503`, or the network failure. */
-export function failureOf(res: HttpResponse | null, failure: HttpFetchError | null, feedback: FetchFeedback): LastFailure {
-  const throttled = feedback.kind === 'throttled' && (feedback.status === 429 || feedback.retryAfterMs !== null);
-  if (res) return { outcome: 'http_error', reason: `http ${res.status}`, status: res.status, ...(throttled ? { throttled } : {}) };
-  return { outcome: 'network_error', reason: failure ? `${failure.code}: ${failure.message}` : 'unknown failure', status: null };
 }
 
 /** A 304 to a conditional GET: the page is unchanged, and so are its links, followed as the first fetch did. */

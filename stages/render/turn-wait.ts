@@ -7,7 +7,7 @@
  */
 import type { StageContext } from '../../pipeline/stage.js';
 import type { Emit } from '../../ports/streams.js';
-import { takeHost } from '../shared/host-state/take-host.js';
+import { takeTurn, type HostLease } from '../shared/politeness/index.js';
 import { refreshRobots, robotsOf } from '../shared/robots/robots-refresh.js';
 import { stableId } from '../shared/messages/stage-ids.js';
 
@@ -21,7 +21,8 @@ export type Sleep = (ms: number) => Promise<void>;
  */
 const BUSY_POLL_MS = 100;
 
-export interface HostTurn {
+/** How one render waits for its hosts' turns: until its deadline, with its sleep, keeping the robots.txt exchanges made on the way. */
+export interface RenderWait {
   ctx: StageContext;
   deadline: number;
   sleep: Sleep;
@@ -29,7 +30,7 @@ export interface HostTurn {
   archive: Emit[];
 }
 
-function waitFor(t: HostTurn, until: number, busy: boolean): Promise<void> {
+function waitFor(t: RenderWait, until: number, busy: boolean): Promise<void> {
   const now = t.ctx.clock.now();
   const ms = Math.min(until, t.deadline) - now;
   return t.sleep(Math.max(1, busy ? Math.min(ms, BUSY_POLL_MS) : ms));
@@ -38,7 +39,7 @@ function waitFor(t: HostTurn, until: number, busy: boolean): Promise<void> {
 export type RobotsAnswer = { blocked: string } | { crawlDelayMs: number | null };
 
 /** Why robots.txt keeps the page's request out (or could not be known in time), or the host's Crawl-delay when it allows it. */
-export async function robotsVerdict(t: HostTurn, url: string, host: string): Promise<RobotsAnswer> {
+export async function robotsVerdict(t: RenderWait, url: string, host: string): Promise<RobotsAnswer> {
   const origin = new URL(url).origin;
   for (;;) {
     const now = t.ctx.clock.now();
@@ -59,17 +60,17 @@ export async function robotsVerdict(t: HostTurn, url: string, host: string): Pro
   }
 }
 
-export type Slot = { leaseId: string; ip: string | null } | { blocked: string };
+export type WaitedTurn = { lease: HostLease } | { blocked: string };
 
-/** The host's slot, taken for one request once the host is free and due, or why not before the deadline. */
-export async function takeHostSlot(t: HostTurn, host: string, leaseMs: number): Promise<Slot> {
+/** The host's turn, taken for one request once the host is free and due (politeness/host-turn.ts), or why not before the deadline. */
+export async function waitForTurn(t: RenderWait, host: string, leaseMs: number): Promise<WaitedTurn> {
   let why = '';
   for (;;) {
     const now = t.ctx.clock.now();
     if (now >= t.deadline) return { blocked: `host: ${host} was not free before the render timeout (${why})` };
     const leaseId = `render:${stableId(host, now, Math.random())}`;
-    const taken = await takeHost(t.ctx, host, now, { leaseId, leaseMs, seq: 0 });
-    if (taken.taken) return { leaseId, ip: taken.ip };
+    const taken = await takeTurn(t.ctx, host, now, { leaseId, leaseMs, seq: 0 });
+    if (taken.taken) return { lease: taken.lease };
     why = taken.reason;
     const busy = taken.reason === 'request in flight' || taken.reason === 'IP full';
     if (!busy && taken.retryAt >= t.deadline) return { blocked: `host: ${host} not due before the render timeout (${why})` };

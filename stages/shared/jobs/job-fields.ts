@@ -1,5 +1,5 @@
-import type { RevisitState } from '../../schemas/index.js';
-import type { StageContext } from '../../pipeline/stage.js';
+import type { RevisitState } from '../../../schemas/index.js';
+import type { StageContext } from '../../../pipeline/stage.js';
 
 /** What a URL carries about its crawl job from discovery to its outcome (schemas/url-messages.ts). */
 export interface JobFields {
