@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --single-threaded-gc --max-semi-space-size=8 --heap-growing-percent=70
+#!/usr/bin/env -S MALLOC_ARENA_MAX=2 node --single-threaded-gc --max-semi-space-size=8 --heap-growing-percent=70
 import { Command, CommanderError, Option } from 'commander';
 import { UsageError, collect, parseIntOption } from './usage-error.js';
 import { LOG_LEVELS } from '../pipeline/logger.js';

@@ -26,6 +26,18 @@ import { fileURLToPath } from 'node:url';
  */
 export const CRAWL_NODE_FLAGS: readonly string[] = ['--single-threaded-gc', '--max-semi-space-size=8', '--heap-growing-percent=70'];
 
+/**
+ * The environment the `crawl` command starts node with, for what no node flag sets.
+ *
+ * MALLOC_ARENA_MAX=2: glibc gives each thread that allocates natively (the extract threads,
+ * libuv's pool, DuckDB's and nats' buffers through node) a malloc arena of its own, up to eight
+ * a core, and memory freed in one arena is not reused by another. Two arenas hold the same
+ * work in less: interleaved bench:broad pairs at 4,000 domains peaked lower at the same CPU a
+ * page (docs/performance.md#memory). It is read when the process starts, so it can only come
+ * from whatever starts node.
+ */
+export const CRAWL_ENV: Readonly<Record<string, string>> = { MALLOC_ARENA_MAX: '2' };
+
 const CRAWL_SCRIPT = fileURLToPath(new URL('./main.js', import.meta.url));
 
 /**
@@ -34,5 +46,8 @@ const CRAWL_SCRIPT = fileURLToPath(new URL('./main.js', import.meta.url));
  */
 export const crawlProcessArgs = (args: readonly string[], nodeArgs: readonly string[] = []): string[] => [...CRAWL_NODE_FLAGS, ...nodeArgs, CRAWL_SCRIPT, ...args];
 
-/** The first line of cli/main.ts for these flags. */
-export const crawlShebang = (): string => `#!/usr/bin/env -S node ${CRAWL_NODE_FLAGS.join(' ')}`;
+/** The first line of cli/main.ts for this environment and these flags. */
+export const crawlShebang = (): string =>
+  `#!/usr/bin/env -S ${Object.entries(CRAWL_ENV)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(' ')} node ${CRAWL_NODE_FLAGS.join(' ')}`;

@@ -4,11 +4,11 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CRAWL_NODE_FLAGS, crawlShebang } from '../../cli/node-flags.js';
+import { CRAWL_ENV, CRAWL_NODE_FLAGS, crawlShebang } from '../../cli/node-flags.js';
 
 const CLI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../cli/main.js');
 
-test("the crawl command's first line starts node with CRAWL_NODE_FLAGS", () => {
+test("the crawl command's first line starts node with CRAWL_ENV and CRAWL_NODE_FLAGS", () => {
   assert.equal(readFileSync(CLI, 'utf8').split('\n', 1)[0], crawlShebang());
   assert.ok(CRAWL_NODE_FLAGS.includes('--single-threaded-gc'));
   assert.ok(CRAWL_NODE_FLAGS.includes('--max-semi-space-size=8'));
@@ -32,6 +32,9 @@ test('run as a program, the crawl command is a node process with those flags', a
     assert.match(path.basename(argv[0]!), /^node/);
     for (const flag of CRAWL_NODE_FLAGS) assert.ok(argv.includes(flag), `${flag} in ${argv.join(' ')}`);
     assert.ok(argv.includes(CLI), `${CLI} in ${argv.join(' ')}`);
+    // and with the crawl's environment (glibc reads it at start)
+    const environ = readFileSync(`/proc/${child.pid}/environ`, 'utf8').split('\0');
+    for (const [k, v] of Object.entries(CRAWL_ENV)) assert.ok(environ.includes(`${k}=${v}`), `${k}=${v} in the process's environment`);
   } finally {
     child.kill();
   }
