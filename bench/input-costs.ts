@@ -22,6 +22,7 @@ import { extractHtml } from '../stages/extract/extract-html.js';
 import { harvestPdfLinks } from '../stages/fetch/pdf-links.js';
 import { simhash64 } from '../stages/shared/content-identity/simhash.js';
 import { mulberry32 } from '../testweb/prng.js';
+import { linkAnnot, pdf, pdfPart as buf, randomBytes } from './support/pdf-samples.js';
 
 const failures: string[] = [];
 
@@ -142,35 +143,11 @@ function hostileHtml(): void {
   console.log(`extractHtml on 200 KB hostile documents: ${shapes.length} shapes, the slowest ${worst.toFixed(0)} ms (limit ${Math.round(limitMs)} ms)`);
 }
 
-type Part = string | Buffer;
-const buf = (p: Part) => (typeof p === 'string' ? Buffer.from(p, 'latin1') : p);
-
-/** A small PDF: each object body written as `n 0 obj … endobj`; the harvester needs no xref. */
-function pdf(...objects: Part[][]): Uint8Array {
-  const parts: Buffer[] = [buf('%PDF-1.5\n%\xe2\xe3\xcf\xd3\n')];
-  objects.forEach((body, i) => parts.push(buf(`${i + 1} 0 obj\n`), ...body.map(buf), buf('\nendobj\n')));
-  parts.push(buf('trailer\n<< /Root 1 0 R >>\n%%EOF\n'));
-  return new Uint8Array(Buffer.concat(parts));
-}
-
-function randomBytes(n: number, seed: number): Uint8Array {
-  const rnd = mulberry32(seed);
-  const out = new Uint8Array(n);
-  for (let i = 0; i < n; i += 4) {
-    const v = Math.floor(rnd() * 0x100000000);
-    out[i] = v & 0xff;
-    out[i + 1] = (v >>> 8) & 0xff;
-    out[i + 2] = (v >>> 16) & 0xff;
-    out[i + 3] = (v >>> 24) & 0xff;
-  }
-  return out;
-}
 
 function hostilePdfs(): void {
   const LIMIT_MS = 3000;
   const bomb = deflateSync(Buffer.alloc(4 * 1024 * 1024)); // 4 KB that inflate to 4 MB
   const bigBomb = deflateSync(Buffer.alloc(24 * 1024 * 1024)); // 24 KB that inflate to 24 MB, past the 5 MB cap
-  const linkAnnot = (uri: string): Part[] => [`<< /Type /Annot /Subtype /Link /Rect [0 0 100 20] /A << /S /URI /URI ${uri} >> >>`];
   const shapes: Array<[string, Uint8Array]> = [
     ['20 MB of random bytes', randomBytes(20 * 1024 * 1024, 42)],
     ['unclosed /URI strings', buf('/URI ((((('.repeat(1_000_000))],

@@ -2,18 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { deflateSync } from 'node:zlib';
 import { harvestPdfLinks } from '../../stages/fetch/pdf-links.js';
-import { mulberry32 } from '../../testweb/prng.js';
-
-type Part = string | Buffer;
-const buf = (p: Part) => (typeof p === 'string' ? Buffer.from(p, 'latin1') : p);
-
-/** A small PDF: each object body is written as `n 0 obj … endobj`; no xref is needed for the harvester. */
-function pdf(...objects: Part[][]): Uint8Array {
-  const parts: Buffer[] = [buf('%PDF-1.5\n%\xe2\xe3\xcf\xd3\n')];
-  objects.forEach((body, i) => parts.push(buf(`${i + 1} 0 obj\n`), ...body.map(buf), buf('\nendobj\n')));
-  parts.push(buf('trailer\n<< /Root 1 0 R >>\n%%EOF\n'));
-  return new Uint8Array(Buffer.concat(parts));
-}
+import { linkAnnot, pdf, pdfPart as buf, randomBytes, type Part } from '../../bench/support/pdf-samples.js';
 
 /** An object whose body is a stream, compressed with FlateDecode or not. */
 function stream(content: Part, opts: { flate?: boolean; eol?: string } = {}): Part[] {
@@ -22,21 +11,8 @@ function stream(content: Part, opts: { flate?: boolean; eol?: string } = {}): Pa
   return [`<< /Length ${data.length}${filter} >>\nstream${opts.eol ?? '\n'}`, data, '\nendstream'];
 }
 
-const linkAnnot = (uri: string): Part[] => [`<< /Type /Annot /Subtype /Link /Rect [0 0 100 20] /A << /S /URI /URI ${uri} >> >>`];
 const hex = (s: string) => Buffer.from(s, 'latin1').toString('hex');
 
-function randomBytes(n: number, seed: number): Uint8Array {
-  const rnd = mulberry32(seed);
-  const out = new Uint8Array(n);
-  for (let i = 0; i < n; i += 4) {
-    const v = Math.floor(rnd() * 0x100000000);
-    out[i] = v & 0xff;
-    out[i + 1] = (v >>> 8) & 0xff;
-    out[i + 2] = (v >>> 16) & 0xff;
-    out[i + 3] = (v >>> 24) & 0xff;
-  }
-  return out;
-}
 
 describe('harvestPdfLinks', () => {
   const cases: Array<{ name: string; pdf: Uint8Array; links: string[] }> = [
