@@ -132,8 +132,8 @@ export function checkImports(files: readonly SourceFile[]): Violation[] {
   return violations;
 }
 
-/** Every .ts file of the product folders under `root`. */
-export function readProductSources(root: string): SourceFile[] {
+/** Every .ts file (declarations aside) under `folders` of `root`. */
+function readSources(root: string, folders: readonly string[]): SourceFile[] {
   const out: SourceFile[] = [];
   const walk = (dir: string) => {
     for (const name of readdirSync(path.join(root, dir))) {
@@ -142,9 +142,12 @@ export function readProductSources(root: string): SourceFile[] {
       else if (name.endsWith('.ts') && !name.endsWith('.d.ts')) out.push({ path: rel, text: readFileSync(path.join(root, rel), 'utf8') });
     }
   };
-  for (const folder of PRODUCT_FOLDERS) walk(folder);
+  for (const folder of folders) walk(folder);
   return out;
 }
+
+/** Every .ts file of the product folders under `root`. */
+export const readProductSources = (root: string): SourceFile[] => readSources(root, PRODUCT_FOLDERS);
 
 /**
  * bench/ and scripts/ run without the tests: they import product code and each other, never
@@ -164,15 +167,4 @@ function toolViolations(f: SourceFile): Violation[] {
 }
 
 /** Every .ts file of bench/ and scripts/ under `root`. */
-export function readToolSources(root: string): SourceFile[] {
-  const out: SourceFile[] = [];
-  const walk = (dir: string) => {
-    for (const name of readdirSync(path.join(root, dir))) {
-      const rel = `${dir}/${name}`;
-      if (statSync(path.join(root, rel)).isDirectory()) walk(rel);
-      else if (name.endsWith('.ts') && !name.endsWith('.d.ts')) out.push({ path: rel, text: readFileSync(path.join(root, rel), 'utf8') });
-    }
-  };
-  for (const folder of TOOL_FOLDERS) walk(folder);
-  return out;
-}
+export const readToolSources = (root: string): SourceFile[] => readSources(root, TOOL_FOLDERS);
