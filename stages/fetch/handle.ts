@@ -3,7 +3,7 @@ import type { HttpFetchError, HttpResponse } from '../../ports/http.js';
 import { subjectFor } from '../../pipeline/partition.js';
 import { emit, type Emit, type Outcome, type StageContext, type StageInput } from '../../pipeline/stage.js';
 import { retryFor } from '../../pipeline/retry.js';
-import { confirmTurn, pacedFrom, PACING_GUARD_MS, releaseTurn, type FetchFeedback, type HostLease, type LeaseCheck } from '../shared/politeness/index.js';
+import { confirmTurn, keepTurn, pacedFrom, PACING_GUARD_MS, releaseTurn, type FetchFeedback, type HostLease, type KeptTurn, type LeaseCheck } from '../shared/politeness/index.js';
 import { revisitEmit } from '../shared/revisits/revisit-emit.js';
 import type { FetchResult } from '../shared/revisits/revisit-policy.js';
 import { placeBody, type PlacedBody } from '../shared/messages/page-body.js';
@@ -16,7 +16,12 @@ export { PACING_GUARD_MS };
 
 /** How long a release that must not be lost is tried again (a grant's ack wait is 30 s). */
 const RELEASE_RETRY_MS = 10_000;
-/** A confirmed turn's lease lasts the request's longest time and this much more: a fetcher that dies holds its host only that long. */
+/**
+ * A confirmed turn's lease, renewed while its request runs (keepTurn): a fetcher that dies
+ * holds its host this long at most. Renewals stop at the request's longest time and
+ * LEASE_SLACK_MS more (for publishing what it ended in).
+ */
+const HELD_LEASE_MS = 15_000;
 const LEASE_SLACK_MS = 10_000;
 
 /**
@@ -28,12 +33,28 @@ const LEASE_SLACK_MS = 10_000;
 export async function handleFetch(input: StageInput<FetchGrant>, ctx: StageContext): Promise<Outcome> {
   const g = input.message;
   const turn = turnOf(g);
-  const check = await confirmTurn(ctx, 'fetch', turn, ctx.settings.totalTimeoutMs + LEASE_SLACK_MS);
+  const confirmedAt = ctx.clock.now();
+  const check = await confirmTurn(ctx, 'fetch', turn, HELD_LEASE_MS);
   if (check !== 'ours') return notFetchedAsGranted(ctx, input, check);
+  const kept = keepTurn(ctx, turn, HELD_LEASE_MS, confirmedAt + ctx.settings.totalTimeoutMs + LEASE_SLACK_MS);
+  try {
+    return await fetchAndJudge(input, ctx, turn, kept);
+  } catch (err) {
+    kept.stop();
+    throw err;
+  }
+}
+
+/** The request of a confirmed turn, what it ends in, and the release once that is out. */
+async function fetchAndJudge(input: StageInput<FetchGrant>, ctx: StageContext, turn: HostLease, kept: KeptTurn): Promise<Outcome> {
+  const g = input.message;
   const previous = await previousCopyOf(ctx, g);
   const sent = await sendRequest(ctx, g, turn, previous);
   const judged = await judgeAnswer(ctx, g, sent);
-  const release = (done: boolean) => releaseTurn(ctx, turn, { ...judged.release, done });
+  const release = (done: boolean) => {
+    kept.stop();
+    return releaseTurn(ctx, turn, { ...judged.release, done });
+  };
   // the grant is redelivered: it must find the host paced by this answer (a Retry-After, a
   // backoff) and go back to the gate, not ask again at once
   const keepAnswer = async () => void (await retryFor(() => release(false), RELEASE_RETRY_MS));

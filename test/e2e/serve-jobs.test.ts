@@ -130,7 +130,15 @@ describe('crawl serve: jobs over HTTP and NATS, adaptive revisits, a service kil
       assert.ok(refetched.some((r) => changing.includes(String(r[0])) && /; revisit: changed since the fetch of .*; next in /.test(String(r[1]))), 'a changed page stored again says so');
       // no due revisit lost with the service: every page of job A was fetched again after the restart
       const after = new Set((await q(`SELECT DISTINCT url FROM raw_fetch_log WHERE crawl_id = '${jobA.id}' AND outcome IN ('fetched', 'not_modified') AND fetch_time > make_timestamp(${(restartedAt + 5000) * 1000})`)).map((r) => String(r[0])));
-      assert.deepEqual(pages.filter((u) => !after.has(u)), [], 'every page of job A revisited after the restart');
+      const missed = pages.filter((u) => !after.has(u));
+      if (missed.length > 0) {
+        // what those pages went through, for the reader of a failed run
+        const list = missed.map((u) => `'${u}'`).join(', ');
+        const rows = await q(`SELECT url, outcome, epoch_ms(fetch_time) - ${restartedAt}, reason FROM raw_fetch_log WHERE crawl_id = '${jobA.id}' AND url IN (${list}) ORDER BY fetch_time`);
+        console.log(`restart at ${new Date(restartedAt).toISOString()}; rows of the pages not revisited after it (ms after the restart):`);
+        for (const r of rows) console.log(`  ${r.join('  ')}`);
+      }
+      assert.deepEqual(missed, [], 'every page of job A revisited after the restart');
     } finally {
       await db.close();
     }

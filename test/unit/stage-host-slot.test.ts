@@ -1,10 +1,13 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { confirmLease, decideAcquire, effectiveCursor, emptySlot, readyAt, releaseSlot, type HostSlot } from '../../stages/shared/politeness/host-slot.js';
+import { confirmLease, decideAcquire, effectiveCursor, emptySlot, readSlot, readyAt, releaseSlot, renewLease, type HostSlot } from '../../stages/shared/politeness/host-slot.js';
 import { backoffMs, nextPacing, parseRetryAfter, type PacingSettings } from '../../stages/shared/politeness/host-pacing.js';
 import { acquireIp, decideIpAcquire, releaseIp } from '../../stages/shared/politeness/ip-slot.js';
 import { withReads } from '../../pipeline/kv-store.js';
 import { MemoryKvStore } from '../../bench/support/memory-kv-store.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createFakeContext } from '../support/fake-context.js';
+import { confirmTurn, keepTurn, type HostLease } from '../../stages/shared/politeness/host-turn.js';
 
 const HOST = 'example.com';
 const T = 1_000_000;
@@ -42,6 +45,15 @@ describe('host slot: decideAcquire (pure)', () => {
     assert.equal(readyAt(slot({ next_allowed_at: T - 1 }), T), 0);
     assert.equal(readyAt(slot({ next_allowed_at: T + 5, paused_until: T + 9 }), T), T + 9);
     assert.equal(readyAt(slot({ lease_id: 'x', lease_until: T + 7, next_allowed_at: T + 3 }), T), T + 7);
+  });
+
+  test('readyAt: a confirmed lease that lapsed unreleased (its fetcher died) paces the host from its end', () => {
+    const dead = slot({ lease_id: 'x', lease_until: T - 100, lease_confirmed: true, delay_ms: 1000, next_allowed_at: T - 5000 });
+    assert.equal(readyAt(dead, T), T + 900, 'the host delay runs from the end of the lease');
+    assert.equal(readyAt({ ...dead, lease_confirmed: false }, T), 0, 'an unconfirmed grant made no request');
+    assert.equal(readyAt({ ...dead, lease_id: null }, T), 0, 'a released lease paces from its release');
+    const { result } = decideAcquire(dead, HOST, T, { leaseId: 'me', leaseMs: 60_000, seq: 0 });
+    assert.deepEqual(result, { acquired: false, retryAt: T + 900, reason: 'host delay' });
   });
 
   test('effectiveCursor rewinds only for a lapsed lease no fetcher confirmed', () => {
@@ -85,6 +97,27 @@ describe('host slot: lease life cycle in KV', () => {
     assert.equal(released.next_allowed_at, T + 100 + 500);
     assert.equal(await confirmLease(store, HOST, 'L1', T + 200, 5000), 'done', 'a redelivered grant is recognised');
     assert.equal(await confirmLease(store, HOST, 'L1', T + 5000, 5000), 'done');
+  });
+
+  test('a confirmed lease that lapsed is still its grant\'s ("resumed") until another grant takes the host; an unconfirmed one is lost', async () => {
+    const store = await leasedTo('L1', 3);
+    assert.equal(await confirmLease(store, HOST, 'L1', T + 10, 500), 'ours');
+    assert.equal(await confirmLease(store, HOST, 'L1', T + 30_000, 500), 'resumed', 'its fetcher died: the request counts as unrecorded');
+    const unconfirmed = await leasedTo('L2', 3);
+    assert.equal(await confirmLease(unconfirmed, HOST, 'L2', T + 30_000, 500), 'lost');
+  });
+
+  test('renewLease extends only a lease that is still ours and live', async () => {
+    const store = await leasedTo('L1', 3);
+    assert.equal(await confirmLease(store, HOST, 'L1', T + 10, 500), 'ours');
+    assert.equal(await renewLease(store, HOST, 'L1', T + 400, T + 900), true);
+    assert.equal((await readSlot(store, HOST))!.lease_until, T + 900);
+    assert.equal(await renewLease(store, HOST, 'L1', T + 500, T + 700), true, 'a renewal never shortens');
+    assert.equal((await readSlot(store, HOST))!.lease_until, T + 900);
+    assert.equal(await renewLease(store, HOST, 'other', T + 500, T + 2000), false);
+    assert.equal(await renewLease(store, HOST, 'L1', T + 900, T + 2000), false, 'a lapsed lease is not brought back');
+    await releaseSlot(store, HOST, 'L1', T + 800, { kind: 'ok', durationMs: 90, baseDelayMs: 500 }, PACING);
+    assert.equal(await renewLease(store, HOST, 'L1', T + 850, T + 2000), false, 'a released lease is not renewed');
   });
 });
 
@@ -185,5 +218,36 @@ describe('host slot: a release that does not complete the lease', () => {
     assert.equal(released.next_allowed_at, T + 100 + 2000);
     assert.deepEqual(released.done_leases, []);
     assert.equal(await confirmLease(store, HOST, 'L1', T + 1100, 5000), 'lost');
+  });
+});
+
+describe('host turn: a confirmed turn kept alive while its request runs', () => {
+  test('keepTurn renews the lease a third of the way before it lapses, up to `latest`, and stops when told', async () => {
+    const ctx = createFakeContext({ now: T });
+    const lease: HostLease = { host: HOST, leaseId: 'L1', ip: null };
+    const { next } = decideAcquire(null, HOST, T, { leaseId: 'L1', leaseMs: 1000, seq: 3 });
+    await ctx.kv.hosts.create(HOST, new TextEncoder().encode(JSON.stringify(next)));
+    assert.equal(await confirmTurn(ctx, 'fetch', lease, 300), 'ours');
+    const until = async () => (await readSlot(ctx.kv.hosts, HOST))!.lease_until;
+    assert.equal(await until(), T + 300);
+
+    const kept = keepTurn(ctx, lease, 300, T + 900);
+    ctx.clock.advance(200);
+    await sleep(250);
+    assert.equal(await until(), T + 500, 'renewed to a lease ahead of now');
+    ctx.clock.advance(200);
+    await sleep(250);
+    assert.equal(await until(), T + 700);
+    ctx.clock.advance(250);
+    await sleep(250);
+    assert.equal(await until(), T + 900, 'never past `latest`: a handling that never ends cannot hold the host');
+    kept.stop();
+
+    // stopped: a fetcher that dies now holds the host until the lease lapses, and no longer
+    const again = keepTurn(ctx, lease, 300, T + 5000);
+    again.stop();
+    ctx.clock.advance(100);
+    await sleep(250);
+    assert.equal(await until(), T + 900, 'no renewal after stop()');
   });
 });

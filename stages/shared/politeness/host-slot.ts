@@ -143,9 +143,15 @@ export async function readTail(store: Pick<KvStore, 'get'>, host: string): Promi
   return entry ? parseJsonValue<QueueTail>(entry.value) : null;
 }
 
-/** When a request may start, or 0 if now: max(next allowed, end of a pause, end of a live lease). */
+/**
+ * A confirmed lease that lapsed without a release: its fetcher died during the request, and
+ * the server may have answered as late as the lease's end, so the host's delay runs from there.
+ */
+const lapsedRequestEnd = (slot: HostSlot, now: number) => (slot.lease_id !== null && slot.lease_confirmed && slot.lease_until <= now ? slot.lease_until + slot.delay_ms : 0);
+
+/** When a request may start, or 0 if now: max(next allowed, end of a pause, end of a live lease, a dead request's delay). */
 export function readyAt(slot: HostSlot, now: number): number {
-  const at = Math.max(slot.next_allowed_at, slot.paused_until, leaseLive(slot, now) ? slot.lease_until : 0);
+  const at = Math.max(slot.next_allowed_at, slot.paused_until, leaseLive(slot, now) ? slot.lease_until : 0, lapsedRequestEnd(slot, now));
   return at > now ? at : 0;
 }
 
@@ -249,8 +255,8 @@ export type LeaseCheck = 'ours' | 'resumed' | 'done' | 'lost';
 /**
  * Confirms the lease is still ours and extends it to cover the request about to start.
  * 'done': this grant's request already completed (the grant was redelivered); 'lost': the
- * lease lapsed or another request holds the host; 'resumed': the lease is ours but an
- * earlier delivery of this grant confirmed it already, so a request may have been made
+ * lease lapsed unconfirmed or another request holds the host; 'resumed': the lease is ours
+ * (live, or lapsed with no grant since) but an earlier delivery of this grant confirmed it already, so a request may have been made
  * whose end was never recorded (its outputs failed to publish, or its fetcher died): the
  * host must not be asked again before that answer's pacing is applied.
  */
@@ -266,7 +272,10 @@ export async function confirmLeaseOf(store: KvStore, host: string, leaseId: stri
   type Seen = { check: LeaseCheck; seq: number };
   const check = (current: HostSlot | null): { value?: HostSlot; result: Seen } => {
     if (current?.done_leases?.includes(leaseId)) return { result: { check: 'done', seq: 0 } };
-    if (!current || current.lease_id !== leaseId || current.lease_until <= now) return { result: { check: 'lost', seq: 0 } };
+    if (!current || current.lease_id !== leaseId) return { result: { check: 'lost', seq: 0 } };
+    // a confirmed lease that lapsed with no other request since is still this grant's: its
+    // first fetcher died, and the request counts as one whose end is unknown ('resumed')
+    if (current.lease_until <= now && !current.lease_confirmed) return { result: { check: 'lost', seq: 0 } };
     const extended = { ...asSlot(host, current), lease_until: now + leaseMs, lease_confirmed: true };
     return { value: extended, result: { check: current.lease_confirmed ? 'resumed' : 'ours', seq: current.lease_seq ?? 0 } };
   };
@@ -280,6 +289,18 @@ export async function confirmLeaseOf(store: KvStore, host: string, leaseId: stri
   // the leader unreachable (an election) or not readable by this user (permissions from before
   // this check): the replica's answer stands, as it did before; a grant dropped is regranted
   return casUpdate<HostSlot, Seen>(leader, host, check).catch(() => seen);
+}
+
+/**
+ * Renews a confirmed lease that is still ours, to `until` (never earlier than it was).
+ * Returns whether it is still ours: false once it was released, lapsed or taken over.
+ */
+export async function renewLease(store: KvStore, host: string, leaseId: string, now: number, until: number): Promise<boolean> {
+  return casUpdate<HostSlot, boolean>(store, host, (current) => {
+    if (!current || current.lease_id !== leaseId || current.lease_until <= now) return { result: false };
+    if (current.lease_until >= until) return { result: true };
+    return { value: { ...asSlot(host, current), lease_until: until }, result: true };
+  });
 }
 
 /**

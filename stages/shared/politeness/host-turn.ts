@@ -1,5 +1,5 @@
 import type { StageContext } from '../../../pipeline/stage.js';
-import { acquireSlot, confirmLeaseOf, emptySlot, readSlot, releaseSlot, undoAcquire, type AcquireOptions, type HostSlot, type LeaseCheck } from './host-slot.js';
+import { acquireSlot, confirmLeaseOf, emptySlot, readSlot, releaseSlot, renewLease, undoAcquire, type AcquireOptions, type HostSlot, type LeaseCheck } from './host-slot.js';
 import { acquireIp, extendIp, releaseIp } from './ip-slot.js';
 import { nextPacing, pacingOf, PACING_GUARD_MS, type FetchFeedback, type Pacing } from './host-pacing.js';
 import { removeServed } from './served-urls.js';
@@ -70,6 +70,39 @@ export async function confirmTurn(ctx: StageContext, stage: string, lease: HostL
   if (check === 'ours' || check === 'resumed') await removeServed(ctx, stage, seq, lease.host);
   if (check === 'ours' && lease.ip) await extendIp(ctx.kv.hosts, lease.ip, lease.leaseId, ctx.clock.now() + leaseMs);
   return check;
+}
+
+/** A confirmed turn kept alive while its request runs (see {@link keepTurn}). */
+export interface KeptTurn {
+  /** no more renewals: the turn is about to be released, or its handling ended */
+  stop(): void;
+}
+
+/**
+ * Keeps a confirmed turn's lease short while its request runs: the lease is renewed to
+ * `leaseMs` ahead every third of it, so a fetcher that dies blocks its host for at most
+ * `leaseMs` (the grant itself comes back after its ack wait), not for the longest a request
+ * may take. Renewals end at `stop()`, when the lease is no longer ours, or at `latest`
+ * (the longest the request and its publishing may take): a handling that never reaches its
+ * release cannot hold the host for ever. A renewal that fails is tried at the next tick.
+ */
+export function keepTurn(ctx: StageContext, lease: HostLease, leaseMs: number, latest: number): KeptTurn {
+  let stopped = false;
+  const renew = async () => {
+    const now = ctx.clock.now();
+    const until = Math.min(now + leaseMs, latest);
+    if (stopped || until <= now) return stop();
+    const ours = await renewLease(ctx.kv.hosts, lease.host, lease.leaseId, now, until);
+    if (!ours) return stop();
+    if (lease.ip && !stopped) await extendIp(ctx.kv.hosts, lease.ip, lease.leaseId, until);
+  };
+  const timer = setInterval(() => void renew().catch((err: Error) => ctx.log.warn({ host: lease.host, err: err.message }, 'renewing a host lease failed; tried again')), Math.max(100, Math.floor(leaseMs / 3)));
+  timer.unref();
+  const stop = () => {
+    stopped = true;
+    clearInterval(timer);
+  };
+  return { stop };
 }
 
 /** What a request's answer says for its host, as the release applies it. */
