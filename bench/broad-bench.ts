@@ -37,7 +37,7 @@ import { startTestWeb } from '../testweb/index.js';
 import { crawlProcessArgs } from '../cli/node-flags.js';
 import { connectNats } from '../pipeline/adapters/nats-connection.js';
 import { freePort, startEmbeddedServer } from '../ops/nats/embedded-server.js';
-import { sumOf } from './metrics-text.js';
+import { seriesOf, sumOf } from './metrics-text.js';
 import { crawlCli, exited as exitOf } from './crawl-cli.js';
 import { startMachineProbe } from './machine-probe.js';
 import { openOutputDatabase } from '../pipeline/adapters/duckdb-views.js';
@@ -54,7 +54,21 @@ const MAX_DEPTH = 10;
 /** KV operations so far: gets, and everything else (create, update, put, delete) */
 function kvOperations(text: string): Record<string, number> {
   const kvReads = sumOf(text, 'crawler_kv_operation_seconds_count', (l) => l['op'] === 'get' || l['op'] === 'get_latest');
-  return { kvReads, kvWrites: sumOf(text, 'crawler_kv_operation_seconds_count') - kvReads };
+  const byBucketAndOp: Record<string, number> = {};
+  for (const { labels, value } of seriesOf(text, 'crawler_kv_operation_seconds_count')) {
+    const key = `kv ${labels['bucket']} ${labels['op']}`;
+    byBucketAndOp[key] = (byBucketAndOp[key] ?? 0) + value;
+  }
+  return { ...byBucketAndOp, kvReads, kvWrites: sumOf(text, 'crawler_kv_operation_seconds_count') - kvReads };
+}
+
+/** `crawl-hosts get 2.1, crawl-hosts update 1.9, …`: each bucket's operations a page, most first. */
+function kvOperationsByBucket(last: Record<string, number>, stored: number): string {
+  return Object.entries(last)
+    .filter(([key]) => key.startsWith('kv '))
+    .sort((a, b) => b[1] - a[1])
+    .map(([key, n]) => `${key.slice(3)} ${(n / stored).toFixed(2)}`)
+    .join(', ');
 }
 
 /** Bytes and messages held by each stream, KV buckets (KV_*) apart. */
@@ -158,7 +172,7 @@ async function main() {
     );
     printStorage(kv, streams, DOMAINS, stored);
     const last = watch.last;
-    if (last) console.log(`KV operations per page: ${(last['kvWrites']! / stored).toFixed(1)} writes + ${(last['kvReads']! / stored).toFixed(1)} reads`);
+    if (last) console.log(`KV operations per page: ${(last['kvWrites']! / stored).toFixed(1)} writes + ${(last['kvReads']! / stored).toFixed(1)} reads (${kvOperationsByBucket(last, stored)})`);
     const rssRatio = compareFirstAndLast(watch.windows, WINDOW);
     const verdict = (ok: boolean) => (ok ? 'met' : 'missed');
     console.log(
