@@ -3,7 +3,7 @@ import type { HttpFetchError, HttpResponse } from '../../ports/http.js';
 import { subjectFor } from '../../pipeline/partition.js';
 import { emit, type Emit, type Outcome, type StageContext, type StageInput } from '../../pipeline/stage.js';
 import { retryFor } from '../../pipeline/retry.js';
-import { confirmTurn, keepTurn, pacedFrom, PACING_GUARD_MS, releaseTurn, type FetchFeedback, type HostLease, type KeptTurn, type LeaseCheck } from '../shared/politeness/index.js';
+import { confirmTurn, HELD_LEASE_MS, keepTurn, pacedFrom, PACING_GUARD_MS, releaseTurn, type FetchFeedback, type HostLease, type KeptTurn, type LeaseCheck } from '../shared/politeness/index.js';
 import { revisitEmit } from '../shared/revisits/revisit-emit.js';
 import type { FetchResult } from '../shared/revisits/revisit-policy.js';
 import { placeBody, type PlacedBody } from '../shared/messages/page-body.js';
@@ -16,12 +16,7 @@ export { PACING_GUARD_MS };
 
 /** How long a release that must not be lost is tried again (a grant's ack wait is 30 s). */
 const RELEASE_RETRY_MS = 10_000;
-/**
- * A confirmed turn's lease, renewed while its request runs (keepTurn): a fetcher that dies
- * holds its host this long at most. Renewals stop at the request's longest time and
- * LEASE_SLACK_MS more (for publishing what it ended in).
- */
-const HELD_LEASE_MS = 15_000;
+/** A confirmed turn's lease is renewed (keepTurn) up to the request's longest time and this much more, for publishing what it ended in. */
 const LEASE_SLACK_MS = 10_000;
 
 /**

@@ -9,7 +9,7 @@ import { HttpFetchError, type HttpResponse } from '../../ports/http.js';
 import type { BrowserAnswer, BrowserRequest } from '../../ports/browser.js';
 import type { Emit, StageContext } from '../../pipeline/stage.js';
 import type { RenderRequest } from '../../schemas/index.js';
-import { judgeFetch, pacedFrom, releaseTurn, type HostLease } from '../shared/politeness/index.js';
+import { HELD_LEASE_MS, judgeFetch, keepTurn, pacedFrom, releaseTurn, type HostLease, type KeptTurn } from '../shared/politeness/index.js';
 import { exchangeEmit } from '../shared/messages/exchange-emit.js';
 import { placeBody, type PlacedBody } from '../shared/messages/page-body.js';
 import { hostDelayMs } from '../shared/robots/robots-refresh.js';
@@ -18,7 +18,7 @@ import { blockCategory, blockedByPolicy } from './request-policy.js';
 import { SubresourceCache } from './subresource-cache.js';
 import { MAX_BYTES_PER_RENDER, MAX_RENDER_LOG_LINES, MAX_REQUESTS_PER_RENDER } from './spec.js';
 
-/** A lease lasts the request's timeout and this much more, so a render process that dies holds its host only that long. */
+/** A turn's lease is renewed (keepTurn) up to the request's timeout and this much more; a render process that dies holds its host HELD_LEASE_MS at most. */
 const LEASE_SLACK_MS = 10_000;
 /** A request started near the deadline still gets this long: the page may be waiting for it to settle. */
 const MIN_REQUEST_MS = 1_000;
@@ -147,8 +147,9 @@ export class RenderSession {
   private async fetch(req: BrowserRequest, n: number, host: string, delayMs: number): Promise<BrowserAnswer> {
     const s = this.ctx.settings;
     const timeoutMs = Math.min(s.totalTimeoutMs, Math.max(MIN_REQUEST_MS, this.deadline - this.ctx.clock.now()));
-    const turn = await waitForTurn(this.wait, host, timeoutMs + LEASE_SLACK_MS);
+    const turn = await waitForTurn(this.wait, host, HELD_LEASE_MS);
     if ('blocked' in turn) return this.block(req, turn.blocked);
+    const kept = keepTurn(this.ctx, turn.lease, HELD_LEASE_MS, this.ctx.clock.now() + timeoutMs + LEASE_SLACK_MS);
     const headers: Record<string, string> = {};
     for (const name of PASSED_HEADERS) if (req.headers[name] !== undefined) headers[name] = req.headers[name]!;
     const start = this.ctx.clock.now();
@@ -168,12 +169,12 @@ export class RenderSession {
       });
     } catch (err) {
       if (!(err instanceof HttpFetchError)) {
-        await this.release(turn.lease, delayMs, null, null, start);
+        await this.release(turn.lease, kept, delayMs, null, null, start);
         throw err;
       }
       failure = err;
     }
-    await this.release(turn.lease, delayMs, res, failure, start);
+    await this.release(turn.lease, kept, delayMs, res, failure, start);
     const p = this.page;
     let placed: PlacedBody | undefined;
     try {
@@ -216,7 +217,8 @@ export class RenderSession {
   }
 
   /** Frees the host, its next request due after its delay (and backoff, Retry-After: the answer's feedback, as for a fetch). */
-  private async release(lease: HostLease, delayMs: number, res: HttpResponse | null, err: HttpFetchError | null, start: number): Promise<void> {
+  private async release(lease: HostLease, kept: KeptTurn, delayMs: number, res: HttpResponse | null, err: HttpFetchError | null, start: number): Promise<void> {
+    kept.stop();
     const end = this.ctx.clock.now();
     const { feedback } = judgeFetch(res, err, delayMs, Math.round(end - start), end);
     await releaseTurn(this.ctx, lease, { from: pacedFrom(end), feedback });

@@ -1,6 +1,6 @@
 import { casUpdate, parseJsonValue, readingFromLeader } from '../../../pipeline/kv-store.js';
 import { type KvStore } from '../../../ports/kv.js';
-import { nextPacing, type FetchFeedback, type PacingSettings } from './host-pacing.js';
+import { nextPacing, type FetchFeedback, type Pacing, type PacingSettings } from './host-pacing.js';
 import type { LastFailure } from '../../../schemas/index.js';
 
 /**
@@ -18,11 +18,8 @@ import type { LastFailure } from '../../../schemas/index.js';
  *   gate's intake writes it once per URL, and on the slot's key those writes would crowd out
  *   the fetchers' releases. A lane has work while its tail > its cursor.
  */
-export interface HostSlot {
+export interface HostSlot extends Pacing {
   host: string;
-  next_allowed_at: number;
-  /** the gap after the last request: max(Crawl-delay, minimum, adaptive), backoff included */
-  delay_ms: number;
   lease_id: string | null;
   lease_until: number;
   /** host-queue sequence of the URL the lease was granted for (0: robots.txt) */
@@ -41,21 +38,6 @@ export interface HostSlot {
   /** stride scheduling between lanes (host-lanes.ts): each lane's pass, and the pass last served */
   lane_pass?: Record<string, number>;
   vtime?: number;
-  /** consecutive failed requests (5xx, 429, timeouts, network errors) */
-  failures: number;
-  /** no request before this (after too many failures in a row); then one probe */
-  paused_until: number;
-  /** the last pacing decision, for logs and `crawl sql` */
-  last_decision: string;
-  /**
-   * The failing spell (host-pacing.ts): pauses since `failures` was last 0, when the spell
-   * began, when the host was given up (0: it is not; its queued URLs end instead of waiting
-   * while it is paused), and the last page failure, which they end with.
-   */
-  pauses: number;
-  failing_since: number;
-  given_up_at: number;
-  last_failure: LastFailure | null;
 }
 
 /** Completed leases remembered per host; a redelivery comes within an ack wait, so a few suffice. */

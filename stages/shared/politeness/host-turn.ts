@@ -72,6 +72,12 @@ export async function confirmTurn(ctx: StageContext, stage: string, lease: HostL
   return check;
 }
 
+/**
+ * The lease of a turn whose request is under way, renewed by {@link keepTurn}: a process that
+ * dies during a request holds its host this long at most.
+ */
+export const HELD_LEASE_MS = 15_000;
+
 /** A confirmed turn kept alive while its request runs (see {@link keepTurn}). */
 export interface KeptTurn {
   /** no more renewals: the turn is about to be released, or its handling ended */

@@ -9,7 +9,7 @@
  *
  * This file is the module's only public face: code outside it imports from here.
  */
-export { takeTurn, confirmTurn, keepTurn, releaseTurn, giveBackTurn, previewRelease, pacedFrom, type HostLease, type KeptTurn, type Taken, type TurnAnswer } from './host-turn.js';
+export { takeTurn, confirmTurn, keepTurn, HELD_LEASE_MS, releaseTurn, giveBackTurn, previewRelease, pacedFrom, type HostLease, type KeptTurn, type Taken, type TurnAnswer } from './host-turn.js';
 export {
   asSlot,
   effectiveCursor,
