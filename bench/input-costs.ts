@@ -16,13 +16,12 @@
  * some input cost what it should not. Timing bounds live here, not in the unit tests: those run
  * beside three other suites on a shared machine and check what the functions return.
  */
-import { deflateSync } from 'node:zlib';
 import { parse } from 'parse5';
 import { extractHtml } from '../stages/extract/extract-html.js';
 import { harvestPdfLinks } from '../stages/fetch/pdf-links.js';
 import { simhash64 } from '../stages/shared/content-identity/simhash.js';
 import { mulberry32 } from '../testweb/prng.js';
-import { linkAnnot, pdf, pdfPart as buf, randomBytes } from './support/pdf-samples.js';
+import { hostilePdfShapes, randomBytes } from './support/pdf-samples.js';
 
 const failures: string[] = [];
 
@@ -146,20 +145,7 @@ function hostileHtml(): void {
 
 function hostilePdfs(): void {
   const LIMIT_MS = 3000;
-  const bomb = deflateSync(Buffer.alloc(4 * 1024 * 1024)); // 4 KB that inflate to 4 MB
-  const bigBomb = deflateSync(Buffer.alloc(24 * 1024 * 1024)); // 24 KB that inflate to 24 MB, past the 5 MB cap
-  const shapes: Array<[string, Uint8Array]> = [
-    ['20 MB of random bytes', randomBytes(20 * 1024 * 1024, 42)],
-    ['unclosed /URI strings', buf('/URI ((((('.repeat(1_000_000))],
-    ['unclosed hex strings', buf('/URI <4142'.repeat(1_000_000))],
-    ['stream keywords without endstream', buf('stream\n'.repeat(1_000_000))],
-    ['endstream only', buf('endstream\n'.repeat(1_000_000))],
-    ['a long URL-ish run', buf('http://' + 'a'.repeat(5_000_000))],
-    ['one URL many times', buf('http://a.example/x '.repeat(300_000))],
-    ['many distinct URLs that do not parse', buf(Array.from({ length: 300_000 }, (_, i) => `http://[${i} `).join(''))],
-    ['many bombs', pdf(...Array.from({ length: 50 }, () => [`<< /Length ${bomb.length} /Filter /FlateDecode >>\nstream\n`, bomb, '\nendstream']))],
-    ['one big bomb', pdf([`<< /Filter /FlateDecode >>\nstream\n`, bigBomb, '\nendstream'], linkAnnot('(https://after-the-bomb.example/)'))],
-  ];
+  const shapes: Array<[string, Uint8Array]> = [['20 MB of random bytes', randomBytes(20 * 1024 * 1024, 42)], ...hostilePdfShapes()];
   let worst = 0;
   for (const [name, input] of shapes) {
     const { ms } = timed(() => harvestPdfLinks(input));

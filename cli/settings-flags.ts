@@ -3,7 +3,7 @@ import { collect, parseIntOption, parseNumberOption, UsageError } from './usage-
 import { parseResolveRule } from '../pipeline/adapters/resolve-map.js';
 import { insecureHostProblem, readCaFile } from '../pipeline/adapters/http/tls-options.js';
 import { allowList } from '../pipeline/adapters/address-policy.js';
-import { parseNamedPattern } from '../stages/shared/url-patterns.js';
+import { parseNamedPattern } from '../stages/shared/url-matchers.js';
 import { isValidProductToken, robotsTokenOf } from '../stages/shared/robots/robots-rules.js';
 import { defaultCrawlId, parseSettings, SCOPE_MODES, SettingsError, type CrawlSettings, type CrawlSettingsInput } from '../pipeline/settings.js';
 import { proxySettingsFrom, type ProxyFlags } from './proxy-options.js';

@@ -192,7 +192,8 @@ async function drain(store: KvStore, key: string, states: Map<string, KeyState>,
   if (states.get(key) === state) states.delete(key);
 }
 
-type Outcome = { ok: true; result: unknown } | { ok: false; err: unknown };
+/** What one change in a batch returned, or threw: each change's promise settles with its own. */
+type ChangeResult = { ok: true; result: unknown } | { ok: false; err: unknown };
 
 /** Runs `batch`'s changes in order on one value and writes the last one, retried on conflict. */
 async function applyTogether(store: KvStore, key: string, batch: PendingChange[]): Promise<void> {
@@ -209,7 +210,7 @@ async function applyTogether(store: KvStore, key: string, batch: PendingChange[]
       if (!cached) cache.set(key, entry); // a remembered entry was already made the most recent by get
       let current: unknown = entry ? JSON.parse(entry.json) : null;
       let changed = false;
-      const outcomes: Outcome[] = batch.map((c) => {
+      const results: ChangeResult[] = batch.map((c) => {
         try {
           const { value, result } = c.change(current);
           if (value !== undefined) {
@@ -223,7 +224,7 @@ async function applyTogether(store: KvStore, key: string, batch: PendingChange[]
       });
       if (!changed) {
         if (cached) continue; // decided on a fresh read only
-        return settle(batch, outcomes);
+        return settle(batch, results);
       }
       try {
         const json = JSON.stringify(current);
@@ -231,7 +232,7 @@ async function applyTogether(store: KvStore, key: string, batch: PendingChange[]
         const revision = entry ? await store.update(key, bytes, entry.revision) : await store.create(key, bytes);
         if (guessedAbsent) cache.presence.guessed(true);
         cache.set(key, { json, revision });
-        return settle(batch, outcomes);
+        return settle(batch, results);
       } catch (err) {
         cache.forget(key);
         if (!(err instanceof KvConflictError)) throw err;
@@ -250,9 +251,9 @@ async function applyTogether(store: KvStore, key: string, batch: PendingChange[]
 
 const remembering = (entry: KvEntry | null): RememberedEntry | null => (entry ? { json: decoder.decode(entry.value), revision: entry.revision } : null);
 
-function settle(batch: PendingChange[], outcomes: Outcome[]): void {
+function settle(batch: PendingChange[], results: ChangeResult[]): void {
   batch.forEach((c, i) => {
-    const o = outcomes[i]!;
+    const o = results[i]!;
     if (o.ok) c.resolve(o.result);
     else c.reject(o.err);
   });

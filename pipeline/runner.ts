@@ -5,7 +5,7 @@ import { deadLetterSubject } from '../topology/index.js';
 import { Semaphore } from './semaphore.js';
 import { jetstreamPublisher } from './adapters/stream-access.js';
 import type { Published, Publisher } from '../ports/streams.js';
-import type { BackgroundTask, ConsumerStage, Outcome, StageContext } from './stage.js';
+import type { BackgroundTask, ConsumerStage, Disposition, StageContext } from './stage.js';
 
 /** A handler that throws this many times in a row is dead-lettered instead of retried again. */
 export const MAX_HANDLER_ATTEMPTS = 6;
@@ -75,15 +75,15 @@ export class StageRunner<T> {
     ctx.metrics.inFlightChange(def.name, 1);
     const heartbeat = setInterval(() => msg.working(), Math.max(500, Math.floor(def.input.ackWaitMs / 3)));
     try {
-      let outcome: Outcome;
+      let disposition: Disposition;
       try {
         const message = def.decode(msg.subject, msg.data);
-        outcome = await def.handle({ subject: msg.subject, message, deliveryCount, streamSeq: msg.seq, publishedAt: Math.floor(msg.info.timestampNanos / 1e6) }, ctx);
+        disposition = await def.handle({ subject: msg.subject, message, deliveryCount, streamSeq: msg.seq, publishedAt: Math.floor(msg.info.timestampNanos / 1e6) }, ctx);
       } catch (err) {
         if (err instanceof SchemaError) {
-          outcome = { kind: 'fail', reason: err.message };
+          disposition = { kind: 'fail', reason: err.message };
         } else if (deliveryCount >= MAX_HANDLER_ATTEMPTS) {
-          outcome = { kind: 'fail', reason: `handler failed ${deliveryCount} times: ${(err as Error).message}` };
+          disposition = { kind: 'fail', reason: `handler failed ${deliveryCount} times: ${(err as Error).message}` };
         } else {
           ctx.log.warn({ stage: def.name, subject: msg.subject, err: (err as Error).message, deliveryCount }, 'handler failed; will retry');
           handled('error');
@@ -91,7 +91,7 @@ export class StageRunner<T> {
           return;
         }
       }
-      handled(await this.settle(msg, outcome));
+      handled(await this.settle(msg, disposition));
     } catch (err) {
       // publishing (or the step before the ack) failed: server unavailable, publish timeout; let the server redeliver
       ctx.log.warn({ stage: def.name, err: (err as Error).message }, 'publishing outputs failed; will retry');
@@ -107,37 +107,37 @@ export class StageRunner<T> {
     }
   }
 
-  /** Acts on the outcome; returns what was done, for the metrics. */
-  private async settle(msg: JsMsg, outcome: Outcome): Promise<string> {
+  /** Acts on the disposition; returns what was done, for the metrics. */
+  private async settle(msg: JsMsg, disposition: Disposition): Promise<string> {
     const { def, ctx } = this;
-    switch (outcome.kind) {
+    switch (disposition.kind) {
       case 'emit': {
         let published: readonly Published[];
         try {
-          published = await this.publisher.publish(outcome.messages);
+          published = await this.publisher.publish(disposition.messages);
           // a failure here naks the input (see process): it is redelivered and its publishes deduplicated
-          if (outcome.beforeAck) await outcome.beforeAck(published);
+          if (disposition.beforeAck) await disposition.beforeAck(published);
         } catch (err) {
-          await outcome.onPublishFailed?.(err as Error).catch((e: Error) =>
+          await disposition.onPublishFailed?.(err as Error).catch((e: Error) =>
             ctx.log.warn({ stage: def.name, err: e.message }, 'keeping what the handling learnt failed too'),
           );
           throw err;
         }
-        if (outcome.afterPublish) {
-          await outcome.afterPublish(published).catch((err: Error) =>
+        if (disposition.afterPublish) {
+          await disposition.afterPublish(published).catch((err: Error) =>
             ctx.log.warn({ stage: def.name, err: err.message }, 'after-publish step failed; its state expires on its own'),
           );
         }
         msg.ack();
-        return outcome.messages.length === 0 ? 'filtered' : 'emitted';
+        return disposition.messages.length === 0 ? 'filtered' : 'emitted';
       }
       case 'retry':
-        msg.nak(Math.max(0, Math.round(outcome.afterMs)));
+        msg.nak(Math.max(0, Math.round(disposition.afterMs)));
         return 'retry';
       case 'fail':
-        await this.deadLetter(msg, outcome.reason);
+        await this.deadLetter(msg, disposition.reason);
         msg.ack();
-        ctx.log.error({ stage: def.name, subject: msg.subject, seq: msg.seq, reason: outcome.reason }, 'message dead-lettered');
+        ctx.log.error({ stage: def.name, subject: msg.subject, seq: msg.seq, reason: disposition.reason }, 'message dead-lettered');
         return 'dead_lettered';
     }
   }

@@ -11,7 +11,9 @@ import type { StageMetrics } from './metrics.js';
 export { STAGE_NAMES, type StageName } from '../topology/index.js';
 
 /**
- * What a stage decided about one input message. Only the runner acts on it:
+ * What the runner is to do with one input message, as its stage decided: publish these and
+ * ack it, retry it later, or dead-letter it (the word messaging systems use for settling a
+ * message; what happened to a URL is its outcome, a `fetch_log` row). Only the runner acts on it:
  * - emit: publish these (an empty list means "filtered") and await their acks; then
  *   `beforeAck`, state the input must not be acked without (the gate's record that its host
  *   queue grew): if it fails the input is redelivered, and publishing again is harmless
@@ -24,7 +26,7 @@ export { STAGE_NAMES, type StageName } from '../topology/index.js';
  * - retry: nak the input so the server redelivers it after `afterMs`;
  * - fail: the message cannot be processed: dead-letter it with the reason, then ack.
  */
-export type Outcome =
+export type Disposition =
   | { kind: 'emit'; messages: Emit[]; beforeAck?: AfterPublishStep; afterPublish?: AfterPublishStep; onPublishFailed?: (err: Error) => Promise<void> }
   | { kind: 'retry'; afterMs: number; reason: string }
   | { kind: 'fail'; reason: string };
@@ -32,10 +34,10 @@ export type Outcome =
 /** A step the runner takes once the outputs are published, with their acks (in the order of `messages`). */
 export type AfterPublishStep = (published: readonly Published[]) => Promise<void>;
 
-export const emit = (...messages: Emit[]): Outcome => ({ kind: 'emit', messages });
+export const emit = (...messages: Emit[]): Disposition => ({ kind: 'emit', messages });
 export type { Emit, Published };
-export const retryAfter = (afterMs: number, reason: string): Outcome => ({ kind: 'retry', afterMs, reason });
-export const fail = (reason: string): Outcome => ({ kind: 'fail', reason });
+export const retryAfter = (afterMs: number, reason: string): Disposition => ({ kind: 'retry', afterMs, reason });
+export const fail = (reason: string): Disposition => ({ kind: 'fail', reason });
 
 /** Input as a stage sees it: already decoded by the stage's `decode`. */
 export interface StageInput<T> {
@@ -121,7 +123,7 @@ interface StageBase<T> {
 /** A stage with one durable consumer for the whole stage: `handle` decides about each message. */
 export interface ConsumerStage<T = unknown> extends StageBase<T> {
   kind?: 'consumer';
-  handle(input: StageInput<T>, ctx: StageContext): Promise<Outcome>;
+  handle(input: StageInput<T>, ctx: StageContext): Promise<Disposition>;
   /** optional: started with the consumer, stopped after it */
   background?(ctx: BackgroundContext): Promise<BackgroundTask>;
 }

@@ -1,4 +1,5 @@
-/** Small PDFs and random bytes for the PDF link harvester's tests and its cost bench. */
+/** Small PDFs, random bytes and hostile input for the PDF link harvester's tests and its cost bench. */
+import { deflateSync } from 'node:zlib';
 import { mulberry32 } from '../../testweb/prng.js';
 
 export type Part = string | Buffer;
@@ -27,4 +28,28 @@ export function randomBytes(n: number, seed: number): Uint8Array {
     out[i + 3] = (v >>> 24) & 0xff;
   }
   return out;
+}
+
+/** The URL the link annotation after the last deflate bomb of `hostilePdfShapes` points to. */
+export const AFTER_THE_BOMB = 'https://after-the-bomb.example/';
+
+/**
+ * Input made to make a PDF link harvester slow or greedy: unclosed strings, streams without
+ * an end, long runs, many URLs, deflate bombs (the last with a link after it, which must
+ * still be found). Built on each call: together they are some tens of MB.
+ */
+export function hostilePdfShapes(): Array<[name: string, input: Uint8Array]> {
+  const bomb = deflateSync(Buffer.alloc(4 * 1024 * 1024)); // 4 KB that inflate to 4 MB
+  const bigBomb = deflateSync(Buffer.alloc(24 * 1024 * 1024)); // 24 KB that inflate to 24 MB, past the 5 MB cap
+  return [
+    ['unclosed /URI strings', pdfPart('/URI ((((('.repeat(1_000_000))],
+    ['unclosed hex strings', pdfPart('/URI <4142'.repeat(1_000_000))],
+    ['stream keywords without endstream', pdfPart('stream\n'.repeat(1_000_000))],
+    ['endstream only', pdfPart('endstream\n'.repeat(1_000_000))],
+    ['a long URL-ish run', pdfPart('http://' + 'a'.repeat(5_000_000))],
+    ['one URL many times', pdfPart('http://a.example/x '.repeat(300_000))],
+    ['many distinct URLs that do not parse', pdfPart(Array.from({ length: 300_000 }, (_, i) => `http://[${i} `).join(''))],
+    ['many bombs', pdf(...Array.from({ length: 50 }, () => [`<< /Length ${bomb.length} /Filter /FlateDecode >>\nstream\n`, bomb, '\nendstream']))],
+    ['one big bomb', pdf([`<< /Filter /FlateDecode >>\nstream\n`, bigBomb, '\nendstream'], linkAnnot(`(${AFTER_THE_BOMB})`))],
+  ];
 }

@@ -1,7 +1,7 @@
 import { crawlIdOf } from '../shared/jobs/job-fields.js';
 import { jsonValue, parseJsonValue } from '../../pipeline/kv-store.js';
 import { KvConflictError, type KvStore } from '../../ports/kv.js';
-import { emit, type Outcome, type StageContext, type StageInput } from '../../pipeline/stage.js';
+import { emit, type Disposition, type StageContext, type StageInput } from '../../pipeline/stage.js';
 import type { ArchivedExchange } from '../../schemas/index.js';
 import type { BuildMembers } from '../../ports/warc-sink.js';
 import { captureRow } from './capture-row.js';
@@ -61,7 +61,7 @@ async function renderedBuild(digests: KvStore, e: ArchivedExchange, gzipLevel: n
 }
 
 export function createArchiveHandler(sink: ArchiveSink) {
-  return async function handleArchive(input: StageInput<ArchivedExchange>, ctx: StageContext): Promise<Outcome> {
+  return async function handleArchive(input: StageInput<ArchivedExchange>, ctx: StageContext): Promise<Disposition> {
     // a page the render stage could not render comes back as fetched: its response is archived already
     if (input.message.rendered === false) return emit();
     // the whole body, also when it is stored beside the message

@@ -1,5 +1,5 @@
 import type { FetchedPage } from '../../schemas/index.js';
-import type { Outcome, StageContext, StageInput } from '../../pipeline/stage.js';
+import type { Disposition, StageContext, StageInput } from '../../pipeline/stage.js';
 import { storeValidators } from '../shared/conditional-get.js';
 import { robotsTokenOf } from '../shared/robots/robots-rules.js';
 import { bodyOf } from '../shared/messages/page-body.js';
@@ -24,7 +24,7 @@ export function extractSettings(opts: ExtractOptions, ctx: StageContext): Extrac
 }
 
 /** The main thread's share of extracting a page, wherever the extraction ran: counts, and the KV write once the outputs are out. */
-export function extractionOutcome(x: PageExtraction, ctx: StageContext): Outcome {
+export function extractionDisposition(x: PageExtraction, ctx: StageContext): Disposition {
   for (const c of x.counts) ctx.metrics.count('extract', c.what, c.outcome, c.by);
   const v = x.validators;
   if (!v) return { kind: 'emit', messages: x.messages };
@@ -37,8 +37,8 @@ export function extractionOutcome(x: PageExtraction, ctx: StageContext): Outcome
 
 /** Extracts on the calling thread (`--extract-threads 0`, replays, tests). */
 export function createExtractHandler(opts: ExtractOptions = { titles: true }) {
-  return async function handleExtract(input: StageInput<FetchedPage>, ctx: StageContext): Promise<Outcome> {
+  return async function handleExtract(input: StageInput<FetchedPage>, ctx: StageContext): Promise<Disposition> {
     const p = input.message;
-    return extractionOutcome(extractPage(p, extractSettings(opts, ctx), await bodyOf(p, ctx)), ctx);
+    return extractionDisposition(extractPage(p, extractSettings(opts, ctx), await bodyOf(p, ctx)), ctx);
   };
 }

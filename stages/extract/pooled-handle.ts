@@ -1,10 +1,10 @@
 import { SchemaError } from '../../schemas/index.js';
-import type { Outcome, StageContext, StageInput } from '../../pipeline/stage.js';
+import type { Disposition, StageContext, StageInput } from '../../pipeline/stage.js';
 import { WorkerPool } from '../../pipeline/worker-pool.js';
 import { ownedCopy } from '../../pipeline/worker-jobs.js';
 import type { BodyRef } from '../../schemas/index.js';
 import type { ExtractSettings, PageExtraction } from './extraction.js';
-import { extractionOutcome, extractSettings, type ExtractOptions } from './handle.js';
+import { extractionDisposition, extractSettings, type ExtractOptions } from './handle.js';
 import { bodyOf } from '../shared/messages/page-body.js';
 
 /** One fetched-page message as it came from the stream, still encoded: the worker decodes it. */
@@ -30,7 +30,7 @@ export function createExtractPool(threads: number): ExtractPool {
  * a SchemaError here, which the runner dead-letters as it does for a failed inline decode.
  */
 export function createPooledExtractHandler(pool: ExtractPool, opts: ExtractOptions = { titles: true }) {
-  return async function handleExtractInPool(input: StageInput<Uint8Array>, ctx: StageContext): Promise<Outcome> {
+  return async function handleExtractInPool(input: StageInput<Uint8Array>, ctx: StageContext): Promise<Disposition> {
     const settings = extractSettings(opts, ctx);
     // msg.data stays whole for a dead letter; the worker gets a copy it may own
     const data = ownedCopy(input.message);
@@ -44,6 +44,6 @@ export function createPooledExtractHandler(pool: ExtractPool, opts: ExtractOptio
     }
     if ('needsBody' in reply) throw new Error(`extracting ${reply.url}: the worker asked again for the body it was given`);
     if ('schemaError' in reply) throw new SchemaError(reply.schemaError);
-    return extractionOutcome(reply.extraction, ctx);
+    return extractionDisposition(reply.extraction, ctx);
   };
 }

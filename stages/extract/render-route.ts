@@ -3,7 +3,7 @@
  * pattern, and with `--render-auto` those that look like an application shell
  * (app-shell.ts). Pure; the patterns arrive as strings (worker threads get plain data).
  */
-import { matchesPattern, parseNamedPattern } from '../shared/url-patterns.js';
+import { matchesPattern, parseNamedPattern } from '../shared/url-matchers.js';
 
 export interface RenderRouting {
   /** `--render` patterns: glob or /regex/ */

@@ -1,7 +1,7 @@
 import { encodeAdmitted, type FetchGrant } from '../../schemas/index.js';
 import type { HttpFetchError, HttpResponse } from '../../ports/http.js';
 import { subjectFor } from '../../pipeline/partition.js';
-import { emit, type Emit, type Outcome, type StageContext, type StageInput } from '../../pipeline/stage.js';
+import { emit, type Emit, type Disposition, type StageContext, type StageInput } from '../../pipeline/stage.js';
 import { retryFor } from '../../pipeline/retry.js';
 import { confirmTurn, HELD_LEASE_MS, keepTurn, pacedFrom, PACING_GUARD_MS, releaseTurn, type FetchFeedback, type HostLease, type KeptTurn, type LeaseCheck } from '../shared/politeness/index.js';
 import { revisitEmit } from '../shared/revisits/revisit-emit.js';
@@ -25,7 +25,7 @@ const LEASE_SLACK_MS = 10_000;
  * messages are out (a grant redelivered after that is recognised as done, one redelivered
  * before it still holds the lease and fetches again).
  */
-export async function handleFetch(input: StageInput<FetchGrant>, ctx: StageContext): Promise<Outcome> {
+export async function handleFetch(input: StageInput<FetchGrant>, ctx: StageContext): Promise<Disposition> {
   const g = input.message;
   const turn = turnOf(g);
   const confirmedAt = ctx.clock.now();
@@ -41,7 +41,7 @@ export async function handleFetch(input: StageInput<FetchGrant>, ctx: StageConte
 }
 
 /** The request of a confirmed turn, what it ends in, and the release once that is out. */
-async function fetchAndJudge(input: StageInput<FetchGrant>, ctx: StageContext, turn: HostLease, kept: KeptTurn): Promise<Outcome> {
+async function fetchAndJudge(input: StageInput<FetchGrant>, ctx: StageContext, turn: HostLease, kept: KeptTurn): Promise<Disposition> {
   const g = input.message;
   const previous = await previousCopyOf(ctx, g);
   const sent = await sendRequest(ctx, g, turn, previous);
@@ -82,7 +82,7 @@ const turnOf = (g: FetchGrant): HostLease => ({ host: g.host, leaseId: g.lease_i
  * waited too long in the stream, or another process took the host over); 'resumed', an
  * earlier delivery confirmed it and its request's end was never recorded.
  */
-function notFetchedAsGranted(ctx: StageContext, input: StageInput<FetchGrant>, check: Exclude<LeaseCheck, 'ours'>): Outcome {
+function notFetchedAsGranted(ctx: StageContext, input: StageInput<FetchGrant>, check: Exclude<LeaseCheck, 'ours'>): Disposition {
   const g = input.message;
   // rare, and what an operator needs to follow a URL that waited: said once per grant
   ctx.log.info({ host: g.host, url: g.url, lease: g.lease_id, granted_ms_ago: ctx.clock.now() - g.granted_at, delivery: input.deliveryCount, found: check }, 'grant not fetched as granted');
@@ -95,7 +95,7 @@ function notFetchedAsGranted(ctx: StageContext, input: StageInput<FetchGrant>, c
 }
 
 /** A grant that must not fetch goes back to the gate, which grants it again. */
-function backToGate(ctx: StageContext, g: FetchGrant): Outcome {
+function backToGate(ctx: StageContext, g: FetchGrant): Disposition {
   const { lease_id: _lease, granted_at: _granted, delay_ms: _delay, ip: _ip, ...admitted } = g;
   ctx.metrics.count('fetch', 'grants', 'stale');
   return emit({
@@ -111,7 +111,7 @@ function backToGate(ctx: StageContext, g: FetchGrant): Outcome {
  * server may have answered anything, a Retry-After included, so the request counts as a
  * failure (the host backs off) and the URL goes back to the gate to be granted again.
  */
-function afterUnrecordedRequest(ctx: StageContext, g: FetchGrant): Outcome {
+function afterUnrecordedRequest(ctx: StageContext, g: FetchGrant): Disposition {
   ctx.metrics.count('fetch', 'grants', 'unrecorded');
   const unknown: FetchFeedback = { kind: 'network_error', code: 'outcome_unknown', durationMs: 0, baseDelayMs: g.delay_ms };
   const regrant = backToGate(ctx, g);

@@ -9,7 +9,7 @@ import {
 } from '../../schemas/index.js';
 import { SUBJECTS } from '../../topology/index.js';
 import { subjectFor } from '../../pipeline/partition.js';
-import { emit, type Emit, type Outcome, type StageContext, type StageInput } from '../../pipeline/stage.js';
+import { emit, type Emit, type Disposition, type StageContext, type StageInput } from '../../pipeline/stage.js';
 import { canonicalize } from './canonical-url.js';
 import { checkScope, modeDecides, parsePattern } from './scope.js';
 import { ScopeCache } from './scope-cache.js';
@@ -69,7 +69,7 @@ function candidateEmits(ctx: StageContext, candidates: readonly CandidateUrl[]):
  * (seedScopeKeys). All of one message's seeds are put in the scope before any of them is passed
  * on, so no link found from one of them can be judged before another's scope is known.
  */
-async function handleSeeds(seeds: readonly SeedMessage[], ctx: StageContext): Promise<Outcome> {
+async function handleSeeds(seeds: readonly SeedMessage[], ctx: StageContext): Promise<Disposition> {
   const out: Emit[] = [];
   const candidates: CandidateUrl[] = [];
   const keys = new Set<string>();
@@ -104,7 +104,7 @@ async function scopeFor(msg: DiscoveredLinks, ctx: StageContext): Promise<LinkSc
   return jobScopesOf(ctx).scopeOf(msg.job, ctx.clock.now());
 }
 
-async function handleLinks(msg: DiscoveredLinks, ctx: StageContext): Promise<Outcome> {
+async function handleLinks(msg: DiscoveredLinks, ctx: StageContext): Promise<Disposition> {
   const out: Emit[] = [];
   const candidates: CandidateUrl[] = [];
   const rules = await scopeFor(msg, ctx);
@@ -166,7 +166,7 @@ async function handleLinks(msg: DiscoveredLinks, ctx: StageContext): Promise<Out
   return { kind: 'emit', messages: out, afterPublish: async () => forwarded.forEach((k) => recent.add(k)) };
 }
 
-export async function handleNormalize(input: StageInput<NormalizeInput>, ctx: StageContext): Promise<Outcome> {
+export async function handleNormalize(input: StageInput<NormalizeInput>, ctx: StageContext): Promise<Disposition> {
   const m = input.message;
   if (m.kind === 'links') return handleLinks(m.links, ctx);
   return handleSeeds(m.kind === 'seed' ? [m.seed] : m.seeds, ctx);

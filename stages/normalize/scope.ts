@@ -13,9 +13,9 @@
  */
 import { getDomain } from 'tldts';
 import type { ScopeMode } from '../../schemas/index.js';
-import { matchesPattern as matches } from '../shared/url-patterns.js';
+import { matchesPattern as matches } from '../shared/url-matchers.js';
 
-export { parsePattern } from '../shared/url-patterns.js';
+export { parsePattern } from '../shared/url-matchers.js';
 export type { ScopeMode } from '../../schemas/index.js';
 
 export interface ScopeRules {

@@ -1,7 +1,7 @@
 import { crawlIdOf } from '../shared/jobs/job-fields.js';
 import { SUBJECTS } from '../../topology/index.js';
 import { decodeFinal, decodeOutcome, type FinalPage, type UrlOutcome } from '../../schemas/index.js';
-import { emit, type Outcome, type StageContext, type StageInput } from '../../pipeline/stage.js';
+import { emit, type Disposition, type StageContext, type StageInput } from '../../pipeline/stage.js';
 import type { DurableBatcher } from '../../pipeline/durable-batcher.js';
 import { outcomeRows, pageRows, type RowBatch } from './rows.js';
 
@@ -14,7 +14,7 @@ export function decodePersistInput(subject: string, data: Uint8Array): PersistIn
 
 /** `batcher` resolves a message's rows once the files holding them are written: only then is it acked. */
 export function createPersistHandler(batcher: DurableBatcher<RowBatch>) {
-  return async function handlePersist(input: StageInput<PersistInput>, ctx: StageContext): Promise<Outcome> {
+  return async function handlePersist(input: StageInput<PersistInput>, ctx: StageContext): Promise<Disposition> {
     const m = input.message;
     const rows = m.kind === 'page' ? pageRows(m.page, crawlIdOf(ctx, m.page)) : outcomeRows(m.outcome, crawlIdOf(ctx, m.outcome));
     await batcher.add(rows);

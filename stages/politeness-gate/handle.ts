@@ -1,6 +1,6 @@
 import { encodeAdmitted, type AdmittedUrl } from '../../schemas/index.js';
 import { hostQueueSubject } from '../../pipeline/partition.js';
-import type { Emit, Outcome, StageContext, StageInput } from '../../pipeline/stage.js';
+import type { Emit, Disposition, StageContext, StageInput } from '../../pipeline/stage.js';
 import { laneOf, noteQueued } from '../shared/politeness/index.js';
 import { judgeNewUrls, trapOutcome } from './trap-check.js';
 import { domainImportanceOf } from './domain-importance.js';
@@ -19,7 +19,7 @@ import { fullSpell, HOSTQ_FULL_RETRY_MS, HOSTQ_FULL_WAIT_MS, noRoomOutcome, note
  * one it wants to look at again before the fetch is queued marked `novelty_check`.
  * While the host-queue stream is at its size limit, URLs wait in the frontier (hostq-room.ts).
  */
-export async function handleGateIntake(input: StageInput<AdmittedUrl[]>, ctx: StageContext): Promise<Outcome> {
+export async function handleGateIntake(input: StageInput<AdmittedUrl[]>, ctx: StageContext): Promise<Disposition> {
   const urls = input.message;
   const spell = fullSpell(ctx);
   if (spell) {

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { RenderFailure, type Renderer } from '../../ports/browser.js';
 import type { RenderRequest } from '../../schemas/index.js';
-import { emit, retryAfter, type Outcome, type StageContext, type StageInput } from '../../pipeline/stage.js';
+import { emit, retryAfter, type Disposition, type StageContext, type StageInput } from '../../pipeline/stage.js';
 import { RenderSession } from './render-session.js';
 import { type Sleep } from './turn-wait.js';
 import { SubresourceCache } from './subresource-cache.js';
@@ -31,7 +31,7 @@ export interface RenderStageDeps {
 export function createRenderHandler(deps: RenderStageDeps) {
   const cache = deps.cache ?? new SubresourceCache();
   const wait = deps.sleep ?? ((ms: number) => sleep(ms));
-  return async function handleRender(input: StageInput<RenderRequest>, ctx: StageContext): Promise<Outcome> {
+  return async function handleRender(input: StageInput<RenderRequest>, ctx: StageContext): Promise<Disposition> {
     const page = input.message;
     const s = ctx.settings;
     // the page as fetched, also when its body is stored beside the message
@@ -60,7 +60,7 @@ export function createRenderHandler(deps: RenderStageDeps) {
       // what the failed attempts fetched is archived too: those requests were made
       return emit(unrenderedPageEmit(page, `${err.message} (${err.retryable ? attempts : 'not retried'})`, s.partitions), ...session.exchanges);
     }
-    // the requests still under way finish (bounded by their timeouts) and release their hosts before the outcome is published
+    // the requests still under way finish (bounded by their timeouts) and release their hosts before the page is published
     await session.close();
     const note = renderNote(page, result, session, s.renderTimeoutMs);
     ctx.metrics.count('render', 'renders', result.settled ? 'settled' : 'timeout');

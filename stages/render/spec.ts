@@ -14,7 +14,7 @@ export const RENDER_SETTLE_MS = 500;
 export const MAX_RENDER_ATTEMPTS = 3;
 /** Requests one render may make; later ones are blocked (a page that loops over its own API). */
 export const MAX_REQUESTS_PER_RENDER = 200;
-/** Bytes one render's responses may add up to: they wait in memory with the DOM until the outcome is published. */
+/** Bytes one render's responses may add up to: they wait in memory with the DOM until the rendered page is published. */
 export const MAX_BYTES_PER_RENDER = 16 * 1024 * 1024;
 /** Lines of the render log kept in the archive's record of the DOM. */
 export const MAX_RENDER_LOG_LINES = 100;

@@ -1,5 +1,5 @@
 import type { CandidateUrl } from '../../schemas/index.js';
-import { emit, type Outcome, type StageContext, type StageInput } from '../../pipeline/stage.js';
+import { emit, type Disposition, type StageContext, type StageInput } from '../../pipeline/stage.js';
 import { heldByFirstPass } from '../shared/breadth/first-pass.js';
 import type { PartitionSeenSet } from './partition-seen-set.js';
 import { Admissions } from './admissions.js';
@@ -28,12 +28,12 @@ export { fetchIdOf } from './admissions.js';
  * 6. the others are counted against the page limit (page-limit.ts);
  * 7. decide each new URL: held, over the limit, or admitted; then await the writes.
  */
-export async function handleSeenFilter(input: StageInput<CandidateUrl[]>, ctx: StageContext, seen: PartitionSeenSet): Promise<Outcome> {
+export async function handleSeenFilter(input: StageInput<CandidateUrl[]>, ctx: StageContext, seen: PartitionSeenSet): Promise<Disposition> {
   const seq = input.streamSeq;
   const admissions = new Admissions(ctx, input);
   const noting = noteInlinks(ctx, input.message);
   const { fresh, repeated, repeatedOverLimit } = await confirmHits(ctx, seen, input, admissions);
-  // written while the page limit is counted; awaited before the outcome goes to the runner,
+  // written while the page limit is counted; awaited before the disposition goes to the runner,
   // which acks the message only after publishing it
   const recording = writeExactKeys(ctx, seen, [...fresh, ...repeated]);
   const limits = new PageLimits(ctx);

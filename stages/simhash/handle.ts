@@ -1,6 +1,6 @@
 import { encodeFinal, encodeFinalOnWire, isOnWire, type ExtractedHead, type ExtractedOnWire, type ExtractedPage } from '../../schemas/index.js';
 import { subjectFor } from '../../pipeline/partition.js';
-import { emit, type Outcome, type StageContext, type StageInput } from '../../pipeline/stage.js';
+import { emit, type Disposition, type StageContext, type StageInput } from '../../pipeline/stage.js';
 import { findOriginal } from './find-original.js';
 import { simhashAndWords, simhashToHex } from '../shared/content-identity/simhash.js';
 import { notePage } from '../shared/traps/trap-tally.js';
@@ -15,7 +15,7 @@ const MIN_WORDS_FOR_NEAR_DUP = 20;
 /** A page as extract sent it, its text and links undecoded; or, from before extract made the fingerprint, decoded whole. */
 export type SimhashInput = ExtractedOnWire | ExtractedPage;
 
-export async function handleSimhash(input: StageInput<SimhashInput>, ctx: StageContext): Promise<Outcome> {
+export async function handleSimhash(input: StageInput<SimhashInput>, ctx: StageContext): Promise<Disposition> {
   const m = input.message;
   const p: ExtractedHead | ExtractedPage = isOnWire(m) ? m.head : m;
   // made by extract; a message from before it did (a replayed stream) gets it here. Words are

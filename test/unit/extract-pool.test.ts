@@ -5,7 +5,7 @@ import path from 'node:path';
 import { createExtractStage } from '../../stages/extract/index.js';
 import { encodeFetched, SchemaError, type FetchedPage } from '../../schemas/index.js';
 import { readValidators } from '../../stages/shared/conditional-get.js';
-import type { Outcome, ConsumerStage } from '../../pipeline/stage.js';
+import type { Disposition, ConsumerStage } from '../../pipeline/stage.js';
 import { FIXTURE_DIR } from '../../scripts/extraction-eval.js';
 import { renderPage } from '../../testweb/render-page.js';
 import { buildSiteModel } from '../../testweb/site-model.js';
@@ -36,23 +36,23 @@ function fetched(url: string, html: string, over: Partial<FetchedPage> = {}): Fe
 /** One message through a stage as the runner does it: decode, then handle; a SchemaError from either is the runner's dead letter. */
 async function runLikeRunner(def: ConsumerStage<any>, data: Uint8Array, ctxOptions: FakeContextOptions) {
   const ctx = createFakeContext(ctxOptions);
-  let outcome: Outcome | { kind: 'schema-error'; reason: string };
+  let disposition: Disposition | { kind: 'schema-error'; reason: string };
   try {
-    outcome = await def.handle({ subject: 'crawl.fetched.0', message: def.decode('crawl.fetched.0', data), deliveryCount: 1, streamSeq: 1 }, ctx);
+    disposition = await def.handle({ subject: 'crawl.fetched.0', message: def.decode('crawl.fetched.0', data), deliveryCount: 1, streamSeq: 1 }, ctx);
   } catch (err) {
     if (!(err instanceof SchemaError)) throw err;
-    outcome = { kind: 'schema-error', reason: err.message };
+    disposition = { kind: 'schema-error', reason: err.message };
   }
-  if (outcome.kind === 'emit') await outcome.afterPublish?.([]);
-  return { outcome, ctx };
+  if (disposition.kind === 'emit') await disposition.afterPublish?.([]);
+  return { disposition, ctx };
 }
 
-/** What an outcome does, as plain data: the bytes it would publish, the counts, the validators it keeps. */
+/** What a disposition does, as plain data: the bytes it would publish, the counts, the validators it keeps. */
 async function effects(def: ConsumerStage<any>, data: Uint8Array, url: string, ctxOptions: FakeContextOptions = {}) {
-  const { outcome, ctx } = await runLikeRunner(def, data, ctxOptions);
-  const messages = outcome.kind === 'emit' ? outcome.messages.map((m) => ({ subject: m.subject, msgId: m.msgId, hex: Buffer.from(m.data).toString('hex') })) : [];
+  const { disposition, ctx } = await runLikeRunner(def, data, ctxOptions);
+  const messages = disposition.kind === 'emit' ? disposition.messages.map((m) => ({ subject: m.subject, msgId: m.msgId, hex: Buffer.from(m.data).toString('hex') })) : [];
   const counts = ['pages', 'json_ld'].flatMap((what) => ['ok', 'noindex', 'invalid'].map((o) => ctx.metrics.total('extract', what, o)));
-  return { kind: outcome.kind, reason: 'reason' in outcome ? outcome.reason : undefined, messages, counts, validators: await readValidators(ctx.kv.validators, url) };
+  return { kind: disposition.kind, reason: 'reason' in disposition ? disposition.reason : undefined, messages, counts, validators: await readValidators(ctx.kv.validators, url) };
 }
 
 async function samplePages(): Promise<FetchedPage[]> {

@@ -18,7 +18,7 @@ import { decodeNormalizeInput, handleNormalize, type NormalizeInput } from '../.
 import { parsePattern } from '../../stages/normalize/scope.js';
 import { canonicalize, MAX_URL_LENGTH } from '../../stages/normalize/canonical-url.js';
 import { partitionOf } from '../../pipeline/partition.js';
-import type { Outcome } from '../../pipeline/stage.js';
+import type { Disposition } from '../../pipeline/stage.js';
 import {
   decodeCandidates,
   MAX_URLS_PER_BATCH,
@@ -199,7 +199,7 @@ const excludePatterns = fc.constantFrom<string[]>([], [], [], ['/private/*'], ['
 const FILTER_REASON = /^(invalid_url|unsupported_scheme|too_long|invalid_host|out_of_scope|excluded_pattern|not_included|max_depth|trap_repeated_segments): \S/;
 
 /** handled and settled as the runner does when its outputs are published: the after-publish step runs */
-async function run(ctx: FakeContext, input: NormalizeInput): Promise<Outcome> {
+async function run(ctx: FakeContext, input: NormalizeInput): Promise<Disposition> {
   const out = await handleNormalize(stageInput(input), ctx);
   if (out.kind === 'emit') await out.afterPublish?.([]);
   return out;
@@ -214,7 +214,7 @@ interface Decoded {
  * Checks what holds for every emitted message (subject, msgId, decodability, candidate
  * canonicity and length, filtered reason) and returns the decoded messages.
  */
-function checkEmitted(ctx: FakeContext, out: Outcome, depth: number): Decoded {
+function checkEmitted(ctx: FakeContext, out: Disposition, depth: number): Decoded {
   const candidates: CandidateUrl[] = [];
   const filtered: UrlOutcome[] = [];
   for (const e of emitted(out)) {

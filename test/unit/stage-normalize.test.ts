@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { handleNormalize, decodeNormalizeInput, type NormalizeInput } from '../../stages/normalize/handle.js';
-import type { Outcome } from '../../pipeline/stage.js';
+import type { Disposition } from '../../pipeline/stage.js';
 import { partitionOf } from '../../pipeline/partition.js';
 import {
   decodeCandidate,
@@ -26,7 +26,7 @@ const links = (depth: number, urls: Array<string | DiscoveredLink>, via: Discove
 
 const run = (ctx: FakeContext, input: NormalizeInput) => handleNormalize(stageInput(input), ctx);
 /** every candidate published, in order (a message holds one, or a partition's batch) */
-const candidatesOn = (out: Outcome) => decodedOn(out, 'crawl.normalized', decodeCandidates).flat();
+const candidatesOn = (out: Disposition) => decodedOn(out, 'crawl.normalized', decodeCandidates).flat();
 
 /** a context whose scope already holds example.com (as after seeding https://example.com/) */
 async function seeded(opts: FakeContextOptions = {}): Promise<FakeContext> {

@@ -5,7 +5,7 @@ import type { RowSink } from '../../ports/row-sink.js';
 import { decodePersistInput, type PersistInput } from '../../stages/persist/handle.js';
 import type { RowBatch } from '../../stages/persist/rows.js';
 import { encodeFinal, encodeOutcome, type FinalPage, type UrlOutcome } from '../../schemas/index.js';
-import type { Outcome, ConsumerStage } from '../../pipeline/stage.js';
+import type { Disposition, ConsumerStage } from '../../pipeline/stage.js';
 import { createFakeContext, stageInput, type FakeContext } from '../support/fake-context.js';
 
 /** A row sink that records batches; each write waits until the test lets it finish (or fail). */
@@ -153,7 +153,7 @@ describe('persist', () => {
     writer.finish();
     await settle();
     assert.deepEqual([a.state, b.state, c.state], ['resolved', 'resolved', 'resolved']);
-    assert.deepEqual(a.value, { kind: 'emit', messages: [] } satisfies Outcome, 'persist emits nothing');
+    assert.deepEqual(a.value, { kind: 'emit', messages: [] } satisfies Disposition, 'persist emits nothing');
   });
 
   test('timer-triggered: a partial batch is written after maxDelayMs', async (t) => {

@@ -4,7 +4,7 @@
  * (FILE_SORT_KEYS) and grouped by crawl, each group a file of its own.
  */
 import { DuckDBTimestampValue, type DuckDBAppender } from '@duckdb/node-api';
-import { FILE_SORT_KEYS, TABLES, type ColumnDef, type TableName } from '../../../schemas/output-tables.js';
+import { FILE_SORT_KEYS, TABLES, type ColumnDef, type DuckDBColumnType, type TableName } from '../../../schemas/output-tables.js';
 
 /** A row had a value that does not fit its column. Nothing of the batch was written. */
 export class OutputRowError extends Error {
@@ -19,12 +19,62 @@ export class OutputRowError extends Error {
   }
 }
 
-const INT_RANGE: Record<'SMALLINT' | 'INTEGER', [number, number]> = {
-  SMALLINT: [-32768, 32767],
-  INTEGER: [-2147483648, 2147483647],
-};
-
 export type Appendable = null | string | boolean | number | bigint | DuckDBTimestampValue;
+
+/**
+ * What the writer does with one column type: `convert` checks a row's value (throwing a
+ * message on a bad one) and turns it into what `append` hands DuckDB. Kept together so a
+ * type is described in one place, the check beside the append it makes safe.
+ */
+interface ColumnType<T extends Exclude<Appendable, null>> {
+  convert(v: unknown): T;
+  append(a: DuckDBAppender, v: T): void;
+}
+
+// the type of each entry's `append` argument is checked against its own `convert` here, then
+// forgotten: `appendValue` hands `append` only what `convert` of the same column made
+const columnType = <T extends Exclude<Appendable, null>>(t: ColumnType<T>): ColumnType<Exclude<Appendable, null>> => t;
+
+function integerIn(type: 'SMALLINT' | 'INTEGER', lo: number, hi: number): (v: unknown) => number {
+  return (v) => {
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < lo || v > hi) throw new Error(`expected ${type} integer in [${lo}, ${hi}], got ${String(v)}`);
+    return v;
+  };
+}
+
+const COLUMN_TYPES: Record<DuckDBColumnType, ColumnType<Exclude<Appendable, null>>> = {
+  VARCHAR: columnType<string>({
+    convert: (v) => {
+      if (typeof v !== 'string') throw new Error(`expected string, got ${typeof v}`);
+      return v;
+    },
+    append: (a, v) => a.appendVarchar(v),
+  }),
+  BOOLEAN: columnType<boolean>({
+    convert: (v) => {
+      if (typeof v !== 'boolean') throw new Error(`expected boolean, got ${typeof v}`);
+      return v;
+    },
+    append: (a, v) => a.appendBoolean(v),
+  }),
+  SMALLINT: columnType<number>({ convert: integerIn('SMALLINT', -32768, 32767), append: (a, v) => a.appendSmallInt(v) }),
+  INTEGER: columnType<number>({ convert: integerIn('INTEGER', -2147483648, 2147483647), append: (a, v) => a.appendInteger(v) }),
+  BIGINT: columnType<bigint>({
+    convert: (v) => {
+      if (typeof v === 'bigint') return v;
+      if (typeof v !== 'number' || !Number.isSafeInteger(v)) throw new Error(`expected safe integer, got ${String(v)}`);
+      return BigInt(v);
+    },
+    append: (a, v) => a.appendBigInt(v),
+  }),
+  TIMESTAMP: columnType<DuckDBTimestampValue>({
+    convert: (v) => {
+      if (typeof v !== 'number' || !Number.isFinite(v)) throw new Error(`expected epoch ms number, got ${String(v)}`);
+      return new DuckDBTimestampValue(BigInt(Math.trunc(v)) * 1000n);
+    },
+    append: (a, v) => a.appendTimestamp(v),
+  }),
+};
 
 /** Validates and converts one value; throws a message string on bad input. */
 function convertValue(c: ColumnDef, v: unknown): Appendable {
@@ -32,47 +82,13 @@ function convertValue(c: ColumnDef, v: unknown): Appendable {
     if (!c.nullable) throw new Error('is required (got ' + String(v) + ')');
     return null;
   }
-  switch (c.type) {
-    case 'VARCHAR':
-      if (typeof v !== 'string') throw new Error(`expected string, got ${typeof v}`);
-      return v;
-    case 'BOOLEAN':
-      if (typeof v !== 'boolean') throw new Error(`expected boolean, got ${typeof v}`);
-      return v;
-    case 'SMALLINT':
-    case 'INTEGER': {
-      const [lo, hi] = INT_RANGE[c.type];
-      if (typeof v !== 'number' || !Number.isInteger(v) || v < lo || v > hi) {
-        throw new Error(`expected ${c.type} integer in [${lo}, ${hi}], got ${String(v)}`);
-      }
-      return v;
-    }
-    case 'BIGINT':
-      if (typeof v === 'bigint') return v;
-      if (typeof v !== 'number' || !Number.isSafeInteger(v)) throw new Error(`expected safe integer, got ${String(v)}`);
-      return BigInt(v);
-    case 'TIMESTAMP':
-      if (typeof v !== 'number' || !Number.isFinite(v)) throw new Error(`expected epoch ms number, got ${String(v)}`);
-      return new DuckDBTimestampValue(BigInt(Math.trunc(v)) * 1000n);
-  }
+  return COLUMN_TYPES[c.type].convert(v);
 }
 
+/** Appends a value `convertValue` made for column `c`. */
 export function appendValue(a: DuckDBAppender, c: ColumnDef, v: Appendable): void {
   if (v === null) return a.appendNull();
-  switch (c.type) {
-    case 'VARCHAR':
-      return a.appendVarchar(v as string);
-    case 'BOOLEAN':
-      return a.appendBoolean(v as boolean);
-    case 'SMALLINT':
-      return a.appendSmallInt(v as number);
-    case 'INTEGER':
-      return a.appendInteger(v as number);
-    case 'BIGINT':
-      return a.appendBigInt(v as bigint);
-    case 'TIMESTAMP':
-      return a.appendTimestamp(v as DuckDBTimestampValue);
-  }
+  COLUMN_TYPES[c.type].append(a, v);
 }
 
 /** Total order used inside a file: VARCHAR by UTF-8 bytes (= code points, as DuckDB orders), numbers numerically, NULLs last. */

@@ -1,6 +1,7 @@
 /**
- * URL patterns as the crawl settings give them (`--include`, `--exclude`, `--render`): a glob
- * or a /regex/, matched against a canonical URL. Pure.
+ * URL matchers: the patterns the crawl settings give (`--include`, `--exclude`, `--render`),
+ * a glob or a /regex/, parsed once and matched against a canonical URL. Pure. (A URL's own
+ * pattern, its generated parts replaced, is another thing: traps/url-pattern.ts.)
  */
 const SCHEME_PREFIX_RE = /^[a-z][a-z0-9+.-]*:\/\//i;
 const REGEX_FORM_RE = /^\/(.+)\/([a-z]*)$/s;
