@@ -1,10 +1,12 @@
-import { jetstream, jetstreamManager, type JetStreamManager, type StoredMsg } from '@nats-io/jetstream';
+import { jetstreamManager, type JetStreamManager, type StoredMsg } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { Option, type Command } from 'commander';
 import { z } from 'zod';
 import { EDGES, SUBJECTS } from '../topology/index.js';
 import { STAGE_NAMES } from '../pipeline/stage.js';
 import { decodeDeadLetter, decodeMessage, decodeSeeds } from '../schemas/index.js';
+import { connectionPublisher } from '../pipeline/adapters/stream-access.js';
+import type { Publisher } from '../ports/streams.js';
 import { joinCrawl } from './connection.js';
 import { exitWhenDrained } from './exit.js';
 import { formatTable, oneLine } from './table-format.js';
@@ -90,7 +92,7 @@ export async function deadLetters(o: DeadLettersOptions): Promise<number> {
       process.stdout.write(format === 'json' ? JSON.stringify(letters.map(listed), null, 2) + '\n' : table(letters, Math.max(total, letters.length), what));
       return 0;
     }
-    return await requeue(nc, jsm, letters, format);
+    return await requeue(connectionPublisher(nc), jsm, letters, format);
   } finally {
     await nc.drain().catch(() => undefined);
   }
@@ -203,8 +205,7 @@ function table(letters: Letter[], total: number, what: string): string {
  * (a requeue interrupted and run again within the duplicate window does not publish twice),
  * and deletes the letter only once the publish is acked.
  */
-async function requeue(nc: NatsConnection, jsm: JetStreamManager, letters: Letter[], format: Format): Promise<number> {
-  const js = jetstream(nc);
+async function requeue(publisher: Publisher, jsm: JetStreamManager, letters: Letter[], format: Format): Promise<number> {
   let done = 0;
   let failed = 0;
   const results: Array<ListedLetter & { requeued_to: { stream: string; seq: number; duplicate: boolean } | null; error: string | null }> = [];
@@ -217,13 +218,10 @@ async function requeue(nc: NatsConnection, jsm: JetStreamManager, letters: Lette
       continue;
     }
     try {
-      const ack = await js.publish(l.subject, l.data, {
-        msgID: `requeue:${l.seq}`,
-        ...(l.stream ? { expect: { streamName: l.stream } } : {}),
-      });
+      const ack = (await publisher.publish([{ subject: l.subject, data: l.data, msgId: `requeue:${l.seq}`, ...(l.stream ? { expectStream: l.stream } : {}) }]))[0]!;
       await jsm.streams.deleteMessage(DLQ_STREAM, l.seq, false);
       done += 1;
-      results.push({ ...listed(l), requeued_to: { stream: ack.stream, seq: ack.seq, duplicate: ack.duplicate }, error: null });
+      results.push({ ...listed(l), requeued_to: { stream: ack.stream ?? l.stream ?? '', seq: ack.seq, duplicate: ack.duplicate }, error: null });
       if (format === 'table') {
         const again = ack.duplicate ? ' (already published by an earlier requeue)' : '';
         process.stdout.write(`requeued #${l.seq} ${l.stage}: ${l.subject} -> ${ack.stream} #${ack.seq}${again}  ${oneLine(l.preview, PREVIEW_WIDTH)}\n`);

@@ -1,5 +1,4 @@
 import path from 'node:path';
-import { jetstream } from '@nats-io/jetstream';
 import { publishSeeds } from '../app/seeding.js';
 import { openKvStores } from '../pipeline/adapters/nats-kv.js';
 import { startNode } from '../app/node.js';
@@ -14,7 +13,7 @@ import { hasEmbeddedStore, natsUrlFromEnv, openCrawlConnection } from './connect
 import { startProgress } from './progress.js';
 import { stopOnSignal } from './stop-signal.js';
 import { hostWaitSources, listHostWaits, summarizeWaits } from '../stages/politeness-gate/index.js';
-import { streamAccess } from '../pipeline/adapters/stream-access.js';
+import { connectionPublisher, streamAccess } from '../pipeline/adapters/stream-access.js';
 import { readSeeds } from './seeds-input.js';
 import { mergeSettings, type SettingsFlags } from './settings-flags.js';
 import { proxyCredentialsFor } from './proxy-options.js';
@@ -89,7 +88,7 @@ export async function runCrawl(o: RunOptions): Promise<number> {
       extract: { titles: o.titles !== false, threads: o.extractThreads },
       render: { concurrency: o.renderConcurrency, memoryMb: o.renderMemoryMb },
     });
-    const seeded = await publishSeeds(jetstream(conn.nc), seeds.urls);
+    const seeded = await publishSeeds(connectionPublisher(conn.nc), seeds.urls);
     if (seeded.scopeNotPut) log.warn({ err: seeded.scopeNotPut.message }, "the seeds' scope could not be put before the seeds; each seeds message puts its own");
     log.info({ seeds: seeds.urls.length, out: outDir, crawlId: settings.crawlId, resumed: stored !== null }, 'crawl started');
     if (process.stderr.isTTY) {
