@@ -14,6 +14,7 @@ import { startProgress } from './progress.js';
 import { stopOnSignal } from './stop-signal.js';
 import { hostWaitSources, listHostWaits, summarizeWaits } from '../stages/politeness-gate/index.js';
 import { connectionPublisher, streamAccess } from '../pipeline/adapters/stream-access.js';
+import { streamAdmin } from '../pipeline/adapters/stream-admin.js';
 import { readSeeds } from './seeds-input.js';
 import { mergeSettings, type SettingsFlags } from './settings-flags.js';
 import { proxyCredentialsFor } from './proxy-options.js';
@@ -74,7 +75,7 @@ export async function runCrawl(o: RunOptions): Promise<number> {
   let server: MetricsServer | null = null;
   try {
     server = await serveMetrics(o, metrics, () => (node ? node.notReady() : 'starting'), log);
-    const jsm = await applyCrawlTopology(conn.nc, { retention });
+    await applyCrawlTopology(conn.nc, { retention });
     const kv = await openKvStores(conn.nc);
     const stored = await readStoredSettings(kv);
     if (!stored && seeds.urls.length === 0) throw new UsageError('no seeds: give --seed URL or --seeds-file FILE (or resume a crawl with --out DIR)');
@@ -97,10 +98,11 @@ export async function runCrawl(o: RunOptions): Promise<number> {
       process.stderr.write(`${what}: ${seeds.urls.length} seeds, output in ${outDir} (Ctrl-C stops; the same command resumes)\n`);
     }
     const waitSources = hostWaitSources(kv, streamAccess(conn.nc), settings);
-    progress = startProgress(jsm, node.metrics, process.stderr, async () => summarizeWaits(await listHostWaits(waitSources, Date.now())));
+    const admin = streamAdmin(conn.nc);
+    progress = startProgress(admin, node.metrics, process.stderr, async () => summarizeWaits(await listHostWaits(waitSources, Date.now())));
     if (o.untilIdle) {
       const onUnanswered = (err: Error) => log.warn({ err: err.message }, 'the servers did not answer a check of the backlog; still waiting for idle');
-      await waitUntilIdle(jsm, kv.hosts, { stopped: () => stop.requested, onUnanswered });
+      await waitUntilIdle(admin, kv.hosts, { stopped: () => stop.requested, onUnanswered });
     } else await stop.stopped();
   } finally {
     progress?.stop();

@@ -14,6 +14,7 @@ import type { Publisher } from '../../ports/streams.js';
 import { connectionPublisher } from '../../pipeline/adapters/stream-access.js';
 import { startNode } from '../../app/node.js';
 import { pipelineBacklog } from '../../app/backlog.js';
+import { streamAdmin } from '../../pipeline/adapters/stream-admin.js';
 import { publishSeeds } from '../../app/seeding.js';
 import { silentLogger } from '../../pipeline/logger.js';
 import { parseSettings } from '../../pipeline/settings.js';
@@ -31,7 +32,7 @@ describe('seeds and their links in any order, on a real nats-server', () => {
 
   const drained = async () => {
     for (let i = 0; i < 200; i++) {
-      const b = await pipelineBacklog(nats.jsm);
+      const b = await pipelineBacklog(streamAdmin(nats.nc));
       if (b.perStage['normalize'] === 0 && b.perStage['seen-filter'] === 0) return;
       await sleep(50);
     }
