@@ -1,6 +1,7 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import { openKvStores } from '../../pipeline/adapters/nats-kv.js';
 import { connectionPublisher, streamAccess } from '../../pipeline/adapters/stream-access.js';
+import { natsRequestServer } from '../../pipeline/adapters/nats-requests.js';
 import { streamAdmin } from '../../pipeline/adapters/stream-admin.js';
 import type { Logger } from '../../pipeline/logger.js';
 import type { CrawlSettings } from '../../pipeline/settings.js';
@@ -57,7 +58,7 @@ export async function startService(nc: NatsConnection, settings: CrawlSettings, 
   const counted = o.metrics ? serviceMetrics(o.metrics, store, () => leader) : null;
   const onError = (err: Error) => o.log.error({ err: err.message }, 'API request failed');
   const http = await startHttpApi(api, o.host, o.port, onError, o.apiToken, (status) => counted?.answered('http', status));
-  const natsApi = serveNatsApi(nc, api, onError, (status) => counted?.answered('nats', status));
+  const natsApi = serveNatsApi(natsRequestServer(nc), api, onError, (status) => counted?.answered('nats', status));
   const publisher = connectionPublisher(nc);
   const lease = new ServiceLease(kv.jobs);
   const scheduler = new JobScheduler(store, publisher, settings.partitions, o.log);
