@@ -12,7 +12,7 @@ import type { ProxyCredentials } from '../pipeline/adapters/http/proxy-config.js
 import { openKvStores, type KvStores } from '../pipeline/adapters/nats-kv.js';
 import { watchNatsConnection } from '../pipeline/adapters/nats-connection.js';
 import { timedKvStore } from '../pipeline/timed-kv.js';
-import { BUCKETS } from '../topology/index.js';
+import { BUCKETS, type StageInputSpec } from '../topology/index.js';
 import type { Logger } from '../pipeline/logger.js';
 import { StageMetrics } from '../pipeline/metrics.js';
 import { StageRunner } from '../pipeline/runner.js';
@@ -24,6 +24,8 @@ import { applyPartitionConsumers } from '../ops/nats/topology.js';
 import { defaultExtractThreads, type ExtractStageOptions } from '../stages/extract/index.js';
 import { hostWaitSources } from '../stages/politeness-gate/index.js';
 import { observeNode } from './node-metrics.js';
+import { registerConsumerLag } from '../pipeline/adapters/consumer-lag.js';
+import { watchConnection } from '../pipeline/adapters/connection-state.js';
 import { buildStage, type StageFactoryOptions } from './stage-registry.js';
 import { ChromiumRenderer } from '../pipeline/adapters/browser/chromium-renderer.js';
 import { DEFAULT_RENDER_CONCURRENCY } from '../stages/render/index.js';
@@ -191,7 +193,10 @@ export async function startNode(nc: NatsConnection, settings: CrawlSettings, sta
       runners.push(runner);
     }
     const gateHere = stages.includes('politeness-gate');
-    const observed = observeNode(nc, await jetstreamManager(nc), ctx.metrics, stages, gateHere ? hostWaitSources(kv, ctx.streams, settings) : null, ctx.log);
+    const jsm = await jetstreamManager(nc);
+    const connection = watchConnection(nc, ctx.metrics);
+    const server = { connected: connection.connected, gaugeConsumerLag: (specs: () => readonly StageInputSpec[]) => registerConsumerLag(ctx.metrics, jsm, specs) };
+    const observed = observeNode(server, ctx.metrics, stages, gateHere ? hostWaitSources(kv, ctx.streams, settings) : null, ctx.log);
     let stopping: Promise<void> | undefined;
     return {
       metrics: ctx.metrics,

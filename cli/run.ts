@@ -4,7 +4,7 @@ import { openKvStores } from '../pipeline/adapters/nats-kv.js';
 import { startNode } from '../app/node.js';
 import { waitUntilIdle } from '../app/backlog.js';
 import { readStoredSettings, storeSettings } from '../app/settings-store.js';
-import { applyCrawlTopology } from '../app/topology.js';
+import { applyCrawlTopology } from '../ops/nats/crawl-topology.js';
 import { createLogger } from '../pipeline/logger.js';
 import type { LogOptions } from './log-options.js';
 import { STAGE_NAMES } from '../pipeline/stage.js';

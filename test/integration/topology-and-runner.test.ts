@@ -6,7 +6,7 @@ import { NatsKvStore, openKvStores } from '../../pipeline/adapters/nats-kv.js';
 import { startNode } from '../../app/node.js';
 import { pipelineBacklog } from '../../app/backlog.js';
 import { streamAdmin } from '../../pipeline/adapters/stream-admin.js';
-import { applyCrawlPartitions, applyCrawlTopology } from '../../app/topology.js';
+import { applyCrawlPartitions, applyCrawlTopology } from '../../ops/nats/crawl-topology.js';
 import { BUCKETS, EDGES, partitionInput, partitionSubject, STAGE_INPUTS } from '../../topology/index.js';
 import { KvConflictError } from '../../ports/kv.js';
 import { silentLogger } from '../../pipeline/logger.js';
