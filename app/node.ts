@@ -12,7 +12,7 @@ import type { ProxyCredentials } from '../pipeline/adapters/http/proxy-config.js
 import { openKvStores, type KvStores } from '../pipeline/adapters/nats-kv.js';
 import { watchNatsConnection } from '../pipeline/adapters/nats-connection.js';
 import { timedKvStore } from '../pipeline/timed-kv.js';
-import { BUCKETS, type StageInputSpec } from '../topology/index.js';
+import { BUCKETS } from '../topology/index.js';
 import type { Logger } from '../pipeline/logger.js';
 import { StageMetrics } from '../pipeline/metrics.js';
 import { StageRunner } from '../pipeline/runner.js';
@@ -23,7 +23,7 @@ import type { HttpClient } from '../ports/http.js';
 import { applyPartitionConsumers } from '../ops/nats/topology.js';
 import { defaultExtractThreads, type ExtractStageOptions } from '../stages/extract/index.js';
 import { hostWaitSources } from '../stages/politeness-gate/index.js';
-import { observeNode } from './node-metrics.js';
+import { observeNode, type NodeServer } from './node-metrics.js';
 import { registerConsumerLag } from '../pipeline/adapters/consumer-lag.js';
 import { watchConnection } from '../pipeline/adapters/connection-state.js';
 import { buildStage, type StageFactoryOptions } from './stage-registry.js';
@@ -195,7 +195,7 @@ export async function startNode(nc: NatsConnection, settings: CrawlSettings, sta
     const gateHere = stages.includes('politeness-gate');
     const jsm = await jetstreamManager(nc);
     const connection = watchConnection(nc, ctx.metrics);
-    const server = { connected: connection.connected, gaugeConsumerLag: (specs: () => readonly StageInputSpec[]) => registerConsumerLag(ctx.metrics, jsm, specs) };
+    const server: NodeServer = { connected: connection.connected, gaugeConsumerLag: (specs) => registerConsumerLag(ctx.metrics, jsm, specs) };
     const observed = observeNode(server, ctx.metrics, stages, gateHere ? hostWaitSources(kv, ctx.streams, settings) : null, ctx.log);
     let stopping: Promise<void> | undefined;
     return {

@@ -74,22 +74,22 @@ export class RevisitDispatch {
     const jobId = subject.split('.')[3]!;
     const job = await this.d.jobOf(jobId);
     if (job?.state === 'paused') return 0;
-    const last = await this.d.admin.lastSeq(EDGES.revisits.stream, subject);
-    if (last === null) return 0;
+    const lastSeq = await this.d.admin.lastSeq(EDGES.revisits.stream, subject);
+    if (lastSeq === null) return 0;
     let handed = 0;
     if (job && job.state !== 'cancelled') {
       let batch: RevisitRecord[] = [];
-      for await (const m of this.d.streams.replay(EDGES.revisits.stream, subject, 1, last)) {
+      for await (const m of this.d.streams.replay(EDGES.revisits.stream, subject, 1, lastSeq)) {
         batch.push(decodeRevisit(m.data));
         if (batch.length >= LINKS_PER_MESSAGE * 4) {
           handed += await this.publish(job, batch, `${subject}:${m.seq}`);
           batch = [];
         }
       }
-      if (batch.length > 0) handed += await this.publish(job, batch, `${subject}:${last}`);
+      if (batch.length > 0) handed += await this.publish(job, batch, `${subject}:${lastSeq}`);
     }
     // handed out (or a cancelled job's): gone from the schedule, up to what was read
-    await this.d.admin.purgeSubject(EDGES.revisits.stream, subject, last);
+    await this.d.admin.purgeSubject(EDGES.revisits.stream, subject, lastSeq);
     if (handed > 0) this.d.log.info({ job: jobId, revisits: handed, late_ms: Math.max(0, now - Number(subject.split('.')[2]) * this.d.slotMs) }, 'revisits due');
     return handed;
   }
