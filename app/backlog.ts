@@ -1,8 +1,8 @@
-import type { JetStreamManager } from '@nats-io/jetstream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { KvStore } from '../ports/kv.js';
+import type { StreamAdmin } from '../ports/stream-admin.js';
 import { countBusyHosts } from '../stages/politeness-gate/index.js';
-import { STAGE_INPUTS, type StageInputSpec } from '../topology/index.js';
+import { STAGE_INPUTS } from '../topology/index.js';
 
 export interface PipelineBacklog {
   /** messages not yet handled, per stage */
@@ -15,11 +15,12 @@ export interface PipelineBacklog {
  * bucket is given and the consumers are empty) the hosts whose queues still hold URLs or
  * whose request is still in flight: URLs waiting for their host are not in any consumer.
  */
-export async function pipelineBacklog(jsm: JetStreamManager, hosts?: KvStore): Promise<PipelineBacklog> {
+export async function pipelineBacklog(admin: StreamAdmin, hosts?: KvStore): Promise<PipelineBacklog> {
   const perStage: Record<string, number> = {};
   let total = 0;
   for (const spec of STAGE_INPUTS) {
-    const n = spec.partitioned ? await partitionedBacklog(jsm, spec) : await consumerBacklog(jsm, spec.stream, spec.durable);
+    // a partitioned stage's: the sum over its per-partition consumers (those declared so far)
+    const n = (await admin.consumerLag([spec])).reduce((sum, lag) => sum + lag.pending + lag.ackPending, 0);
     perStage[spec.durable] = n;
     total += n;
   }
@@ -35,8 +36,8 @@ export async function pipelineBacklog(jsm: JetStreamManager, hosts?: KvStore): P
  * The backlog's total, or null when the JetStream API did not answer: while a cluster elects
  * a leader it answers "temporarily unavailable", which is not a verdict on the crawl.
  */
-export async function backlogTotalOrNull(jsm: JetStreamManager, hosts?: KvStore, onUnanswered?: (err: Error) => void): Promise<number | null> {
-  return pipelineBacklog(jsm, hosts).then(
+export async function backlogTotalOrNull(admin: StreamAdmin, hosts?: KvStore, onUnanswered?: (err: Error) => void): Promise<number | null> {
+  return pipelineBacklog(admin, hosts).then(
     (b) => b.total,
     (err: Error) => {
       onUnanswered?.(err);
@@ -54,7 +55,7 @@ export async function backlogTotalOrNull(jsm: JetStreamManager, hosts?: KvStore,
  * reconnect on their own. `onUnanswered` hears of the first of each run of them.
  */
 export async function waitUntilIdle(
-  jsm: JetStreamManager,
+  admin: StreamAdmin,
   hosts: KvStore,
   opts: { stopped?: () => boolean; begun?: boolean; onUnanswered?: (err: Error) => void } = {},
 ): Promise<void> {
@@ -62,7 +63,7 @@ export async function waitUntilIdle(
   let quiet = 0;
   let unanswered = false;
   while (!opts.stopped?.()) {
-    const total = await backlogTotalOrNull(jsm, hosts, (err) => {
+    const total = await backlogTotalOrNull(admin, hosts, (err) => {
       if (!unanswered) opts.onUnanswered?.(err);
     });
     unanswered = total === null;
@@ -71,18 +72,4 @@ export async function waitUntilIdle(
     if (quiet >= 3) return;
     await sleep(400);
   }
-}
-
-async function consumerBacklog(jsm: JetStreamManager, stream: string, durable: string): Promise<number> {
-  const info = await jsm.consumers.info(stream, durable);
-  return info.num_pending + info.num_ack_pending;
-}
-
-/** the sum over a partitioned stage's per-partition consumers (those declared so far) */
-async function partitionedBacklog(jsm: JetStreamManager, spec: StageInputSpec): Promise<number> {
-  let n = 0;
-  for await (const info of jsm.consumers.list(spec.stream)) {
-    if (/^\d+$/.test(info.name.slice(spec.durable.length + 2)) && info.name.startsWith(`${spec.durable}-p`)) n += info.num_pending + info.num_ack_pending;
-  }
-  return n;
 }

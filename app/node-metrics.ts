@@ -1,13 +1,10 @@
-import type { JetStreamManager } from '@nats-io/jetstream';
-import type { NatsConnection } from '@nats-io/transport-node';
-import { registerConsumerLag } from '../pipeline/adapters/consumer-lag.js';
 import type { StageMetrics } from '../pipeline/metrics.js';
 import type { Logger } from '../pipeline/logger.js';
 import { refreshedInBackground } from '../pipeline/background-refresh.js';
 import type { StageName } from '../pipeline/stage.js';
 import type { HostWaitSources, WaitReason } from '../stages/politeness-gate/index.js';
 import { listHostWaits, summarizeWaits } from '../stages/politeness-gate/index.js';
-import { STAGE_INPUTS } from '../topology/index.js';
+import { STAGE_INPUTS, type StageInputSpec } from '../topology/index.js';
 
 /** Wait reasons as label values (bounded: the gate's own words, in snake case). */
 const REASON_LABELS: Record<WaitReason, string> = {
@@ -51,22 +48,11 @@ function registerHostWaits(metrics: StageMetrics, sources: HostWaitSources, log:
   );
 }
 
-/**
- * Counts reconnects (into `metrics`, unless null: a node on the same connection counts them)
- * and tells whether the connection is up now, for /readyz.
- */
-export function watchConnection(nc: NatsConnection, metrics: StageMetrics | null): { connected: () => boolean } {
-  let connected = !nc.isClosed();
-  void (async () => {
-    for await (const s of nc.status()) {
-      if (s.type === 'disconnect') connected = false;
-      else if (s.type === 'reconnect') {
-        connected = true;
-        metrics?.reconnected();
-      } else if (s.type === 'close') connected = false;
-    }
-  })().catch(() => undefined);
-  return { connected: () => connected && !nc.isClosed() };
+/** What a node reads of its server: whether its connection is up, and gauges of its consumers' lag. */
+export interface NodeServer {
+  connected(): boolean;
+  /** registers the lag gauges of the consumers `specs` gives, read at each scrape */
+  gaugeConsumerLag(specs: () => readonly StageInputSpec[]): void;
 }
 
 /**
@@ -75,16 +61,14 @@ export function watchConnection(nc: NatsConnection, metrics: StageMetrics | null
  * Returns the node's readiness check.
  */
 export function observeNode(
-  nc: NatsConnection,
-  jsm: JetStreamManager,
+  server: NodeServer,
   metrics: StageMetrics,
   stages: readonly StageName[],
   hostWaits: HostWaitSources | null,
   log: Logger,
 ): { notReady: () => string | null } {
   const mine = STAGE_INPUTS.filter((spec) => stages.some((s) => spec.durable === s));
-  registerConsumerLag(metrics, jsm, () => mine);
+  server.gaugeConsumerLag(() => mine);
   if (hostWaits) registerHostWaits(metrics, hostWaits, log);
-  const connection = watchConnection(nc, metrics);
-  return { notReady: () => (connection.connected() ? null : 'not connected to NATS (reconnecting)') };
+  return { notReady: () => (server.connected() ? null : 'not connected to NATS (reconnecting)') };
 }

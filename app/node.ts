@@ -23,7 +23,9 @@ import type { HttpClient } from '../ports/http.js';
 import { applyPartitionConsumers } from '../ops/nats/topology.js';
 import { defaultExtractThreads, type ExtractStageOptions } from '../stages/extract/index.js';
 import { hostWaitSources } from '../stages/politeness-gate/index.js';
-import { observeNode } from './node-metrics.js';
+import { observeNode, type NodeServer } from './node-metrics.js';
+import { registerConsumerLag } from '../pipeline/adapters/consumer-lag.js';
+import { watchConnection } from '../pipeline/adapters/connection-state.js';
 import { buildStage, type StageFactoryOptions } from './stage-registry.js';
 import { ChromiumRenderer } from '../pipeline/adapters/browser/chromium-renderer.js';
 import { DEFAULT_RENDER_CONCURRENCY } from '../stages/render/index.js';
@@ -191,7 +193,10 @@ export async function startNode(nc: NatsConnection, settings: CrawlSettings, sta
       runners.push(runner);
     }
     const gateHere = stages.includes('politeness-gate');
-    const observed = observeNode(nc, await jetstreamManager(nc), ctx.metrics, stages, gateHere ? hostWaitSources(kv, ctx.streams, settings) : null, ctx.log);
+    const jsm = await jetstreamManager(nc);
+    const connection = watchConnection(nc, ctx.metrics);
+    const server: NodeServer = { connected: connection.connected, gaugeConsumerLag: (specs) => registerConsumerLag(ctx.metrics, jsm, specs) };
+    const observed = observeNode(server, ctx.metrics, stages, gateHere ? hostWaitSources(kv, ctx.streams, settings) : null, ctx.log);
     let stopping: Promise<void> | undefined;
     return {
       metrics: ctx.metrics,

@@ -8,12 +8,11 @@
  * crawl wrote it. Simhash reads the near-duplicate index, where the replayed page is
  * already listed under its own URL, which never makes a page a duplicate of itself.
  */
-import type { NatsConnection } from '@nats-io/transport-node';
 import { EDGES, subjectMatches, type StageInputSpec } from '../topology/index.js';
 import { buildStage, type StageFactoryOptions } from './stage-registry.js';
 import { decodePersistInput, emptyBatch, outcomeRows, pageRows, type RowBatch } from '../stages/persist/index.js';
 import { persistInput } from '../stages/persist/spec.js';
-import { readStreamRange, type StreamRange, type StreamWindow } from '../pipeline/adapters/stream-range.js';
+import type { RetainedMessage, StreamRange, StreamWindow } from '../pipeline/adapters/stream-range.js';
 import type { StageContext, ConsumerStage, StageName } from '../pipeline/stage.js';
 
 /** Stages a replay can start from, in dataflow order; persist is the last. */
@@ -75,7 +74,10 @@ function sealedContext(ctx: ReplayContext): StageContext {
   };
 }
 
-export async function runReplay(nc: NatsConnection, o: ReplayOptions): Promise<ReplaySummary> {
+/** Reads a stream's retained messages in a range, in order (readStreamRange on the crawl's connection). */
+export type ReadRetained = (stream: string, range: StreamRange, onWindow: (w: StreamWindow) => void) => AsyncIterable<RetainedMessage>;
+
+export async function runReplay(readRetained: ReadRetained, o: ReplayOptions): Promise<ReplaySummary> {
   const ctx = sealedContext(o.ctx);
   const chain = REPLAY_STAGES.slice(REPLAY_STAGES.indexOf(o.from));
   const defs = new Map<StageName, ConsumerStage<unknown>>();
@@ -143,7 +145,7 @@ export async function runReplay(nc: NatsConnection, o: ReplayOptions): Promise<R
   };
 
   let lastProgress = Date.now();
-  for await (const m of readStreamRange(nc, inputOf(o.from).stream, o.range, (w) => (summary.window = w))) {
+  for await (const m of readRetained(inputOf(o.from).stream, o.range, (w) => (summary.window = w))) {
     if (!reads(o.from, m.subject)) continue;
     summary.messages += 1;
     summary.firstSeq ??= m.seq;

@@ -1,6 +1,6 @@
-import type { JetStreamClient } from '@nats-io/jetstream';
 import { BUCKETS, SUBJECTS } from '../topology/index.js';
 import { kvKey } from '../pipeline/adapters/nats-kv.js';
+import type { Publisher } from '../ports/streams.js';
 import { encodeSeedLines } from '../schemas/index.js';
 import { canonicalize, seedScopeKeys } from '../stages/normalize/index.js';
 
@@ -45,7 +45,7 @@ const PRESENT = new TextEncoder().encode('1');
  * accounts predate this) still seeds: the answer carries why the scope was not put first, and
  * then only seeds in different messages (past SEEDS_PER_MESSAGE) can race each other's links.
  */
-export async function publishSeeds(js: JetStreamClient, urls: readonly string[]): Promise<{ scopeNotPut?: Error }> {
+export async function publishSeeds(publisher: Publisher, urls: readonly string[]): Promise<{ scopeNotPut?: Error }> {
   const keys = new Set<string>();
   for (const url of urls) {
     const c = canonicalize(url);
@@ -55,11 +55,12 @@ export async function publishSeeds(js: JetStreamClient, urls: readonly string[])
   let scopeNotPut: Error | undefined;
   try {
     for (let i = 0; i < all.length; i += PUTS_AT_ONCE) {
-      await Promise.all(all.slice(i, i + PUTS_AT_ONCE).map((k) => js.publish(`$KV.${BUCKETS.scope}.${kvKey(k)}`, PRESENT)));
+      await publisher.publish(all.slice(i, i + PUTS_AT_ONCE).map((k) => ({ subject: `$KV.${BUCKETS.scope}.${kvKey(k)}`, data: PRESENT })));
     }
   } catch (err) {
     scopeNotPut = err as Error;
   }
-  for (const batch of seedMessages(urls)) await js.publish(SUBJECTS.seeds, encodeSeedLines(batch));
+  // no msgId: the same seeds sent again are a request to crawl them again (the seen filter decides)
+  for (const batch of seedMessages(urls)) await publisher.publish([{ subject: SUBJECTS.seeds, data: encodeSeedLines(batch) }]);
   return scopeNotPut ? { scopeNotPut } : {};
 }

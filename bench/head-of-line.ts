@@ -9,13 +9,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { jetstream } from '@nats-io/jetstream';
 import { startTestWeb, type TestWeb } from '../testweb/index.js';
 import { connectNats } from '../pipeline/adapters/nats-connection.js';
 import { startEmbeddedServer } from '../ops/nats/embedded-server.js';
 import { peakRssMb } from './proc-stats.js';
 import { SUBJECTS } from '../topology/index.js';
 import { pipelineBacklog } from '../app/backlog.js';
+import { streamAdmin } from '../pipeline/adapters/stream-admin.js';
 import { crawlCli as cli, exited } from './crawl-cli.js';
 
 const SMALL_HOSTS = Number(process.env.HOL_SMALL_HOSTS ?? 200);
@@ -41,7 +42,7 @@ async function runOnce(web: TestWeb, withBig: boolean): Promise<{ seconds: numbe
   const poll = setInterval(() => (rssMb = Math.max(rssMb, peakRssMb(gate.pid!))), 200);
   const nc = await connectNats(server.url, 'hol-bench');
   const js = jetstream(nc);
-  const jsm = await jetstreamManager(nc);
+  const admin = streamAdmin(nc);
   const bigHost = web.model.benchHostNames[0]!;
   const smallHosts = web.model.benchHostNames.slice(1, SMALL_HOSTS + 1);
   try {
@@ -53,7 +54,7 @@ async function runOnce(web: TestWeb, withBig: boolean): Promise<{ seconds: numbe
       }
       // wait until every big-host URL sits in its host queue (nothing upstream of the gate left)
       for (;;) {
-        const { perStage } = await pipelineBacklog(jsm);
+        const { perStage } = await pipelineBacklog(admin);
         const left = ['normalize', 'seen-filter', 'politeness-gate'].reduce((n, stage) => n + (perStage[stage] ?? 0), 0);
         if (left === 0) break;
         await sleep(1000);

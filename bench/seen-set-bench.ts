@@ -23,7 +23,7 @@ import { jetstream } from '@nats-io/jetstream';
 import { connectNats } from '../pipeline/adapters/nats-connection.js';
 import { openKvStores } from '../pipeline/adapters/nats-kv.js';
 import { createNodeContext } from '../app/node.js';
-import { applyCrawlTopology } from '../app/topology.js';
+import { applyCrawlTopology } from '../ops/nats/crawl-topology.js';
 import { silentLogger } from '../pipeline/logger.js';
 import { parseSettings } from '../pipeline/settings.js';
 import { partitionOf } from '../pipeline/partition.js';

@@ -13,13 +13,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { jetstreamManager } from '@nats-io/jetstream';
 import { startTestWeb } from '../testweb/index.js';
 import { connectNats } from '../pipeline/adapters/nats-connection.js';
 import { openKvStores } from '../pipeline/adapters/nats-kv.js';
 import { openOutputDatabase } from '../pipeline/adapters/duckdb-views.js';
 import { startEmbeddedServer } from '../ops/nats/embedded-server.js';
 import { waitUntilIdle } from '../app/backlog.js';
+import { streamAdmin } from '../pipeline/adapters/stream-admin.js';
 import { cpuSeconds } from './proc-stats.js';
 import { benchSeeds } from './bench-crawl.js';
 import { crawlCli, exited } from './crawl-cli.js';
@@ -40,7 +40,7 @@ interface StageCosts {
 async function waitUntilDone(natsUrl: string): Promise<void> {
   const nc = await connectNats(natsUrl, 'stage-costs-bench');
   try {
-    await waitUntilIdle(await jetstreamManager(nc), (await openKvStores(nc)).hosts, { begun: false });
+    await waitUntilIdle(streamAdmin(nc), (await openKvStores(nc)).hosts, { begun: false });
   } finally {
     await nc.close();
   }

@@ -1,10 +1,12 @@
-import { jetstream, jetstreamManager, type JetStreamManager, type StoredMsg } from '@nats-io/jetstream';
-import type { NatsConnection } from '@nats-io/transport-node';
 import { Option, type Command } from 'commander';
 import { z } from 'zod';
 import { EDGES, SUBJECTS } from '../topology/index.js';
 import { STAGE_NAMES } from '../pipeline/stage.js';
 import { decodeDeadLetter, decodeMessage, decodeSeeds } from '../schemas/index.js';
+import { connectionPublisher } from '../pipeline/adapters/stream-access.js';
+import { streamAdmin } from '../pipeline/adapters/stream-admin.js';
+import { StreamNotFoundError, type StreamAdmin, type StreamMessage } from '../ports/stream-admin.js';
+import type { Publisher } from '../ports/streams.js';
 import { joinCrawl } from './connection.js';
 import { exitWhenDrained } from './exit.js';
 import { formatTable, oneLine } from './table-format.js';
@@ -76,10 +78,10 @@ export async function deadLetters(o: DeadLettersOptions): Promise<number> {
   const limit = o.limit ?? DEFAULT_LIMIT;
   const nc = await joinCrawl(o.out, 'crawl dead-letters');
   try {
-    const jsm = await openManager(nc);
+    const admin = streamAdmin(nc);
     const filter = o.stage ? `${SUBJECTS.deadletter}.${o.stage}` : EDGES.deadletter.subjects[0];
-    const total = await countLetters(jsm, filter, o.stage);
-    const letters = total === 0 ? [] : await readLetters(jsm, filter, limit);
+    const total = await countLetters(admin, filter, o.stage);
+    const letters = total === 0 ? [] : await readLetters(admin, filter, limit);
     const what = o.stage ? `dead letters for stage ${o.stage}` : 'dead letters';
     if (letters.length === 0) {
       if (format === 'json') process.stdout.write('[]\n');
@@ -90,27 +92,18 @@ export async function deadLetters(o: DeadLettersOptions): Promise<number> {
       process.stdout.write(format === 'json' ? JSON.stringify(letters.map(listed), null, 2) + '\n' : table(letters, Math.max(total, letters.length), what));
       return 0;
     }
-    return await requeue(nc, jsm, letters, format);
+    return await requeue(connectionPublisher(nc), admin, letters, format);
   } finally {
     await nc.drain().catch(() => undefined);
   }
 }
 
-async function openManager(nc: NatsConnection): Promise<JetStreamManager> {
-  try {
-    return await jetstreamManager(nc);
-  } catch (err) {
-    throw new UsageError(`the crawl's NATS server has no JetStream: ${(err as Error).message}`);
-  }
-}
-
 /** How many letters the filter matches (and whether the stream is there at all). */
-async function countLetters(jsm: JetStreamManager, filter: string, stage: string | undefined): Promise<number> {
+async function countLetters(admin: StreamAdmin, filter: string, stage: string | undefined): Promise<number> {
   try {
-    const info = await jsm.streams.info(DLQ_STREAM, stage ? { subjects_filter: filter } : undefined);
-    return stage ? (info.state.subjects?.[filter] ?? 0) : info.state.messages;
+    return stage ? ((await admin.subjectCounts(DLQ_STREAM, filter))[filter] ?? 0) : (await admin.streamState(DLQ_STREAM)).messages;
   } catch (err) {
-    if ((err as Error).name === 'StreamNotFoundError' || /not found/i.test((err as Error).message)) {
+    if (err instanceof StreamNotFoundError) {
       throw new UsageError(`no stream ${DLQ_STREAM} on the crawl's NATS server (apply the topology: crawl run, or crawl topology apply)`);
     }
     throw err;
@@ -118,11 +111,11 @@ async function countLetters(jsm: JetStreamManager, filter: string, stage: string
 }
 
 /** Oldest first, by direct gets (next message on the filter after the last one): leaves nothing on the server. */
-async function readLetters(jsm: JetStreamManager, filter: string, limit: number): Promise<Letter[]> {
+async function readLetters(admin: StreamAdmin, filter: string, limit: number): Promise<Letter[]> {
   const letters: Letter[] = [];
   let next = 1;
   while (letters.length < limit) {
-    const m = await jsm.direct.getMessage(DLQ_STREAM, { seq: next, next_by_subj: filter });
+    const m = await admin.readFrom(DLQ_STREAM, filter, next);
     if (!m) break;
     letters.push(toLetter(m));
     next = m.seq + 1;
@@ -130,9 +123,9 @@ async function readLetters(jsm: JetStreamManager, filter: string, limit: number)
   return letters;
 }
 
-function toLetter(m: StoredMsg): Letter {
-  // the runner publishes with msgID dlq:<stream>:<seq>, so the header names the original stream
-  const origin = /^dlq:([^:]+):\d+$/.exec(m.header?.get('Nats-Msg-Id') ?? '');
+function toLetter(m: StreamMessage): Letter {
+  // the runner publishes with msgID dlq:<stream>:<seq>, so the id names the original stream
+  const origin = /^dlq:([^:]+):\d+$/.exec(m.msgId ?? '');
   const stageFromSubject = m.subject.slice(SUBJECTS.deadletter.length + 1);
   try {
     const dl = decodeDeadLetter(m.data);
@@ -203,8 +196,7 @@ function table(letters: Letter[], total: number, what: string): string {
  * (a requeue interrupted and run again within the duplicate window does not publish twice),
  * and deletes the letter only once the publish is acked.
  */
-async function requeue(nc: NatsConnection, jsm: JetStreamManager, letters: Letter[], format: Format): Promise<number> {
-  const js = jetstream(nc);
+async function requeue(publisher: Publisher, admin: StreamAdmin, letters: Letter[], format: Format): Promise<number> {
   let done = 0;
   let failed = 0;
   const results: Array<ListedLetter & { requeued_to: { stream: string; seq: number; duplicate: boolean } | null; error: string | null }> = [];
@@ -217,13 +209,10 @@ async function requeue(nc: NatsConnection, jsm: JetStreamManager, letters: Lette
       continue;
     }
     try {
-      const ack = await js.publish(l.subject, l.data, {
-        msgID: `requeue:${l.seq}`,
-        ...(l.stream ? { expect: { streamName: l.stream } } : {}),
-      });
-      await jsm.streams.deleteMessage(DLQ_STREAM, l.seq, false);
+      const ack = (await publisher.publish([{ subject: l.subject, data: l.data, msgId: `requeue:${l.seq}`, ...(l.stream ? { expectStream: l.stream } : {}) }]))[0]!;
+      if (!(await admin.deleteMessage(DLQ_STREAM, l.seq))) throw new Error(`dead letter #${l.seq} was deleted already`);
       done += 1;
-      results.push({ ...listed(l), requeued_to: { stream: ack.stream, seq: ack.seq, duplicate: ack.duplicate }, error: null });
+      results.push({ ...listed(l), requeued_to: { stream: ack.stream ?? l.stream ?? '', seq: ack.seq, duplicate: ack.duplicate }, error: null });
       if (format === 'table') {
         const again = ack.duplicate ? ' (already published by an earlier requeue)' : '';
         process.stdout.write(`requeued #${l.seq} ${l.stage}: ${l.subject} -> ${ack.stream} #${ack.seq}${again}  ${oneLine(l.preview, PREVIEW_WIDTH)}\n`);

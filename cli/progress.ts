@@ -1,4 +1,4 @@
-import type { JetStreamManager } from '@nats-io/jetstream';
+import type { StreamAdmin } from '../ports/stream-admin.js';
 import type { StageMetrics } from '../pipeline/metrics.js';
 import { pipelineBacklog } from '../app/backlog.js';
 import { formatWaitSummary, type WaitSummary } from '../stages/politeness-gate/index.js';
@@ -24,7 +24,7 @@ export interface ProgressFigures {
  * says so instead of showing nothing queued.
  */
 export function startProgress(
-  jsm: JetStreamManager,
+  admin: StreamAdmin,
   metrics: StageMetrics,
   stream: NodeJS.WriteStream = process.stderr,
   waits?: () => Promise<WaitSummary>,
@@ -36,7 +36,7 @@ export function startProgress(
   let latest: ProgressFigures = { pagesPerSecond: 0, fetched: 0, queued: 0, errors: 0, hosts: 0, stored: 0, waiting: null };
 
   const tick = async () => {
-    const backlog = await pipelineBacklog(jsm).catch(() => null);
+    const backlog = await pipelineBacklog(admin).catch(() => null);
     const fetched = metrics.total('fetch', 'responses');
     // failed requests: HTTP 4xx/5xx and network errors (redirects are not failures)
     const errors = metrics.total('fetch', 'responses', (o) => o === 'error' || o === '4xx' || o === '5xx');

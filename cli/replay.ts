@@ -9,7 +9,7 @@ import { natsBodyStore } from '../pipeline/adapters/body-stream.js';
 import { StageMetrics } from '../pipeline/metrics.js';
 import { REPLAY_STAGES, runReplay, type ReplayOptions, type ReplayStage, type ReplaySummary } from '../app/replay.js';
 import { openOutputDatabase } from '../pipeline/adapters/duckdb-views.js';
-import type { StreamRange } from '../pipeline/adapters/stream-range.js';
+import { readStreamRange, type StreamRange } from '../pipeline/adapters/stream-range.js';
 import { TABLE_NAMES } from '../schemas/output-tables.js';
 import { joinOrOpenCrawl } from './connection.js';
 import { UsageError } from './usage-error.js';
@@ -91,7 +91,7 @@ export async function runReplayCommand(o: ReplayFlags): Promise<number> {
     const writer = await openParquetOutput(outDir, { version, staleTmpAgeMs: 10 * 60 * 1000, threads: 1, memoryLimit: '256MB' });
     let summary: ReplaySummary;
     try {
-      summary = await runReplay(conn.nc, {
+      summary = await runReplay((stream, r, onWindow) => readStreamRange(conn.nc, stream, r, onWindow), {
         from: o.from as ReplayStage,
         range,
         crawlOf,

@@ -1,11 +1,10 @@
 import path from 'node:path';
-import { jetstream } from '@nats-io/jetstream';
 import { publishSeeds } from '../app/seeding.js';
 import { openKvStores } from '../pipeline/adapters/nats-kv.js';
 import { startNode } from '../app/node.js';
 import { waitUntilIdle } from '../app/backlog.js';
 import { readStoredSettings, storeSettings } from '../app/settings-store.js';
-import { applyCrawlTopology } from '../app/topology.js';
+import { applyCrawlTopology } from '../ops/nats/crawl-topology.js';
 import { createLogger } from '../pipeline/logger.js';
 import type { LogOptions } from './log-options.js';
 import { STAGE_NAMES } from '../pipeline/stage.js';
@@ -14,7 +13,8 @@ import { hasEmbeddedStore, natsUrlFromEnv, openCrawlConnection } from './connect
 import { startProgress } from './progress.js';
 import { stopOnSignal } from './stop-signal.js';
 import { hostWaitSources, listHostWaits, summarizeWaits } from '../stages/politeness-gate/index.js';
-import { streamAccess } from '../pipeline/adapters/stream-access.js';
+import { connectionPublisher, streamAccess } from '../pipeline/adapters/stream-access.js';
+import { streamAdmin } from '../pipeline/adapters/stream-admin.js';
 import { readSeeds } from './seeds-input.js';
 import { mergeSettings, type SettingsFlags } from './settings-flags.js';
 import { proxyCredentialsFor } from './proxy-options.js';
@@ -75,7 +75,7 @@ export async function runCrawl(o: RunOptions): Promise<number> {
   let server: MetricsServer | null = null;
   try {
     server = await serveMetrics(o, metrics, () => (node ? node.notReady() : 'starting'), log);
-    const jsm = await applyCrawlTopology(conn.nc, { retention });
+    await applyCrawlTopology(conn.nc, { retention });
     const kv = await openKvStores(conn.nc);
     const stored = await readStoredSettings(kv);
     if (!stored && seeds.urls.length === 0) throw new UsageError('no seeds: give --seed URL or --seeds-file FILE (or resume a crawl with --out DIR)');
@@ -89,7 +89,7 @@ export async function runCrawl(o: RunOptions): Promise<number> {
       extract: { titles: o.titles !== false, threads: o.extractThreads },
       render: { concurrency: o.renderConcurrency, memoryMb: o.renderMemoryMb },
     });
-    const seeded = await publishSeeds(jetstream(conn.nc), seeds.urls);
+    const seeded = await publishSeeds(connectionPublisher(conn.nc), seeds.urls);
     if (seeded.scopeNotPut) log.warn({ err: seeded.scopeNotPut.message }, "the seeds' scope could not be put before the seeds; each seeds message puts its own");
     log.info({ seeds: seeds.urls.length, out: outDir, crawlId: settings.crawlId, resumed: stored !== null }, 'crawl started');
     if (process.stderr.isTTY) {
@@ -98,10 +98,11 @@ export async function runCrawl(o: RunOptions): Promise<number> {
       process.stderr.write(`${what}: ${seeds.urls.length} seeds, output in ${outDir} (Ctrl-C stops; the same command resumes)\n`);
     }
     const waitSources = hostWaitSources(kv, streamAccess(conn.nc), settings);
-    progress = startProgress(jsm, node.metrics, process.stderr, async () => summarizeWaits(await listHostWaits(waitSources, Date.now())));
+    const admin = streamAdmin(conn.nc);
+    progress = startProgress(admin, node.metrics, process.stderr, async () => summarizeWaits(await listHostWaits(waitSources, Date.now())));
     if (o.untilIdle) {
       const onUnanswered = (err: Error) => log.warn({ err: err.message }, 'the servers did not answer a check of the backlog; still waiting for idle');
-      await waitUntilIdle(jsm, kv.hosts, { stopped: () => stop.requested, onUnanswered });
+      await waitUntilIdle(admin, kv.hosts, { stopped: () => stop.requested, onUnanswered });
     } else await stop.stopped();
   } finally {
     progress?.stop();

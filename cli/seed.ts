@@ -1,8 +1,8 @@
-import { jetstream } from '@nats-io/jetstream';
 import { publishSeeds } from '../app/seeding.js';
 import { SUBJECTS } from '../topology/index.js';
 import { deniedPermission, joinCrawl } from './connection.js';
 import { permissionDenialOf } from '../pipeline/adapters/nats-connection.js';
+import { connectionPublisher } from '../pipeline/adapters/stream-access.js';
 import { readSeeds } from './seeds-input.js';
 import { UsageError } from './usage-error.js';
 
@@ -31,7 +31,7 @@ export async function seedCrawl(urls: string[], o: { out: string }): Promise<num
   try {
     let seeded: Awaited<ReturnType<typeof publishSeeds>>;
     try {
-      seeded = await publishSeeds(jetstream(nc), list.urls);
+      seeded = await publishSeeds(connectionPublisher(nc), list.urls);
     } catch (err) {
       // the refused publish may reject before the connection's status reports the denial
       const denied = deniedPermission(nc, SUBJECTS.seeds) ?? permissionDenialOf(err)?.message;

@@ -3,7 +3,7 @@ import { createLogger } from '../pipeline/logger.js';
 import { STAGE_NAMES } from '../pipeline/stage.js';
 import { startNode } from '../app/node.js';
 import { readStoredSettings, storeSettings } from '../app/settings-store.js';
-import { applyCrawlTopology } from '../app/topology.js';
+import { applyCrawlTopology } from '../ops/nats/crawl-topology.js';
 import { startService } from '../app/service/service.js';
 import { API_SUBJECT } from '../app/service/nats-api.js';
 import { openCrawlConnection } from './connection.js';
@@ -18,7 +18,7 @@ import { apiToken } from './api-access.js';
 import { checkMetricsOptions, serveMetrics, servedMetrics, type MetricsOptions } from './metrics-options.js';
 import { resolveOut } from './output-location.js';
 import type { MetricsServer } from '../pipeline/metrics-server.js';
-import { watchConnection } from '../app/node-metrics.js';
+import { watchConnection } from '../pipeline/adapters/connection-state.js';
 
 export interface ServeOptions extends SettingsFlags, RetentionFlags, LogOptions, MetricsOptions {
   out: string;

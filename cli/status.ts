@@ -1,12 +1,12 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { jetstreamManager } from '@nats-io/jetstream';
-import { countFrom } from '../app/queue-count.js';
 import { openOutputDatabase } from '../pipeline/adapters/duckdb-views.js';
 import { formatResult } from './table-format.js';
 import { sqlString } from '../pipeline/adapters/sql-quote.js';
 import { openKvStores } from '../pipeline/adapters/nats-kv.js';
 import { streamAccess } from '../pipeline/adapters/stream-access.js';
+import { streamAdmin } from '../pipeline/adapters/stream-admin.js';
+import { EDGES } from '../topology/index.js';
 import { pipelineBacklog } from '../app/backlog.js';
 import { readStoredSettings } from '../app/settings-store.js';
 import {
@@ -67,15 +67,15 @@ async function readStatus(nc: Parameters<typeof openKvStores>[0], outDir: string
   const kv = await openKvStores(nc);
   const settings = await readStoredSettings(kv);
   if (!settings) throw new UsageError('no crawl settings on this server: start a crawl with `crawl run` or `crawl topology apply`');
-  const jsm = await jetstreamManager(nc);
-  const backlog = await pipelineBacklog(jsm);
+  const admin = streamAdmin(nc);
+  const backlog = await pipelineBacklog(admin);
   const at = Date.now();
   const hosts = await listHostWaits(hostWaitSources(kv, streamAccess(nc), settings), at);
   // two requests a host: the hosts tried soonest are counted, the rest stay null
   for (const h of hosts.slice(0, COUNTED_HOSTS)) {
     if (h.queued !== null) continue;
     let n = 0;
-    for (const q of h.queues) n += await countFrom(jsm, q.subject, q.fromSeq);
+    for (const q of h.queues) n += await admin.countFrom(EDGES.hostq.stream, q.subject, q.fromSeq);
     h.queued = n;
   }
   const waiting = summarizeWaits(hosts);

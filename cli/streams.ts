@@ -1,11 +1,11 @@
 import path from 'node:path';
-import { jetstreamManager } from '@nats-io/jetstream';
+import { streamAdmin } from '../pipeline/adapters/stream-admin.js';
 import { EDGES } from '../topology/index.js';
 import { formatResult } from './table-format.js';
 import { joinOrOpenCrawl } from './connection.js';
 import { resolveOut } from './output-location.js';
 
-const DAY_NS = 86_400e9;
+const DAY_MS = 86_400_000;
 
 /**
  * `crawl streams [--out DIR]`: what each stream holds and what it costs per fetched page
@@ -15,20 +15,20 @@ const DAY_NS = 86_400e9;
 export async function runStreams(o: { out: string; format: string }): Promise<number> {
   const conn = await joinOrOpenCrawl(resolveOut(o.out, 'streams', true), 'crawl streams');
   try {
-    const jsm = await jetstreamManager(conn.nc);
-    const infos = [];
-    for (const edge of Object.values(EDGES)) infos.push(await jsm.streams.info(edge.stream));
-    const fetched = infos.find((i) => i.config.name === EDGES.fetched.stream)!.state.messages;
-    const rows = infos.map((i) => {
-      const perPage = fetched > 0 ? i.state.bytes / fetched : null;
+    const admin = streamAdmin(conn.nc);
+    const states = [];
+    for (const edge of Object.values(EDGES)) states.push(await admin.streamState(edge.stream));
+    const fetched = states.find((s) => s.stream === EDGES.fetched.stream)!.messages;
+    const rows = states.map((s) => {
+      const perPage = fetched > 0 ? s.bytes / fetched : null;
       return [
-        i.config.name,
-        i.state.messages,
-        i.state.bytes,
+        s.stream,
+        s.messages,
+        s.bytes,
         perPage === null ? null : Math.round(perPage),
         perPage === null ? null : Number(((perPage * 1e6) / 1e9).toFixed(2)),
-        i.config.max_age > 0 ? `${(i.config.max_age / DAY_NS).toFixed(1)}d` : 'none',
-        i.config.max_bytes > 0 ? i.config.max_bytes : 'none',
+        s.maxAgeMs > 0 ? `${(s.maxAgeMs / DAY_MS).toFixed(1)}d` : 'none',
+        s.maxBytes > 0 ? s.maxBytes : 'none',
       ];
     });
     const total = rows.reduce((n, r) => n + Number(r[2]), 0);

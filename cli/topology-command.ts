@@ -1,7 +1,7 @@
 import { awaitJetStream, redactUrl } from '../pipeline/adapters/nats-connection.js';
 import { openKvStores } from '../pipeline/adapters/nats-kv.js';
 import { readStoredSettings, storeSettings } from '../app/settings-store.js';
-import { applyCrawlPartitions, applyCrawlTopology } from '../app/topology.js';
+import { applyCrawlPartitions, applyCrawlTopology } from '../ops/nats/crawl-topology.js';
 import { mergeSettings, type SettingsFlags } from './settings-flags.js';
 import { UsageError } from './usage-error.js';
 import { connectForCommand, deniedPermission, natsUrlFromEnv } from './connection.js';

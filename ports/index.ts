@@ -10,3 +10,4 @@ export * from './bodies.js';
 export * from './tls-failures.js';
 export * from './warc-sink.js';
 export * from './row-sink.js';
+export * from './stream-admin.js';

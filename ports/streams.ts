@@ -36,6 +36,8 @@ export interface Emit {
   subject: string;
   data: Uint8Array;
   msgId?: string;
+  /** the stream the subject must land in: the publish fails rather than land anywhere else */
+  expectStream?: string;
 }
 
 /** What a publish was acknowledged with: the stream sequence, the original's for a duplicate msgId. */
@@ -43,6 +45,8 @@ export interface Published {
   subject: string;
   seq: number;
   duplicate: boolean;
+  /** the stream that stored it, where the publisher knows it */
+  stream?: string;
 }
 
 /** Publishes and waits for every ack; results in the order of `messages`. */

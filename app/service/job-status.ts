@@ -1,5 +1,3 @@
-import type { JetStreamManager } from '@nats-io/jetstream';
-import { countFrom } from '../queue-count.js';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { EDGES, SUBJECTS } from '../../topology/index.js';
@@ -8,6 +6,7 @@ import { hostQueueSubject } from '../../pipeline/partition.js';
 import { openOutputDatabase } from '../../pipeline/adapters/duckdb-views.js';
 import { sqlString } from '../../pipeline/adapters/sql-quote.js';
 import type { KvStore } from '../../ports/kv.js';
+import type { StreamAdmin } from '../../ports/stream-admin.js';
 import type { JobRecord } from '../../schemas/index.js';
 import { laneJob, lanesWithWork, readSlot, TAIL_PREFIX, type QueueTail } from '../../stages/shared/politeness/index.js';
 import { pipelineBacklog } from '../backlog.js';
@@ -28,7 +27,7 @@ export interface JobStatus extends JobRecord {
 const MAX_COUNTED_LANES = 200;
 
 export interface StatusSources {
-  jsm: JetStreamManager;
+  admin: StreamAdmin;
   hosts: KvStore;
   partitions: number;
   slotMs: number;
@@ -61,7 +60,7 @@ export async function jobLanesWithWork(src: Pick<StatusSources, 'hosts' | 'parti
  */
 export async function jobInFlight(src: StatusSources, job: JobRecord, now: number): Promise<{ queued: boolean; pipelineBusy: boolean }> {
   if ((await jobLanesWithWork(src, job.id, now)).length > 0) return { queued: true, pipelineBusy: true };
-  return { queued: false, pipelineBusy: (await pipelineBacklog(src.jsm, src.hosts)).total > 0 };
+  return { queued: false, pipelineBusy: (await pipelineBacklog(src.admin, src.hosts)).total > 0 };
 }
 
 export async function jobStatus(src: StatusSources, job: JobRecord, now: number): Promise<JobStatus> {
@@ -72,11 +71,10 @@ export async function jobStatus(src: StatusSources, job: JobRecord, now: number)
       queued = null;
       break;
     }
-    queued += await countFrom(src.jsm, l.subject, l.fromSeq);
+    queued += await src.admin.countFrom(EDGES.hostq.stream, l.subject, l.fromSeq);
   }
-  const revisits = await src.jsm.streams.info(EDGES.revisits.stream, { subjects_filter: `${SUBJECTS.revisit}.*.${job.id}` });
-  const slots = Object.entries(revisits.state.subjects ?? {});
-  const idle = lanes.length === 0 && (await pipelineBacklog(src.jsm, src.hosts)).total === 0;
+  const slots = Object.entries(await src.admin.subjectCounts(EDGES.revisits.stream, `${SUBJECTS.revisit}.*.${job.id}`));
+  const idle = lanes.length === 0 && (await pipelineBacklog(src.admin, src.hosts)).total === 0;
   return {
     ...job,
     activity: idle ? 'idle' : 'crawling',

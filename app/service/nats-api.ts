@@ -1,4 +1,4 @@
-import type { NatsConnection, Subscription } from '@nats-io/transport-node';
+import type { RequestServer } from '../../pipeline/adapters/nats-requests.js';
 import type { ApiAnswer, JobApi } from './job-api.js';
 import { MAX_BODY_BYTES } from './http-api.js';
 import { API_SUBJECTS } from '../../topology/index.js';
@@ -27,32 +27,26 @@ async function withId(body: Record<string, unknown> | undefined, op: (id: string
  * Answers `crawl.api.jobs.<op>` requests with the same JSON as the HTTP API, plus its status:
  * `{"status": 201, "body": {...}}`. Every service answers (a queue group): one reply each.
  */
-export function serveNatsApi(nc: NatsConnection, api: JobApi, onError: (err: Error) => void, answered: (status: number) => void = () => undefined): Subscription {
-  return nc.subscribe(`${API_SUBJECT}.*`, {
-    queue: 'crawl-serve',
-    callback: (err, msg) => {
-      if (err) return onError(err);
-      const op = OPERATIONS[msg.subject.slice(API_SUBJECT.length + 1)];
-      const answer = (async (): Promise<ApiAnswer> => {
-        if (!op) return { status: 404, body: { error: { field: 'subject', reason: `no operation ${msg.subject}: one of ${NATS_OPERATIONS.join(', ')}` } } };
-        if (msg.data.length > MAX_BODY_BYTES) return { status: 413, body: { error: { field: '(body)', reason: `larger than ${MAX_BODY_BYTES} bytes` } } };
-        let body: unknown;
-        try {
-          body = msg.data.length > 0 ? JSON.parse(new TextDecoder().decode(msg.data)) : undefined;
-        } catch (e) {
-          return { status: 400, body: { error: { field: '(body)', reason: `not JSON: ${(e as Error).message}` } } };
-        }
-        return op(api, body as Record<string, unknown> | undefined);
-      })();
-      answer
-        .catch((e: Error): ApiAnswer => {
-          onError(e);
-          return { status: 500, body: { error: { field: '(server)', reason: 'the service failed to answer; see its log' } } };
-        })
-        .then((a) => {
-          answered(a.status);
-          msg.respond(JSON.stringify(a));
-        });
-    },
-  });
+export function serveNatsApi(requests: RequestServer, api: JobApi, onError: (err: Error) => void, answered: (status: number) => void = () => undefined): { unsubscribe(): void } {
+  const answerOf = async (subject: string, data: Uint8Array): Promise<ApiAnswer> => {
+    const op = OPERATIONS[subject.slice(API_SUBJECT.length + 1)];
+    if (!op) return { status: 404, body: { error: { field: 'subject', reason: `no operation ${subject}: one of ${NATS_OPERATIONS.join(', ')}` } } };
+    if (data.length > MAX_BODY_BYTES) return { status: 413, body: { error: { field: '(body)', reason: `larger than ${MAX_BODY_BYTES} bytes` } } };
+    let body: unknown;
+    try {
+      body = data.length > 0 ? JSON.parse(new TextDecoder().decode(data)) : undefined;
+    } catch (e) {
+      return { status: 400, body: { error: { field: '(body)', reason: `not JSON: ${(e as Error).message}` } } };
+    }
+    return op(api, body as Record<string, unknown> | undefined);
+  };
+  const reply = async (subject: string, data: Uint8Array): Promise<string> => {
+    const a = await answerOf(subject, data).catch((e: Error): ApiAnswer => {
+      onError(e);
+      return { status: 500, body: { error: { field: '(server)', reason: 'the service failed to answer; see its log' } } };
+    });
+    answered(a.status);
+    return JSON.stringify(a);
+  };
+  return requests.serve(`${API_SUBJECT}.*`, 'crawl-serve', reply, onError);
 }

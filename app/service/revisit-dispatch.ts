@@ -1,4 +1,3 @@
-import type { JetStreamManager } from '@nats-io/jetstream';
 import { decodeRevisit, encodeDiscoveredLinks, type DiscoveredLink, type JobRecord, type RevisitRecord } from '../../schemas/index.js';
 import { EDGES, SUBJECTS } from '../../topology/index.js';
 import { casUpdate } from '../../pipeline/kv-store.js';
@@ -6,6 +5,7 @@ import { partitionOf, subjectFor } from '../../pipeline/partition.js';
 import type { Logger } from '../../pipeline/logger.js';
 import type { Emit } from '../../pipeline/stage.js';
 import type { KvStore } from '../../ports/kv.js';
+import type { StreamAdmin } from '../../ports/stream-admin.js';
 import type { Publisher, StreamAccess } from '../../ports/streams.js';
 import { slotOf } from '../../stages/shared/revisits/revisit-emit.js';
 
@@ -14,7 +14,7 @@ const CURSOR_KEY = '_revisits.cursor';
 const LINKS_PER_MESSAGE = 200;
 
 export interface RevisitDispatchDeps {
-  jsm: JetStreamManager;
+  admin: Pick<StreamAdmin, 'subjectCounts' | 'lastSeq' | 'purgeSubject'>;
   streams: Pick<StreamAccess, 'replay'>;
   publisher: Publisher;
   jobs: KvStore;
@@ -64,8 +64,7 @@ export class RevisitDispatch {
 
   /** Every subject matching `filter` in a slot at or before `maxSlot`. */
   private async takeSubjects(filter: string, now: number, maxSlot = Number.POSITIVE_INFINITY): Promise<number> {
-    const info = await this.d.jsm.streams.info(EDGES.revisits.stream, { subjects_filter: filter });
-    const subjects = Object.keys(info.state.subjects ?? {}).filter((s) => Number(s.split('.')[2]) <= maxSlot);
+    const subjects = Object.keys(await this.d.admin.subjectCounts(EDGES.revisits.stream, filter)).filter((s) => Number(s.split('.')[2]) <= maxSlot);
     let handed = 0;
     for (const subject of subjects) handed += await this.takeSubject(subject, now);
     return handed;
@@ -75,22 +74,22 @@ export class RevisitDispatch {
     const jobId = subject.split('.')[3]!;
     const job = await this.d.jobOf(jobId);
     if (job?.state === 'paused') return 0;
-    const last = await this.d.jsm.streams.getMessage(EDGES.revisits.stream, { last_by_subj: subject }).catch(() => null);
-    if (!last) return 0;
+    const lastSeq = await this.d.admin.lastSeq(EDGES.revisits.stream, subject);
+    if (lastSeq === null) return 0;
     let handed = 0;
     if (job && job.state !== 'cancelled') {
       let batch: RevisitRecord[] = [];
-      for await (const m of this.d.streams.replay(EDGES.revisits.stream, subject, 1, last.seq)) {
+      for await (const m of this.d.streams.replay(EDGES.revisits.stream, subject, 1, lastSeq)) {
         batch.push(decodeRevisit(m.data));
         if (batch.length >= LINKS_PER_MESSAGE * 4) {
           handed += await this.publish(job, batch, `${subject}:${m.seq}`);
           batch = [];
         }
       }
-      if (batch.length > 0) handed += await this.publish(job, batch, `${subject}:${last.seq}`);
+      if (batch.length > 0) handed += await this.publish(job, batch, `${subject}:${lastSeq}`);
     }
     // handed out (or a cancelled job's): gone from the schedule, up to what was read
-    await this.d.jsm.streams.purge(EDGES.revisits.stream, { filter: subject, seq: last.seq + 1 });
+    await this.d.admin.purgeSubject(EDGES.revisits.stream, subject, lastSeq);
     if (handed > 0) this.d.log.info({ job: jobId, revisits: handed, late_ms: Math.max(0, now - Number(subject.split('.')[2]) * this.d.slotMs) }, 'revisits due');
     return handed;
   }

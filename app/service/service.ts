@@ -1,7 +1,8 @@
-import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { openKvStores } from '../../pipeline/adapters/nats-kv.js';
-import { jetstreamPublisher, streamAccess } from '../../pipeline/adapters/stream-access.js';
+import { connectionPublisher, streamAccess } from '../../pipeline/adapters/stream-access.js';
+import { natsRequestServer } from '../../pipeline/adapters/nats-requests.js';
+import { streamAdmin } from '../../pipeline/adapters/stream-admin.js';
 import type { Logger } from '../../pipeline/logger.js';
 import type { CrawlSettings } from '../../pipeline/settings.js';
 import type { JobRecord } from '../../schemas/index.js';
@@ -49,19 +50,19 @@ const QUIET_JOB_MS = 20_000;
  */
 export async function startService(nc: NatsConnection, settings: CrawlSettings, o: ServiceOptions): Promise<{ url: string; stop(): Promise<void> }> {
   const kv = await openKvStores(nc);
-  const jsm = await jetstreamManager(nc);
+  const admin = streamAdmin(nc);
   const store = new JobStore(kv.jobs);
-  const status: StatusSources = { jsm, hosts: kv.hosts, partitions: settings.partitions, slotMs: settings.revisitSlotMs, ...(o.outDir ? { outDir: o.outDir } : {}) };
+  const status: StatusSources = { admin, hosts: kv.hosts, partitions: settings.partitions, slotMs: settings.revisitSlotMs, ...(o.outDir ? { outDir: o.outDir } : {}) };
   const api = new JobApi({ store, settings, status, now: Date.now, seedGuard: seedGuard(settings) });
   let leader = false;
   const counted = o.metrics ? serviceMetrics(o.metrics, store, () => leader) : null;
   const onError = (err: Error) => o.log.error({ err: err.message }, 'API request failed');
   const http = await startHttpApi(api, o.host, o.port, onError, o.apiToken, (status) => counted?.answered('http', status));
-  const natsApi = serveNatsApi(nc, api, onError, (status) => counted?.answered('nats', status));
-  const publisher = jetstreamPublisher(jetstream(nc));
+  const natsApi = serveNatsApi(natsRequestServer(nc), api, onError, (status) => counted?.answered('nats', status));
+  const publisher = connectionPublisher(nc);
   const lease = new ServiceLease(kv.jobs);
   const scheduler = new JobScheduler(store, publisher, settings.partitions, o.log);
-  const dispatch = new RevisitDispatch({ jsm, streams: streamAccess(nc), publisher, jobs: kv.jobs, jobOf: (id) => store.get(id), slotMs: settings.revisitSlotMs, partitions: settings.partitions, log: o.log });
+  const dispatch = new RevisitDispatch({ admin, streams: streamAccess(nc), publisher, jobs: kv.jobs, jobOf: (id) => store.get(id), slotMs: settings.revisitSlotMs, partitions: settings.partitions, log: o.log });
 
   const lastIdleCheck = new Map<string, number>();
   const queuesEmptySince = new Map<string, number>();

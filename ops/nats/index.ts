@@ -3,3 +3,4 @@ export * from './topology.js';
 export * from './embedded-server.js';
 export * from './local-cluster.js';
 export * from './permissions.js';
+export * from './crawl-topology.js';

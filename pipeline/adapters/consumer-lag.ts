@@ -1,21 +1,16 @@
 import type { JetStreamManager } from '@nats-io/jetstream';
-import type { StageInputSpec } from '../../topology/index.js';
+import type { ConsumerLag, ConsumerOf } from '../../ports/stream-admin.js';
 import type { StageMetrics } from '../metrics.js';
 
-export interface ConsumerLag {
-  stream: string;
-  consumer: string;
-  /** messages in the stream the consumer has not been given yet */
-  pending: number;
-  /** messages given out and not acknowledged yet (in a handler, or waiting on a delayed nak) */
-  ackPending: number;
-}
+export type { ConsumerLag } from '../../ports/stream-admin.js';
 
 /**
  * Lag of the durable consumers that serve `specs`, from JetStream's consumer info. A
  * partitioned stage's consumers (`seen-filter-p<N>`) are found by listing the stream.
+ * `skipUnreadable`: a consumer whose info cannot be read is left out (a metrics scrape shows
+ * the others); otherwise its error is thrown.
  */
-export async function readConsumerLag(jsm: JetStreamManager, specs: readonly StageInputSpec[]): Promise<ConsumerLag[]> {
+export async function readConsumerLag(jsm: JetStreamManager, specs: readonly ConsumerOf[], skipUnreadable = true): Promise<ConsumerLag[]> {
   const out: ConsumerLag[] = [];
   for (const spec of specs) {
     if (spec.partitioned) {
@@ -25,7 +20,8 @@ export async function readConsumerLag(jsm: JetStreamManager, specs: readonly Sta
       }
       continue;
     }
-    const info = await jsm.consumers.info(spec.stream, spec.durable).catch(() => null);
+    const reading = jsm.consumers.info(spec.stream, spec.durable);
+    const info = skipUnreadable ? await reading.catch(() => null) : await reading;
     if (info) out.push({ stream: spec.stream, consumer: spec.durable, pending: info.num_pending, ackPending: info.num_ack_pending });
   }
   return out;
@@ -36,7 +32,7 @@ export async function readConsumerLag(jsm: JetStreamManager, specs: readonly Sta
  * `crawler_consumer_lag_messages` (their sum: what an autoscaler acts on) per stream and
  * consumer. The three are read together, once per scrape.
  */
-export function registerConsumerLag(metrics: StageMetrics, jsm: JetStreamManager, specs: () => readonly StageInputSpec[]): void {
+export function registerConsumerLag(metrics: StageMetrics, jsm: JetStreamManager, specs: () => readonly ConsumerOf[]): void {
   let last: { at: number; lag: Promise<ConsumerLag[]> } | undefined;
   const read = (): Promise<ConsumerLag[]> => {
     // one scrape asks for the three gauges in a row: one round of consumer infos serves them

@@ -1,4 +1,4 @@
-import { DeliverPolicy, jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
+import { DeliverPolicy, jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager, type JetStreamPublishOptions } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { ConsumerPosition, Emit, Published, Publisher, StoredMessage, StreamAccess } from '../../ports/streams.js';
 import { tooLargeForServer } from './max-payload.js';
@@ -78,8 +78,18 @@ export function jetstreamPublisher(js: JetStreamClient, maxPayloadBytes = Infini
     async publish(messages: readonly Emit[]): Promise<Published[]> {
       const over = messages.find((m) => m.data.length > maxPayloadBytes);
       if (over) throw tooLargeForServer(over.subject, over.data.length, maxPayloadBytes);
-      const acks = await Promise.all(messages.map((m) => js.publish(m.subject, m.data, m.msgId ? { msgID: m.msgId } : undefined)));
-      return acks.map((ack, i) => ({ subject: messages[i]!.subject, seq: ack.seq, duplicate: ack.duplicate }));
+      const acks = await Promise.all(messages.map((m) => js.publish(m.subject, m.data, publishOptions(m))));
+      return acks.map((ack, i) => ({ subject: messages[i]!.subject, seq: ack.seq, duplicate: ack.duplicate, stream: ack.stream }));
     },
   };
+}
+
+function publishOptions(m: Emit): Partial<JetStreamPublishOptions> | undefined {
+  if (!m.msgId && !m.expectStream) return undefined;
+  return { ...(m.msgId ? { msgID: m.msgId } : {}), ...(m.expectStream ? { expect: { streamName: m.expectStream } } : {}) };
+}
+
+/** The JetStream publisher of a connection, for commands and services that publish outside a stage. */
+export function connectionPublisher(nc: NatsConnection): Publisher {
+  return jetstreamPublisher(jetstream(nc));
 }

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { jetstream, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import { headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node';
 import { connectNats } from '../../pipeline/adapters/nats-connection.js';
-import { applyCrawlTopology } from '../../app/topology.js';
+import { applyCrawlTopology } from '../../ops/nats/crawl-topology.js';
 import { EDGES } from '../../topology/index.js';
 import { encodeCandidate, encodeDeadLetter, encodeSeed } from '../../schemas/index.js';
 import { startTestNats } from '../support/nats-server.js';

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { connectNats } from '../../pipeline/adapters/nats-connection.js';
 import { openKvStores } from '../../pipeline/adapters/nats-kv.js';
-import { applyCrawlTopology } from '../../app/topology.js';
+import { applyCrawlTopology } from '../../ops/nats/crawl-topology.js';
 import type { KvStore } from '../../ports/kv.js';
 import { findOriginal } from '../../stages/simhash/find-original.js';
 import { findWithin, fingerprintKeys } from '../../stages/simhash/fingerprint-index.js';

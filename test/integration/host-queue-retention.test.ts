@@ -9,7 +9,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DiscardPolicy, jetstream, RetentionPolicy, StorageType } from '@nats-io/jetstream';
-import { applyCrawlTopology } from '../../app/topology.js';
+import { applyCrawlTopology } from '../../ops/nats/crawl-topology.js';
 import { openKvStores } from '../../pipeline/adapters/nats-kv.js';
 import { jetstreamPublisher, streamAccess } from '../../pipeline/adapters/stream-access.js';
 import { hostQueueSubject } from '../../pipeline/partition.js';

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { jetstream } from '@nats-io/jetstream';
 import { openKvStores } from '../../pipeline/adapters/nats-kv.js';
 import { natsBodyStore } from '../../pipeline/adapters/body-stream.js';
+import { readStreamRange } from '../../pipeline/adapters/stream-range.js';
 import { silentLogger } from '../../pipeline/logger.js';
 import { StageMetrics } from '../../pipeline/metrics.js';
 import { subjectFor } from '../../pipeline/partition.js';
@@ -55,7 +56,7 @@ describe('runReplay on a real nats-server', () => {
   it('replays a sequence range from extract into rows, publishing nothing', async () => {
     const before = await counts();
     const written: RowBatch[] = [];
-    const summary = await runReplay(nats.nc, {
+    const summary = await runReplay((stream, range, onWindow) => readStreamRange(nats.nc, stream, range, onWindow), {
       from: 'extract',
       range: { fromSeq: 3, untilSeq: 7 },
       crawlOf: () => 'c1',
@@ -77,7 +78,7 @@ describe('runReplay on a real nats-server', () => {
 
   it("reads only the stage's own subject: the archive's exchanges beside extract's pages are skipped", async () => {
     const written: RowBatch[] = [];
-    const summary = await runReplay(nats.nc, {
+    const summary = await runReplay((stream, range, onWindow) => readStreamRange(nats.nc, stream, range, onWindow), {
       from: 'extract',
       range: { fromSeq: 9 },
       crawlOf: () => 'c1',
@@ -99,7 +100,7 @@ describe('runReplay on a real nats-server', () => {
     await nats.jsm.streams.deleteMessage('CRAWL_BODIES', goneRef.seqs[0]!);
     const gone = await js.publish(subjectFor('fetched', 'h.example', settings.partitions), encodeFetched(page(21, goneRef)));
     const written: RowBatch[] = [];
-    const summary = await runReplay(nats.nc, {
+    const summary = await runReplay((stream, range, onWindow) => readStreamRange(nats.nc, stream, range, onWindow), {
       from: 'extract',
       range: { fromSeq: whole.seq, untilSeq: gone.seq },
       crawlOf: () => 'c1',
@@ -114,7 +115,7 @@ describe('runReplay on a real nats-server', () => {
   });
 
   it('a start after the newest message reads nothing (and does not wait for new ones)', async () => {
-    const summary = await runReplay(nats.nc, {
+    const summary = await runReplay((stream, range, onWindow) => readStreamRange(nats.nc, stream, range, onWindow), {
       from: 'extract',
       range: { since: new Date(Date.now() + 60_000) },
       crawlOf: () => 'c1',

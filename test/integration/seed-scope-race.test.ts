@@ -9,9 +9,12 @@
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { jetstream, type JetStreamClient } from '@nats-io/jetstream';
+import { jetstream } from '@nats-io/jetstream';
+import type { Publisher } from '../../ports/streams.js';
+import { connectionPublisher } from '../../pipeline/adapters/stream-access.js';
 import { startNode } from '../../app/node.js';
 import { pipelineBacklog } from '../../app/backlog.js';
+import { streamAdmin } from '../../pipeline/adapters/stream-admin.js';
 import { publishSeeds } from '../../app/seeding.js';
 import { silentLogger } from '../../pipeline/logger.js';
 import { parseSettings } from '../../pipeline/settings.js';
@@ -29,7 +32,7 @@ describe('seeds and their links in any order, on a real nats-server', () => {
 
   const drained = async () => {
     for (let i = 0; i < 200; i++) {
-      const b = await pipelineBacklog(nats.jsm);
+      const b = await pipelineBacklog(streamAdmin(nats.nc));
       if (b.perStage['normalize'] === 0 && b.perStage['seen-filter'] === 0) return;
       await sleep(50);
     }
@@ -69,7 +72,14 @@ describe('seeds and their links in any order, on a real nats-server', () => {
     const js = jetstream(nats.nc);
     // the seeding path, with its seeds message held back until the links are in
     const held: Uint8Array[] = [];
-    const holding = { publish: (subject: string, data: Uint8Array) => (subject === SUBJECTS.seeds ? (held.push(data), Promise.resolve()) : js.publish(subject, data)) } as unknown as JetStreamClient;
+    const publisher = connectionPublisher(nats.nc);
+    const holding: Publisher = {
+      publish: async (messages) => {
+        const seeds = messages.filter((m) => m.subject === SUBJECTS.seeds);
+        held.push(...seeds.map((m) => m.data));
+        return publisher.publish(messages.filter((m) => m.subject !== SUBJECTS.seeds));
+      },
+    };
     const seeded = await publishSeeds(holding, ['http://race-one.test/', 'http://race-two.test/']);
     assert.equal(seeded.scopeNotPut, undefined);
     await js.publish(linksSubject('race-one.test'), linksFrom('race-one.test', 'race-two.test'));

@@ -12,6 +12,7 @@ import { connectNats } from '../../pipeline/adapters/nats-connection.js';
 import { openKvStores } from '../../pipeline/adapters/nats-kv.js';
 import { createNodeContext } from '../../app/node.js';
 import { pipelineBacklog } from '../../app/backlog.js';
+import { streamAdmin } from '../../pipeline/adapters/stream-admin.js';
 import { silentLogger } from '../../pipeline/logger.js';
 import type { StageContext } from '../../pipeline/stage.js';
 import { PartitionOwner } from '../../pipeline/partition-owner.js';
@@ -56,7 +57,7 @@ describe('partitioned seen set on a real nats-server', () => {
       );
     }
   };
-  const drained = () => until('the seen-filter backlog to drain', async () => (await pipelineBacklog(nats.jsm)).perStage['seen-filter'] === 0);
+  const drained = () => until('the seen-filter backlog to drain', async () => (await pipelineBacklog(streamAdmin(nats.nc))).perStage['seen-filter'] === 0);
   /** every admission on the frontier (a message of one, or a batch), by URL: the test's view of what would be fetched */
   const frontier = async (): Promise<Map<string, number>> => {
     const counts = new Map<string, number>();

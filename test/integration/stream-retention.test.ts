@@ -1,7 +1,7 @@
 /** Stream retention from the flags, applied to a real nats-server; streams no flag names keep their limits. */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { applyCrawlTopology } from '../../app/topology.js';
+import { applyCrawlTopology } from '../../ops/nats/crawl-topology.js';
 import { retentionPolicy } from '../../cli/retention-flags.js';
 import { useTestNats } from '../support/nats-server.js';
 

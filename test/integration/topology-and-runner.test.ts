@@ -5,7 +5,8 @@ import { jetstream } from '@nats-io/jetstream';
 import { NatsKvStore, openKvStores } from '../../pipeline/adapters/nats-kv.js';
 import { startNode } from '../../app/node.js';
 import { pipelineBacklog } from '../../app/backlog.js';
-import { applyCrawlPartitions, applyCrawlTopology } from '../../app/topology.js';
+import { streamAdmin } from '../../pipeline/adapters/stream-admin.js';
+import { applyCrawlPartitions, applyCrawlTopology } from '../../ops/nats/crawl-topology.js';
 import { BUCKETS, EDGES, partitionInput, partitionSubject, STAGE_INPUTS } from '../../topology/index.js';
 import { KvConflictError } from '../../ports/kv.js';
 import { silentLogger } from '../../pipeline/logger.js';
@@ -81,12 +82,12 @@ describe('topology, KV and runner on a real nats-server', () => {
     );
     await js.publish('crawl.normalized.0', new Uint8Array([0xc1, 0xff, 0x00]));
     for (let i = 0; i < 100; i++) {
-      const b = await pipelineBacklog(nats.jsm);
+      const b = await pipelineBacklog(streamAdmin(nats.nc));
       if (b.perStage['seen-filter'] === 0) break;
       await sleep(100);
     }
     await node.stop();
-    assert.equal((await pipelineBacklog(nats.jsm)).perStage['seen-filter'], 0);
+    assert.equal((await pipelineBacklog(streamAdmin(nats.nc))).perStage['seen-filter'], 0);
 
     const frontier = await nats.jsm.streams.getMessage(EDGES.frontier.stream, { last_by_subj: `crawl.frontier.${partitionOf(host, 4)}` });
     const admitted = decodeAdmitted(frontier!.data);
@@ -146,11 +147,11 @@ describe('topology, KV and runner on a real nats-server', () => {
     const garbage = new Uint8Array([0x82, 0xa1, 0x76, 0x01, 0xa3, 0x75, 0x72, 0x6c, 0xa1, 0x78]);
     await js.publish('crawl.fetched.1', garbage);
     for (let i = 0; i < 100; i++) {
-      if ((await pipelineBacklog(nats.jsm)).perStage['extract'] === 0) break;
+      if ((await pipelineBacklog(streamAdmin(nats.nc))).perStage['extract'] === 0) break;
       await sleep(100);
     }
     await node.stop();
-    assert.equal((await pipelineBacklog(nats.jsm)).perStage['extract'], 0);
+    assert.equal((await pipelineBacklog(streamAdmin(nats.nc))).perStage['extract'], 0);
     const extracted = decodeExtracted((await nats.jsm.streams.getMessage(EDGES.extracted.stream, { last_by_subj: `crawl.extracted.${P}` }))!.data);
     assert.equal(extracted.title, 'Pooled');
     assert.equal(extracted.fetch_id, 'pool-1');

@@ -19,7 +19,7 @@ import assert from 'node:assert/strict';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { connectNats } from '../../pipeline/adapters/nats-connection.js';
 import { openKvStores } from '../../pipeline/adapters/nats-kv.js';
-import { applyCrawlTopology } from '../../app/topology.js';
+import { applyCrawlTopology } from '../../ops/nats/crawl-topology.js';
 import type { StageContext } from '../../pipeline/stage.js';
 import { handleGateIntake } from '../../stages/politeness-gate/handle.js';
 import { checkBeforeFetch } from '../../stages/politeness-gate/trap-check.js';

@@ -12,7 +12,9 @@
  * (stages/shared/politeness/) is imported through its index.ts only. Libraries that talk to servers (NATS, undici,
  * DuckDB, the S3 client, prom-client) or drive a browser (playwright-core) are imported below
  * the stages only, and prom-client (the metrics registry and its server) only by pipeline/,
- * app/ and cli/. Stages do no file I/O (node:fs): their outputs go through ports. testweb/
+ * app/ and cli/. In cli/ and app/, the NATS client is imported only where a process is wired
+ * together (the connection opened, the adapters built); the rest publishes through the
+ * Publisher port and reads streams through the stream and admin ports. Stages do no file I/O (node:fs): their outputs go through ports. testweb/
  * stands alone. bench/ and scripts/ never import test/.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
@@ -52,6 +54,15 @@ const NO_SERVER_LIBRARIES: readonly Folder[] = ['stages', 'schemas', 'ports'];
 /** Metrics are counted through StageMetrics (pipeline/metrics.ts) and served by pipeline/metrics-server.ts. */
 const METRICS_LIBRARY = /^prom-client$/;
 const METRICS_FOLDERS: readonly Folder[] = ['pipeline', 'app', 'cli'];
+/**
+ * The NATS client in cli/ and app/: only the files that open the connection and build the
+ * adapters on it (a command's connection; a node's stages; the jobs service). Everything else
+ * there publishes through the Publisher port and reads streams through ports/streams.ts and
+ * ports/stream-admin.ts, so it runs against fakes and says what it needs of the server.
+ */
+const NATS_CLIENT = /^(@nats-io\/|nats$)/;
+const NATS_WIRING_FOLDERS: readonly Folder[] = ['cli', 'app'];
+const NATS_WIRING_FILES: readonly string[] = ['cli/connection.ts', 'app/node.ts', 'app/service/service.ts'];
 
 /** Folders that name streams through topology/ and may not reach deployment code in ops/. */
 const BELOW_DEPLOYMENT: readonly Folder[] = ['stages', 'pipeline'];
@@ -102,6 +113,9 @@ export function checkImports(files: readonly SourceFile[]): Violation[] {
         else if (NO_FILE_SYSTEM.includes(from) && FILE_SYSTEM.test(spec)) add(`${from}/ does not use the file system (${spec}): outputs go through the WARC and row sink ports`);
         else if (NO_SERVER_LIBRARIES.includes(from) && SERVER_LIBRARIES.test(spec)) add(`${from}/ does not import server libraries (${spec}): they come through ports/ and the stage context`);
         else if (!METRICS_FOLDERS.includes(from) && METRICS_LIBRARY.test(spec)) add(`only pipeline/, app/ and cli/ import ${spec}: metrics are counted through ctx.metrics`);
+        else if (NATS_WIRING_FOLDERS.includes(from) && NATS_CLIENT.test(spec) && !NATS_WIRING_FILES.includes(f.path)) {
+          add(`in cli/ and app/ only ${NATS_WIRING_FILES.join(', ')} import ${spec} (they wire a process); the rest publishes and reads through ports/`);
+        }
         continue;
       }
       const target = path.posix.normalize(path.posix.join(path.posix.dirname(f.path), spec)).replace(/\.js$/, '.ts');

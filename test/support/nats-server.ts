@@ -6,7 +6,7 @@ import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { startEmbeddedServer, type EmbeddedServer } from '../../ops/nats/embedded-server.js';
 import { connectNats } from '../../pipeline/adapters/nats-connection.js';
-import { applyCrawlTopology, type TopologyOptions } from '../../app/topology.js';
+import { applyCrawlTopology, type TopologyOptions } from '../../ops/nats/crawl-topology.js';
 
 /**
  * A real nats-server with JetStream on a free loopback port and a temporary store; `stop` removes both.

@@ -3,10 +3,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { jetstreamManager } from '@nats-io/jetstream';
 import { connectNats } from '../../pipeline/adapters/nats-connection.js';
 import { openKvStores } from '../../pipeline/adapters/nats-kv.js';
 import { backlogTotalOrNull } from '../../app/backlog.js';
+import { streamAdmin } from '../../pipeline/adapters/stream-admin.js';
 import type { TestWeb } from '../../testweb/index.js';
 import { startCli, type CliRun } from './crawl-cli.js';
 import { startTestNats } from './nats-server.js';
@@ -27,13 +27,13 @@ export function startWorkers(stages: readonly string[], out: string, env: NodeJS
 export async function waitUntilIdle(natsUrl: string, opts: { timeoutMs: number; started?: () => boolean }): Promise<boolean> {
   const nc = await connectNats(natsUrl, 'test-observer');
   try {
-    const jsm = await jetstreamManager(nc);
+    const admin = streamAdmin(nc);
     const { hosts } = await openKvStores(nc);
     const deadline = Date.now() + opts.timeoutMs;
     let quiet = 0;
     while (quiet < 3 && Date.now() < deadline) {
       await sleep(400);
-      const idle = (await backlogTotalOrNull(jsm, hosts)) === 0 && (opts.started?.() ?? true);
+      const idle = (await backlogTotalOrNull(admin, hosts)) === 0 && (opts.started?.() ?? true);
       quiet = idle ? quiet + 1 : 0;
     }
     return quiet >= 3;

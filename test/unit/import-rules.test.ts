@@ -41,6 +41,8 @@ describe('import rules: the layering of the code', () => {
     ['a stage imports the S3 client', file('stages/archive/sink.ts', '@aws-sdk/client-s3'), /server libraries/],
     ['a stage writes files itself', file('stages/archive/sink.ts', 'node:fs'), /does not use the file system/],
     ['a stage writes files itself (fs/promises)', file('stages/persist/handle.ts', 'node:fs/promises'), /does not use the file system/],
+    ['a command publishes with the NATS client', file('cli/seed.ts', '@nats-io/jetstream'), /in cli\/ and app\/ only cli\/connection\.ts, .* import @nats-io\/jetstream/],
+    ['app code holds a NATS connection', file('app/replay.ts', '@nats-io/transport-node'), /they wire a process/],
     ['a port imports pipeline', file('ports/http.ts', '../pipeline/settings.js'), /ports\/ may import nothing of ours/],
     ['product code imports a test', file('cli/main.ts', '../test/support/crawl-cli.js'), /only product folders/],
     ['a bench imports a test helper', file('bench/render-bench.ts', '../test/support/fake-context.js'), /bench\/ and scripts\/ do not import test\//],
@@ -62,6 +64,10 @@ describe('import rules: the layering of the code', () => {
   test('allowed: a stage imports shared, pipeline, ports, schemas and the topology', () => {
     const f = file('stages/fetch/handle.ts', '../shared/politeness/index.js', '../../pipeline/stage.js', '../../ports/http.js', '../../schemas/index.js', '../../topology/index.js', './spec.js', 'parse5');
     assert.deepEqual(checkImports([f]), []);
+  });
+
+  test('allowed: the files that wire a process import the NATS client', () => {
+    for (const p of ['cli/connection.ts', 'app/node.ts', 'app/service/service.ts']) assert.deepEqual(checkImports([file(p, '@nats-io/jetstream', '@nats-io/transport-node')]), [], p);
   });
 
   test('allowed: deployment code applies the topology through the NATS client helpers', () => {

@@ -1,18 +1,20 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { JetStreamClient } from '@nats-io/jetstream';
+import type { Emit, Publisher } from '../../ports/streams.js';
 import { publishSeeds } from '../../app/seeding.js';
 import { decodeSeeds } from '../../schemas/index.js';
 
-/** A JetStream client that records what is published, in order; `refuse` fails the publishes it matches. */
+/** A publisher that records what is published, in order; `refuse` fails the publishes it matches. */
 function recorder(refuse: (subject: string) => boolean = () => false) {
   const sent: Array<{ subject: string; data: Uint8Array }> = [];
-  const js = {
-    publish: async (subject: string, data: Uint8Array) => {
-      if (refuse(subject)) throw new Error(`denied ${subject}`);
-      sent.push({ subject, data });
+  const js: Publisher = {
+    publish: async (messages: readonly Emit[]) => {
+      const denied = messages.find((m) => refuse(m.subject));
+      if (denied) throw new Error(`denied ${denied.subject}`);
+      sent.push(...messages.map(({ subject, data }) => ({ subject, data })));
+      return messages.map((m, i) => ({ subject: m.subject, seq: sent.length - messages.length + i + 1, duplicate: false }));
     },
-  } as unknown as JetStreamClient;
+  };
   return { js, sent };
 }
 

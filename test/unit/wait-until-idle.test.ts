@@ -1,21 +1,18 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { JetStreamManager } from '@nats-io/jetstream';
+import type { StreamAdmin } from '../../ports/stream-admin.js';
 import { pipelineBacklog, waitUntilIdle } from '../../app/backlog.js';
 import { MemoryKvStore } from '../../bench/support/memory-kv-store.js';
 
-/** A JetStream API whose consumers are all empty, but whose first `unanswered` calls fail (as while a cluster elects a leader). */
-function apiFailingFirst(unanswered: number): { jsm: JetStreamManager; calls: () => number } {
+/** An admin port whose consumers are all empty, but whose first `unanswered` calls fail (as while a cluster elects a leader). */
+function apiFailingFirst(unanswered: number): { jsm: StreamAdmin; calls: () => number } {
   let calls = 0;
   const jsm = {
-    consumers: {
-      info: async () => {
-        if (++calls <= unanswered) throw new Error('JetStream system temporarily unavailable');
-        return { num_pending: 0, num_ack_pending: 0 };
-      },
-      list: () => ({ async *[Symbol.asyncIterator]() {} }),
+    consumerLag: async (consumers: readonly { stream: string; durable: string }[]) => {
+      if (++calls <= unanswered) throw new Error('JetStream system temporarily unavailable');
+      return consumers.map((c) => ({ stream: c.stream, consumer: c.durable, pending: 0, ackPending: 0 }));
     },
-  } as unknown as JetStreamManager;
+  } as unknown as StreamAdmin;
   return { jsm, calls: () => calls };
 }
 

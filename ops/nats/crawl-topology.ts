@@ -1,7 +1,7 @@
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { applyPartitionConsumers, applyTopology, type RetentionPolicyFor } from '../ops/nats/topology.js';
-import { STAGE_INPUTS } from '../topology/index.js';
+import { applyPartitionConsumers, applyTopology, type RetentionPolicyFor } from './topology.js';
+import { STAGE_INPUTS } from '../../topology/index.js';
 
 export interface TopologyOptions {
   /** declare the per-partition consumers of partitioned stages for this many partitions */
