@@ -1,4 +1,5 @@
-import { jetstream, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
+import { jetstream } from '@nats-io/jetstream';
+import { jetstreamApi } from './jetstream-api.js';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { EDGES } from '../../topology/index.js';
 import type { BodyStore } from '../../ports/bodies.js';
@@ -13,13 +14,7 @@ import { chunkedBodyStore, type ChunkStream } from '../body-chunks.js';
 export function natsBodyStore(nc: NatsConnection): BodyStore {
   const js = jetstream(nc);
   const name = EDGES.bodies.stream;
-  let jsm: Promise<JetStreamManager> | undefined;
-  // made once it succeeds (a failure kept would fail every later read of this process)
-  const manager = (): Promise<JetStreamManager> =>
-    (jsm ??= jetstreamManager(nc).catch((err: unknown) => {
-      jsm = undefined;
-      throw err;
-    }));
+  const manager = jetstreamApi(nc);
   const stream: ChunkStream = {
     name,
     async publish(subject, data, msgId) {

@@ -16,7 +16,10 @@ export function natsRequestServer(nc: NatsConnection): RequestServer {
         queue,
         callback: (err, msg) => {
           if (err) return onError(err);
-          void answer(msg.subject, msg.data).then((reply) => msg.respond(reply));
+          // an answer that fails (or a reply that cannot be sent) is the server's error, never an unhandled rejection
+          answer(msg.subject, msg.data)
+            .then((reply) => void msg.respond(reply))
+            .catch(onError);
         },
       });
     },

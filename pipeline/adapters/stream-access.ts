@@ -1,7 +1,8 @@
-import { DeliverPolicy, jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager, type JetStreamPublishOptions } from '@nats-io/jetstream';
+import { DeliverPolicy, jetstream, type JetStreamClient, type JetStreamPublishOptions } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { ConsumerPosition, Emit, Published, Publisher, StoredMessage, StreamAccess } from '../../ports/streams.js';
 import { tooLargeForServer } from './max-payload.js';
+import { jetstreamApi } from './jetstream-api.js';
 
 /**
  * Direct stream access for stages that keep their own queues: "the next message on this
@@ -10,14 +11,7 @@ import { tooLargeForServer } from './max-payload.js';
  */
 export function streamAccess(nc: NatsConnection): StreamAccess {
   const js = jetstream(nc);
-  let jsm: Promise<JetStreamManager> | undefined;
-  // made once it succeeds: asked while JetStream is unavailable (a leader election), it fails,
-  // and a failure kept would fail every later call of this process with the same error
-  const manager = (): Promise<JetStreamManager> =>
-    (jsm ??= jetstreamManager(nc).catch((err: unknown) => {
-      jsm = undefined;
-      throw err;
-    }));
+  const manager = jetstreamApi(nc);
   return {
     async readNext(stream: string, subject: string, fromSeq: number): Promise<StoredMessage | null> {
       const query = { seq: Math.max(1, fromSeq), next_by_subj: subject };

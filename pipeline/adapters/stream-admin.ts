@@ -1,22 +1,16 @@
-import { AckPolicy, DeliverPolicy, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
+import { AckPolicy, DeliverPolicy } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { StreamNotFoundError, type StreamAdmin, type StreamMessage, type StreamState } from '../../ports/stream-admin.js';
 import { readConsumerLag } from './consumer-lag.js';
 import { streamAccess } from './stream-access.js';
+import { jetstreamApi } from './jetstream-api.js';
 
 /** How long the server keeps a counting consumer whose process died before deleting it. */
 const COUNTING_CONSUMER_IDLE_NS = 10_000 * 1_000_000;
 
 /** The admin port on JetStream's management API; messages are deleted as the stream port deletes them. */
 export function streamAdmin(nc: NatsConnection): StreamAdmin {
-  let jsm: Promise<JetStreamManager> | undefined;
-  // made once it succeeds: asked while JetStream is unavailable (a leader election), it fails,
-  // and a failure kept would fail every later call with the same error
-  const api = (): Promise<JetStreamManager> =>
-    (jsm ??= jetstreamManager(nc).catch((err: unknown) => {
-      jsm = undefined;
-      throw err;
-    }));
+  const api = jetstreamApi(nc);
   const notFound = (stream: string) => (err: unknown): never => {
     if ((err as Error).name === 'StreamNotFoundError' || /stream not found/i.test((err as Error).message)) {
       throw new StreamNotFoundError(`no stream ${stream}`, { cause: err });
