@@ -23,6 +23,8 @@ export interface CrawlConnection {
   nc: NatsConnection;
   server: EmbeddedServer | null;
   url: string;
+  /** how to open another connection to the same server (a stage thread's): its URL, which may carry credentials, and the security options */
+  reconnect: { url: string; security: NatsSecurity };
   close(): Promise<void>;
 }
 
@@ -75,8 +77,9 @@ export async function openCrawlConnection(outDir: string, name: string): Promise
   const url = external ?? server!.url;
   if (server) writeFileSync(urlFile(outDir), url);
   let nc: NatsConnection;
+  const security = external ? natsSecurity() : {};
   try {
-    nc = await connectForCommand(url, name, external ? natsSecurity() : {});
+    nc = await connectForCommand(url, name, security);
     // a cluster that just lost a server answers JetStream only once it has elected leaders
     if (external) await awaitJetStream(nc, name);
   } catch (err) {
@@ -88,6 +91,7 @@ export async function openCrawlConnection(outDir: string, name: string): Promise
     server,
     /** without any password the URL may carry: it is printed and logged */
     url: redactUrl(url),
+    reconnect: { url, security },
     async close() {
       await nc.drain().catch(() => undefined);
       await server?.stop();

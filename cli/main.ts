@@ -53,6 +53,7 @@ function program(): Command {
     .option('--until-idle', 'exit 0 once every accepted URL has a terminal outcome and the output is flushed', false)
     .option('--no-compact', 'with --until-idle: do not merge the small output files at the end')
     .option('--extract-threads <n>', EXTRACT_THREADS_HELP, parseIntOption('--extract-threads', 0, MAX_EXTRACT_THREADS))
+    .option('--stage-threads <n>', 'threads the stages run on: 1 = all on the main thread; 2 = the stages that handle fetched pages (extract, simhash, archive, persist) on a second one (default 1)', parseIntOption('--stage-threads', 1, 2))
     .addOption(new Option('--no-titles', 'test aid: extract keeps no page titles (a deliberate bug for the replay test)').hideHelp())
     .action(async (o) => exitWhenDrained(await (await import('./run.js')).runCrawl(o)));
 

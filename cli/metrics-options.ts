@@ -40,7 +40,7 @@ export async function serveMetrics(o: MetricsOptions, metrics: StageMetrics, not
   const port = o.metricsPort ?? DEFAULT_METRICS_PORT;
   if (port === 0) return null;
   try {
-    const server = await startMetricsServer({ host: o.metricsHost ?? DEFAULT_METRICS_HOST, port, registry: metrics.registry, notReady });
+    const server = await startMetricsServer({ host: o.metricsHost ?? DEFAULT_METRICS_HOST, port, metrics, notReady });
     log.info({ metrics: `${server.url}/metrics` }, 'serving metrics');
     return server;
   } catch (err) {

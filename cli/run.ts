@@ -1,7 +1,8 @@
 import path from 'node:path';
 import { publishSeeds } from '../app/seeding.js';
 import { openKvStores } from '../pipeline/adapters/nats-kv.js';
-import { startNode } from '../app/node.js';
+import { startNode, type CrawlNode } from '../app/node.js';
+import { PAGE_STAGES, startStageThread, type StageThread } from '../app/stage-thread.js';
 import { waitUntilIdle } from '../app/backlog.js';
 import { readStoredSettings, storeSettings } from '../app/settings-store.js';
 import { applyCrawlTopology } from '../ops/nats/crawl-topology.js';
@@ -47,6 +48,8 @@ export interface RunOptions extends SettingsFlags, RetentionFlags, LogOptions, M
   titles?: boolean;
   /** worker threads for extract; default: cores - 1 */
   extractThreads?: number;
+  /** 2: the stages that handle fetched pages run on a second thread (app/stage-thread.ts) */
+  stageThreads?: number;
   /** the render stage's browser contexts and a page's JavaScript heap, in this process */
   renderConcurrency?: number;
   renderMemoryMb?: number;
@@ -68,25 +71,41 @@ export async function runCrawl(o: RunOptions): Promise<number> {
   }
   const log = createLogger('crawl', { level: o.logLevel, file: o.logFile });
   const conn = await openCrawlConnection(outDir, 'crawl run');
-  let node: Awaited<ReturnType<typeof startNode>> | undefined;
+  let node: CrawlNode | undefined;
+  let thread: StageThread | undefined;
+  let threadFailure: Error | undefined;
   let progress: ReturnType<typeof startProgress> | undefined;
   const stop = stopOnSignal();
   const metrics = servedMetrics();
   let server: MetricsServer | null = null;
   try {
-    server = await serveMetrics(o, metrics, () => (node ? node.notReady() : 'starting'), log);
+    server = await serveMetrics(o, metrics, () => (node ? (node.notReady() ?? thread?.notReady() ?? null) : 'starting'), log);
     await applyCrawlTopology(conn.nc, { retention });
     const kv = await openKvStores(conn.nc);
     const stored = await readStoredSettings(kv);
     if (!stored && seeds.urls.length === 0) throw new UsageError('no seeds: give --seed URL or --seeds-file FILE (or resume a crawl with --out DIR)');
     const settings = requireBrowserIfRendering(mergeSettings(stored, o));
     await storeSettings(kv, settings);
-    node = await startNode(conn.nc, settings, STAGE_NAMES, {
+    const proxyCredentials = proxyCredentialsFor(settings, o.proxyCredentialsFile, process.env);
+    const extract = { titles: o.titles !== false, threads: o.extractThreads };
+    const threaded = (o.stageThreads ?? 1) > 1;
+    if (threaded) {
+      thread = await startStageThread(
+        { ...conn.reconnect, settings, stages: [...PAGE_STAGES], outDir, log: { name: 'crawl', level: o.logLevel, file: o.logFile, terminal: process.stderr.isTTY === true }, extract, proxyCredentials },
+        metrics,
+        log,
+      );
+      thread.failed.catch((err: Error) => {
+        threadFailure = err;
+        stop.request();
+      });
+    }
+    node = await startNode(conn.nc, settings, threaded ? STAGE_NAMES.filter((s) => !PAGE_STAGES.includes(s)) : STAGE_NAMES, {
       log,
       outDir,
       metrics,
-      proxyCredentials: proxyCredentialsFor(settings, o.proxyCredentialsFile, process.env),
-      extract: { titles: o.titles !== false, threads: o.extractThreads },
+      proxyCredentials,
+      extract,
       render: { concurrency: o.renderConcurrency, memoryMb: o.renderMemoryMb },
     });
     const seeded = await publishSeeds(connectionPublisher(conn.nc), seeds.urls);
@@ -106,11 +125,14 @@ export async function runCrawl(o: RunOptions): Promise<number> {
     } else await stop.stopped();
   } finally {
     progress?.stop();
+    // the stages up to fetch first: what they send on, the page stages still handle
     await node?.stop();
+    await thread?.stop();
     await server?.close();
     await conn.close();
     stop.dispose();
   }
+  if (threadFailure) throw new Error(`the crawl stopped: ${threadFailure.message}; run the same command again to resume`);
   // persist has flushed and closed: every file of this process is complete, so none need a grace period
   if (o.untilIdle && o.compact !== false && !stop.requested) {
     // the stopped crawl's heap is garbage now, but V8 would keep it until the merge's own

@@ -15,6 +15,10 @@ export function stopOnSignal() {
     get requested() {
       return requested;
     },
+    /** asks the command to stop as a signal would (something it depends on failed) */
+    request(): void {
+      requested = true;
+    },
     /** resolves once a signal came */
     async stopped(): Promise<void> {
       while (!requested) await sleep(200);

@@ -12,6 +12,11 @@ export interface LogOptions {
   level?: string;
   /** `--log-file`: every record at the level, as JSON lines */
   file?: string;
+  /**
+   * whether stderr is a person's terminal (default: whether it is a TTY); a worker thread's
+   * stderr is a pipe to its process's, so the process tells the thread
+   */
+  terminal?: boolean;
 }
 
 /** The level a terminal shows unless told otherwise: what needs a person's attention. */
@@ -28,7 +33,7 @@ export function createLogger(name: string, opts: LogOptions = {}, stderr: NodeJS
   const explicit = opts.level ?? process.env.LOG_LEVEL;
   const level = checkLevel(explicit ?? 'info');
   const streams: pino.StreamEntry[] = [];
-  if (stderr.isTTY === true) streams.push({ level: pinoLevel(explicit ? level : TERMINAL_LEVEL), stream: terminalLines(stderr) });
+  if (opts.terminal ?? stderr.isTTY === true) streams.push({ level: pinoLevel(explicit ? level : TERMINAL_LEVEL), stream: terminalLines(stderr) });
   else streams.push({ level: pinoLevel(level), stream: stderr === process.stderr ? pino.destination({ dest: 2, sync: false }) : stderr });
   if (opts.file) streams.push({ level: pinoLevel(level), stream: createWriteStream(opts.file, { flags: 'a' }) });
   const lowest = streams.map((s) => s.level as pino.Level).sort((a, b) => pino.levels.values[a]! - pino.levels.values[b]!)[0]!;

@@ -1,5 +1,4 @@
 import { createServer, type Server } from 'node:http';
-import type { Registry } from 'prom-client';
 
 /** Where `crawl run` and `crawl worker` serve /metrics unless told otherwise: the port OpenTelemetry's Prometheus exporter uses. */
 export const DEFAULT_METRICS_PORT = 9464;
@@ -10,7 +9,8 @@ export interface MetricsServerOptions {
   host: string;
   /** 0 is not "any port" here: the caller does not start a server for 0 */
   port: number;
-  registry: Registry;
+  /** the process's metrics: their Prometheus text (StageMetrics, with its threads') and its content type */
+  metrics: { exposition(): Promise<string>; readonly contentType: string };
   /** null when ready; otherwise why not (a sentence), sent with 503 on /readyz */
   notReady: () => string | null;
 }
@@ -41,8 +41,8 @@ export async function startMetricsServer(o: MetricsServerOptions): Promise<Metri
       return;
     }
     if (route === '/metrics') {
-      o.registry.metrics().then(
-        (text) => res.writeHead(200, { 'content-type': o.registry.contentType }).end(text),
+      o.metrics.exposition().then(
+        (text) => res.writeHead(200, { 'content-type': o.metrics.contentType }).end(text),
         (err: Error) => res.writeHead(500, { 'content-type': 'text/plain' }).end(`collecting metrics failed: ${err.message}\n`),
       );
       return;

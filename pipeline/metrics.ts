@@ -1,4 +1,13 @@
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { AggregatorRegistry, collectDefaultMetrics, Counter, Gauge, Histogram, Registry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
+
+/**
+ * What another thread's metrics are as it last sent them (a stage thread of `crawl run`):
+ * its registry's series, and the running totals `total()` reads.
+ */
+export interface MetricsSnapshot {
+  series: Array<MetricObjectWithValues<MetricValue<string>>>;
+  totals: Array<[string, number]>;
+}
 
 /**
  * A process's metrics, in one prom-client registry that `/metrics` serves
@@ -22,6 +31,8 @@ export class StageMetrics {
   private readonly inFlight: Gauge<'stage'>;
   private readonly kvSeconds: Histogram<'bucket' | 'op' | 'outcome'>;
   private readonly reconnects: Counter;
+  /** the other threads' latest snapshots, by thread: added to this thread's own when served and in total() */
+  private readonly others = new Map<string, MetricsSnapshot>();
 
   constructor(registry = new Registry()) {
     this.registry = registry;
@@ -161,14 +172,42 @@ export class StageMetrics {
     this.registry.removeSingleMetric(name);
   }
 
-  /** the running total of one counter, summed over outcomes unless one is named (or a test on it given) */
+  /** the running total of one counter, summed over outcomes unless one is named (or a test on it given), over every thread */
   total(stage: string, what: string, outcome?: string | ((outcome: string) => boolean)): number {
     let sum = 0;
-    for (const [key, value] of this.totals) {
+    const add = (key: string, value: number) => {
       const [s, w, o] = key.split('/');
-      if (s !== stage || w !== what) continue;
+      if (s !== stage || w !== what) return;
       if (outcome === undefined || (typeof outcome === 'function' ? outcome(o!) : o === outcome)) sum += value;
-    }
+    };
+    for (const [key, value] of this.totals) add(key, value);
+    for (const other of this.others.values()) for (const [key, value] of other.totals) add(key, value);
     return sum;
+  }
+
+  /** The content type of {@link exposition}'s text. */
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  /** This thread's metrics, for the thread that serves them. */
+  async snapshot(): Promise<MetricsSnapshot> {
+    return { series: await this.registry.getMetricsAsJSON(), totals: [...this.totals] };
+  }
+
+  /** Another thread's latest snapshot, served and totalled with this thread's own from now on. */
+  absorb(thread: string, snapshot: MetricsSnapshot): void {
+    this.others.set(thread, snapshot);
+  }
+
+  /**
+   * The Prometheus text `/metrics` serves: this thread's registry, with every other thread's
+   * latest snapshot added series by series (counters and histograms summed, so a dashboard
+   * sees one process whatever its threads).
+   */
+  async exposition(): Promise<string> {
+    if (this.others.size === 0) return this.registry.metrics();
+    const own = await this.registry.getMetricsAsJSON();
+    return AggregatorRegistry.aggregate([own, ...[...this.others.values()].map((o) => o.series)]).metrics();
   }
 }

@@ -19,7 +19,7 @@ describe('crawl serve: service metrics', () => {
   it('counts API answers by transport and status class, scheduling passes, the lease and the jobs by state', async () => {
     const metrics = new StageMetrics();
     const service = await startService(nats.nc, parseSettings({ crawlId: 'service-metrics' }), { log: silentLogger(), host: '127.0.0.1', port: 0, metrics, tickMs: 50 });
-    const server = await startMetricsServer({ host: '127.0.0.1', port: 0, registry: metrics.registry, notReady: () => null });
+    const server = await startMetricsServer({ host: '127.0.0.1', port: 0, metrics, notReady: () => null });
     try {
       // declared before anything happened: the first scrape holds every family
       const first = await (await fetch(`${server.url}/metrics`)).text();

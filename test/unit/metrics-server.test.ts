@@ -12,7 +12,7 @@ describe('metrics server', () => {
     metrics.handled('fetch', 'emitted', 0.02);
     metrics.count('fetch', 'responses', '2xx');
     let why: string | null = 'starting';
-    const server = await startMetricsServer({ host: '127.0.0.1', port: 0, registry: metrics.registry, notReady: () => why });
+    const server = await startMetricsServer({ host: '127.0.0.1', port: 0, metrics, notReady: () => why });
     try {
       const text = await (await fetch(`${server.url}/metrics`)).text();
       assert.match(text, /^crawler_stage_messages_total\{stage="fetch",outcome="emitted"\} 1$/m);
@@ -33,9 +33,9 @@ describe('metrics server', () => {
 
   it('says which port is taken', async () => {
     const metrics = new StageMetrics();
-    const first = await startMetricsServer({ host: '127.0.0.1', port: 0, registry: metrics.registry, notReady: () => null });
+    const first = await startMetricsServer({ host: '127.0.0.1', port: 0, metrics, notReady: () => null });
     try {
-      await assert.rejects(startMetricsServer({ host: '127.0.0.1', port: first.port, registry: metrics.registry, notReady: () => null }), (err: Error) => {
+      await assert.rejects(startMetricsServer({ host: '127.0.0.1', port: first.port, metrics, notReady: () => null }), (err: Error) => {
         assert.ok(err instanceof MetricsPortInUseError);
         assert.match(err.message, new RegExp(`metrics port 127.0.0.1:${first.port} is in use: give another --metrics-port`));
         return true;
