@@ -92,9 +92,9 @@ export class PartitionOwner<T> {
     for (const [p, h] of this.held) if (h.open && !h.dropping && !h.checkpointing) this.checkpoint(p, h);
   }
 
+  /** Renews every held lease at once: one round trip for all, not one after another (each its own key). */
   private async renewAll(now: number): Promise<void> {
-    for (const [p, h] of this.held) {
-      if (h.dropping) continue;
+    const renewals = [...this.held].filter(([, h]) => !h.dropping).map(async ([p, h]) => {
       try {
         const renewed = await this.table.renew(p, h.lease, now);
         if (renewed) h.lease = renewed;
@@ -104,7 +104,8 @@ export class PartitionOwner<T> {
         this.ctx.log.warn({ stage: this.def.name, partition: p, err: (err as Error).message }, 'renewing a partition lease failed');
         if (now >= h.lease.expiresAt - this.ttlMs / 3) this.drop(p, 'lost');
       }
-    }
+    });
+    await Promise.all(renewals);
   }
 
   private take(p: number, lease: HeldLease): void {

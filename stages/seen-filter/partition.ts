@@ -74,6 +74,9 @@ export async function openSeenPartition(
       handle: (i, c) => handleSeenFilter(i, c, seen),
     },
     async checkpoint() {
+      // a partition that handled nothing since has nothing to settle or save: an idle crawl
+      // asks the server nothing for it
+      if (seen.unsettledCount === 0 && seen.addedSinceSnapshot === 0) return;
       // every round (5 s): forget messages the server will not deliver again, so the
       // unsettled map holds only the last few seconds of new URLs
       seen.settle((await ctx.streams.consumerPosition(input.stream, input.durable)).ackFloor);

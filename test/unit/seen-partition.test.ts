@@ -51,4 +51,25 @@ describe('seen-filter partition: open, snapshot, takeover', () => {
     await ctx.kv.seen.put(chunkKey, chunk);
     await assert.rejects(openSeenPartition(seenFilterStage, 0, ctx), /seen-set snapshot of partition 0: checksum mismatch/);
   });
+
+  test('a checkpoint of a partition that handled nothing since asks the server nothing; one with a new URL settles it', async () => {
+    const ctx = createFakeContext({ settings: { partitions: 1 } });
+    const part = await openSeenPartition(seenFilterStage, 0, ctx);
+    let asked = 0;
+    const position = ctx.streams.consumerPosition.bind(ctx.streams);
+    ctx.streams.consumerPosition = (stream, durable) => {
+      asked += 1;
+      return position(stream, durable);
+    };
+    await part.checkpoint();
+    assert.equal(asked, 0, 'an idle partition reads no consumer position');
+
+    const [seq] = await publish(ctx, 'x');
+    await part.def.handle(stageInput([candidate('x')], { streamSeq: seq!, subject: 'crawl.normalized.0' }), ctx);
+    ctx.streams.positions.set('seen-filter-p0', { ackFloor: seq!, delivered: seq!, pending: 0 });
+    await part.checkpoint();
+    assert.ok(asked >= 1, 'a partition with a new URL reads its ack floor');
+    assert.equal(part.seen.unsettledCount, 0, 'the handled message is settled');
+  });
 });
+
