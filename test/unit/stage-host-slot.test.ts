@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { confirmLease, decideAcquire, effectiveCursor, emptySlot, readSlot, readyAt, releaseSlot, renewLease, type HostSlot } from '../../stages/shared/politeness/host-slot.js';
+import { confirmLease, confirmLeaseOf, decideAcquire, undoAcquire, effectiveCursor, emptySlot, readSlot, readyAt, releaseSlot, renewLease, type HostSlot } from '../../stages/shared/politeness/host-slot.js';
 import { backoffMs, nextPacing, parseRetryAfter, type PacingSettings } from '../../stages/shared/politeness/host-pacing.js';
 import { acquireIp, decideIpAcquire, releaseIp } from '../../stages/shared/politeness/ip-slot.js';
 import { withReads } from '../../pipeline/kv-store.js';
@@ -105,6 +105,32 @@ describe('host slot: lease life cycle in KV', () => {
     assert.equal(await confirmLease(store, HOST, 'L1', T + 30_000, 500), 'resumed', 'its fetcher died: the request counts as unrecorded');
     const unconfirmed = await leasedTo('L2', 3);
     assert.equal(await confirmLease(unconfirmed, HOST, 'L2', T + 30_000, 500), 'lost');
+  });
+
+  test('a grant whose publish seemed to fail but landed: the give-back leaves a confirmed lease alone', async () => {
+    const store = await leasedTo('L1', 3);
+    assert.equal(await confirmLease(store, HOST, 'L1', T + 10, 5000), 'ours');
+    await undoAcquire(store, HOST, 'L1', 3);
+    const after = (await readSlot(store, HOST))!;
+    assert.equal(after.lease_id, 'L1', 'the fetch under way keeps its lease');
+    assert.equal(after.cursor, 3, 'its URL is not put back in the queue');
+    const unconfirmed = await leasedTo('L2', 3);
+    await undoAcquire(unconfirmed, HOST, 'L2', 3);
+    assert.equal((await readSlot(unconfirmed, HOST))!.cursor, 2, 'an unconfirmed grant is given back');
+  });
+
+  test('the gate holding a completed lease again (its URL served twice): the grant is done and the host is freed', async () => {
+    const store = await leasedTo('L1', 3);
+    assert.equal(await confirmLease(store, HOST, 'L1', T + 10, 5000), 'ours');
+    await releaseSlot(store, HOST, 'L1', T + 100, { kind: 'ok', durationMs: 90, baseDelayMs: 500 }, PACING);
+    // the same URL taken again under the same lease id, as after a rewind
+    const slotNow = (await readSlot(store, HOST))!;
+    await store.put(HOST, new TextEncoder().encode(JSON.stringify({ ...slotNow, lease_id: 'L1', lease_until: T + 70_000, lease_seq: 3, lease_confirmed: false })));
+    assert.deepEqual(await confirmLeaseOf(store, HOST, 'L1', T + 1000, 5000), { check: 'done', seq: 3 });
+    const freed = (await readSlot(store, HOST))!;
+    assert.equal(freed.lease_id, null, 'no request is waited for');
+    assert.equal(readyAt(freed, T + 1000), 0);
+    assert.equal(freed.cursor, 3, 'the queue stays past the URL');
   });
 
   test('renewLease extends only a lease that is still ours and live', async () => {

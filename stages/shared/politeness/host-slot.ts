@@ -221,11 +221,16 @@ export async function skipQueued(store: KvStore, host: string, seq: number, lane
   });
 }
 
-/** Publishing the grant failed: give the lease back and put the URL back at the head of its lane. */
+/**
+ * Publishing the grant failed: give the lease back and put the URL back at the head of its
+ * lane. Unless a fetcher confirmed the lease meanwhile: then the publish did land (its ack was
+ * lost, as in a leader election) and the grant is being fetched, so nothing is given back;
+ * rewinding under it would serve the URL again after its fetch.
+ */
 export async function undoAcquire(store: KvStore, host: string, leaseId: string, seq: number, lane = ''): Promise<void> {
   await casUpdate<HostSlot, void>(store, host, (current) => {
     const slot = asSlot(host, current);
-    if (slot.lease_id !== leaseId) return { result: undefined };
+    if (slot.lease_id !== leaseId || slot.lease_confirmed) return { result: undefined };
     const cursor = laneCursor(slot, lane);
     const back = seq > 0 && cursor === seq ? withLaneCursor(slot, lane, seq - 1) : slot;
     return { value: { ...back, lease_id: null, lease_until: 0, lease_seq: 0 }, result: undefined };
@@ -253,7 +258,13 @@ export async function confirmLease(store: KvStore, host: string, leaseId: string
 export async function confirmLeaseOf(store: KvStore, host: string, leaseId: string, now: number, leaseMs: number): Promise<{ check: LeaseCheck; seq: number }> {
   type Seen = { check: LeaseCheck; seq: number };
   const check = (current: HostSlot | null): { value?: HostSlot; result: Seen } => {
-    if (current?.done_leases?.includes(leaseId)) return { result: { check: 'done', seq: 0 } };
+    if (current?.done_leases?.includes(leaseId)) {
+      // the gate holds this completed lease again: it served the same URL a second time (its
+      // queue was rewound under a grant that was being fetched). The URL is done and the host
+      // must not wait for a request nobody will make: the lease goes, the cursor stays past it
+      if (current.lease_id === leaseId) return { value: { ...asSlot(host, current), lease_id: null, lease_until: 0, lease_seq: 0, lease_confirmed: false }, result: { check: 'done', seq: current.lease_seq ?? 0 } };
+      return { result: { check: 'done', seq: 0 } };
+    }
     if (!current || current.lease_id !== leaseId) return { result: { check: 'lost', seq: 0 } };
     // a confirmed lease that lapsed with no other request since is still this grant's: its
     // first fetcher died, and the request counts as one whose end is unknown ('resumed')

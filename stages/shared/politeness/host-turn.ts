@@ -67,7 +67,8 @@ export async function giveBackTurn(ctx: StageContext, lease: HostLease, seq: num
  */
 export async function confirmTurn(ctx: StageContext, stage: string, lease: HostLease, leaseMs: number): Promise<LeaseCheck> {
   const { check, seq } = await confirmLeaseOf(ctx.kv.hosts, lease.host, lease.leaseId, ctx.clock.now(), leaseMs);
-  if (check === 'ours' || check === 'resumed') await removeServed(ctx, stage, seq, lease.host);
+  // ('done' names a sequence only when it freed a lease the gate held again for a done URL)
+  if (check === 'ours' || check === 'resumed' || check === 'done') await removeServed(ctx, stage, seq, lease.host);
   if (check === 'ours' && lease.ip) await extendIp(ctx.kv.hosts, lease.ip, lease.leaseId, ctx.clock.now() + leaseMs);
   return check;
 }
