@@ -38,7 +38,9 @@ function assertOneLineRefusal(r: { code: number | null; stderr: string; stdout: 
   for (const s of secrets) assert.ok(!r.stderr.includes(s) && !r.stdout.includes(s), `the secret is not echoed: ${r.stderr}`);
 }
 
-describe('NATS authentication and TLS (real nats-server processes)', () => {
+// each case starts servers of its own (own directory, own port): three at a time, not one
+// after another (one by one they took 81 s of a loaded integration run, mostly CLI start-ups)
+describe('NATS authentication and TLS (real nats-server processes)', { concurrency: 3 }, () => {
   let dir: string;
   const servers: ConfiguredNats[] = [];
   before(() => {
