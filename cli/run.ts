@@ -3,6 +3,7 @@ import { publishSeeds } from '../app/seeding.js';
 import { openKvStores } from '../pipeline/adapters/nats-kv.js';
 import { startNode, type CrawlNode } from '../app/node.js';
 import { PAGE_STAGES, startStageThread, type StageThread } from '../app/stage-thread.js';
+import { defaultExtractThreads } from '../stages/extract/index.js';
 import { waitUntilIdle } from '../app/backlog.js';
 import { readStoredSettings, storeSettings } from '../app/settings-store.js';
 import { applyCrawlTopology } from '../ops/nats/crawl-topology.js';
@@ -87,8 +88,9 @@ export async function runCrawl(o: RunOptions): Promise<number> {
     const settings = requireBrowserIfRendering(mergeSettings(stored, o));
     await storeSettings(kv, settings);
     const proxyCredentials = proxyCredentialsFor(settings, o.proxyCredentialsFile, process.env);
-    const extract = { titles: o.titles !== false, threads: o.extractThreads };
     const threaded = (o.stageThreads ?? 1) > 1;
+    // with a stage thread of its own, extract parses there unless cores are left beyond the two threads
+    const extract = { titles: o.titles !== false, threads: o.extractThreads ?? (threaded ? Math.max(0, defaultExtractThreads() - 1) : undefined) };
     if (threaded) {
       thread = await startStageThread(
         { ...conn.reconnect, settings, stages: [...PAGE_STAGES], outDir, log: { name: 'crawl', level: o.logLevel, file: o.logFile, terminal: process.stderr.isTTY === true }, extract, proxyCredentials },
