@@ -61,7 +61,9 @@ export function startStageThread(init: StageThreadInit, metrics: StageMetrics, l
   let notReady: string | null = 'starting';
   let started = false;
   let stopped = false;
-  let onStopped: () => void = () => undefined;
+  // settles when the thread has stopped its stages, failed, or exited: stop() waits for no more
+  let ended!: () => void;
+  const over = new Promise<void>((r) => (ended = r));
   let fail: (err: Error) => void = () => undefined;
   const failed = new Promise<never>((_resolve, reject) => (fail = reject));
   failed.catch(() => undefined); // a caller that never awaits it is told through the log
@@ -71,6 +73,7 @@ export function startStageThread(init: StageThreadInit, metrics: StageMetrics, l
         void worker.terminate();
         return reject(err);
       }
+      ended();
       if (stopped) return;
       log.error({ stages: init.stages, err: err.message }, 'a stage thread failed: its stages no longer consume (their messages wait in their streams)');
       notReady = `the thread of ${name} failed`;
@@ -84,11 +87,11 @@ export function startStageThread(init: StageThreadInit, metrics: StageMetrics, l
         started = true;
         resolve(thread);
       } else if (report.kind === 'failed') failWith(new Error(report.message));
-      else if (report.kind === 'stopped') onStopped();
+      else if (report.kind === 'stopped') ended();
     });
     worker.on('error', (err) => failWith(err));
     worker.on('exit', (code) => {
-      onStopped();
+      ended();
       if (!stopped) failWith(new Error(`the thread of ${name} exited (code ${code})`));
     });
     const thread: StageThread = {
@@ -97,9 +100,9 @@ export function startStageThread(init: StageThreadInit, metrics: StageMetrics, l
       async stop() {
         if (stopped) return;
         stopped = true;
-        const done = new Promise<void>((r) => (onStopped = r));
+        // a thread that failed or exited before has nothing left to stop
         worker.postMessage({ kind: 'stop' } satisfies StageThreadCommand);
-        await done;
+        await over;
         await worker.terminate();
       },
     };
