@@ -27,24 +27,38 @@ export class BinaryHeap<T> {
     }
   }
 
+  /** Keeps only the items `keep` says to, in heap order again (O(n)). */
+  retain(keep: (item: T) => boolean): void {
+    const a = this.items;
+    let n = 0;
+    for (const item of a) if (keep(item)) a[n++] = item;
+    a.length = n;
+    for (let i = (n >> 1) - 1; i >= 0; i--) this.siftDown(i);
+  }
+
   pop(): T | undefined {
     const a = this.items;
     const top = a[0];
     const last = a.pop();
     if (a.length > 0 && last !== undefined) {
       a[0] = last;
-      let i = 0;
-      for (;;) {
-        const l = 2 * i + 1;
-        const r = l + 1;
-        let m = i;
-        if (l < a.length && this.before(a[l]!, a[m]!)) m = l;
-        if (r < a.length && this.before(a[r]!, a[m]!)) m = r;
-        if (m === i) break;
-        [a[m], a[i]] = [a[i]!, a[m]!];
-        i = m;
-      }
+      this.siftDown(0);
     }
     return top;
+  }
+
+  private siftDown(from: number): void {
+    const a = this.items;
+    let i = from;
+    for (;;) {
+      const l = 2 * i + 1;
+      const r = l + 1;
+      let m = i;
+      if (l < a.length && this.before(a[l]!, a[m]!)) m = l;
+      if (r < a.length && this.before(a[r]!, a[m]!)) m = r;
+      if (m === i) break;
+      [a[m], a[i]] = [a[i]!, a[m]!];
+      i = m;
+    }
   }
 }

@@ -182,7 +182,9 @@ export class HostScheduler {
       return;
     }
     const current = this.dueAt.get(host);
-    if (current !== undefined && current <= at) return;
+    // an earlier time changes nothing for a host already due: it waits among the ready ones
+    // (a new entry would only leave its old one there, stale, one more for each URL queued)
+    if (current !== undefined && (current <= at || current <= this.ctx.clock.now())) return;
     this.dueAt.set(host, at);
     this.heap.push({ at, host });
     this.kick();

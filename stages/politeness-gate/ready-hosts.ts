@@ -55,6 +55,8 @@ export class ReadyHosts {
   private fifo: Array<{ host: string; at: number; since: number }> = [];
   private fifoHead = 0;
   private arrivals = 0;
+  /** current entries in the heap when stale ones were last dropped */
+  private currentAtLastDrop = 0;
 
   constructor(
     private readonly keyOf: (host: string, at: number) => ReadyKey,
@@ -70,6 +72,22 @@ export class ReadyHosts {
   add(host: string, at: number, now: number): void {
     this.heap.push({ host, at, key: this.keyOf(host, at), seq: this.arrivals++ });
     this.fifo.push({ host, at, since: now });
+    this.dropStale();
+  }
+
+  /**
+   * Stale entries wait to be skipped where they are; once they outnumber the current ones,
+   * they go at once, so the memory held follows the hosts waiting, not how often hosts came due.
+   */
+  private dropStale(): void {
+    if (this.heap.size > 2 * this.currentAtLastDrop + 1024) {
+      this.heap.retain((e) => this.isCurrent(e.host, e.at));
+      this.currentAtLastDrop = this.heap.size;
+    }
+    if (this.fifo.length - this.fifoHead > 2 * this.heap.size + 1024) {
+      this.fifo = this.fifo.slice(this.fifoHead).filter((e) => this.isCurrent(e.host, e.at));
+      this.fifoHead = 0;
+    }
   }
 
   /** The host to serve next (removed), or undefined when none is due. */

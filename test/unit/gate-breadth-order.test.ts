@@ -4,6 +4,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { HostScheduler, MAX_DEFER_MS } from '../../stages/politeness-gate/host-scheduler.js';
 import type { ServedTurn } from '../../stages/politeness-gate/serve-host.js';
 import { DomainTally } from '../../stages/politeness-gate/domain-tally.js';
+import { ReadyHosts } from '../../stages/politeness-gate/ready-hosts.js';
+import { BinaryHeap } from '../../stages/politeness-gate/binary-heap.js';
 import { createFakeContext } from '../support/fake-context.js';
 
 /** a.test's hosts are a1.a.test, a2.a.test…: the domain is what follows the first label */
@@ -109,5 +111,43 @@ describe('domain tally', () => {
     assert.equal(tally.count('b.test'), 0);
     assert.equal(tally.count('c.test'), 1);
     assert.equal(tally.size, 2);
+  });
+});
+
+describe('due hosts waiting for a turn: memory follows the hosts, not how often they came due', () => {
+  test('entries made stale by a host coming due again are dropped once they outnumber the current ones', () => {
+    const currentAt = new Map<string, number>();
+    const ready = new ReadyHosts(
+      (_host, at) => ({ rank: 1, domainGrants: 0, weight: 1, depth: 0, at }),
+      (host, at) => currentAt.get(host) === at,
+      MAX_DEFER_MS,
+    );
+    const hosts = Array.from({ length: 100 }, (_, i) => `h${i}.test`);
+    let peak = 0;
+    for (let round = 1; round <= 500; round++) {
+      for (const host of hosts) {
+        currentAt.set(host, round);
+        ready.add(host, round, 0);
+        peak = Math.max(peak, ready.size);
+      }
+    }
+    // 50,000 arrivals of 100 hosts: without dropping, 50,000 entries
+    assert.ok(peak <= 2 * hosts.length + 1024 + 1, `at most ${peak} entries held`);
+    const served: string[] = [];
+    for (let t = ready.take(0); t; t = ready.take(0)) {
+      assert.equal(t.at, currentAt.get(t.host), 'only a current entry is served');
+      served.push(t.host);
+    }
+    assert.deepEqual(served.sort(), [...hosts].sort(), 'each waiting host is served once');
+  });
+
+  test('a heap keeps its order when entries are dropped from it', () => {
+    const heap = new BinaryHeap<number>((a, b) => a < b);
+    const values = Array.from({ length: 1000 }, (_, i) => (i * 7919) % 1000);
+    for (const v of values) heap.push(v);
+    heap.retain((v) => v % 3 !== 0);
+    const popped: number[] = [];
+    for (let v = heap.pop(); v !== undefined; v = heap.pop()) popped.push(v);
+    assert.deepEqual(popped, values.filter((v) => v % 3 !== 0).sort((a, b) => a - b));
   });
 });
