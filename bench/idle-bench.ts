@@ -7,7 +7,7 @@
  * one core, with the pages fetched in it (each one's work is in the figure; ~20 ms a page).
  *
  * BENCH_IDLE_SECONDS (default 300), BENCH_IDLE_HOSTS (3), BENCH_IDLE_DELAY_MS (30000),
- * BENCH_CRAWL_ARGS (flags added to `crawl run`). Target (issue: idle is nearly free): ≤ 1 % of
+ * BENCH_CRAWL_ARGS (flags added to `crawl run`), BENCH_NODE_ARGS (node flags: `--cpu-prof`). Target (issue: idle is nearly free): ≤ 1 % of
  * a core for crawl + nats-server.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -38,7 +38,8 @@ async function main() {
   for (const host of web.model.siteHostNames) args.push('--seed', `http://${host}/`);
   args.push(...(process.env.BENCH_CRAWL_ARGS ?? '').split(' ').filter(Boolean));
   console.log(`bench:idle: ${HOSTS} hosts × 200 pages, ${DELAY_MS / 1000} s between a host's requests; ${WARM_UP_MS / 1000} s warm-up, then ${SECONDS} s measured`);
-  const child = crawlCli(args, { NATS_URL: server.url }, { stdio: ['ignore', 'ignore', 'ignore'] });
+  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child = crawlCli(args, { NATS_URL: server.url }, { stdio: ['ignore', 'ignore', 'ignore'], nodeArgs });
   const done = exited(child);
   const probe = startMachineProbe();
   try {
