@@ -120,6 +120,13 @@ function program(): Command {
     .action(async (url: string | undefined, o) => exitWhenDrained(await (await import('./get.js')).runGet(url, o)));
 
   cli
+    .command('index')
+    .description('rebuild the CDXJ index (warc/<name>.cdxj, as pywb reads it) of every sealed WARC file of the output from the file itself')
+    .option('--out <dir>', 'output directory', DEFAULT_OUT)
+    .option('--missing', 'only the files that have no index yet', false)
+    .action(async (o) => exitWhenDrained(await (await import('./index-command.js')).runIndex(o)));
+
+  cli
     .command('testweb')
     .description('serve the built-in deterministic test web on 127.0.0.1')
     .option('--hosts <n>', 'number of site hosts', parseIntOption('--hosts', 1, 999), 20)
