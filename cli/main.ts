@@ -127,6 +127,15 @@ function program(): Command {
     .action(async (o) => exitWhenDrained(await (await import('./index-command.js')).runIndex(o)));
 
   cli
+    .command('export')
+    .description('package the crawl for other tools: wacz (WARC files, CDXJ index and page list, for ReplayWeb.page and pywb)')
+    .argument('<format>', 'wacz')
+    .option('--out <dir>', 'output directory of the crawl', DEFAULT_OUT)
+    .option('--to <file>', 'the file to write (.wacz)')
+    .option('--host <host>', 'only the pages and records of this host')
+    .action(async (format: string, o) => exitWhenDrained(await (await import('./export.js')).runExport(format, o)));
+
+  cli
     .command('testweb')
     .description('serve the built-in deterministic test web on 127.0.0.1')
     .option('--hosts <n>', 'number of site hosts', parseIntOption('--hosts', 1, 999), 20)

@@ -10,6 +10,7 @@ import { warcinfoHeader } from '../../stages/archive/index.js';
 import { OPEN_SUFFIX, WarcFileSink } from '../../pipeline/adapters/warc/file-sink.js';
 import { repairAbandonedWarcs } from '../../pipeline/adapters/warc/repair.js';
 import { cdxjPathOf, reindexWarcFile } from '../../pipeline/adapters/warc/cdxj-file.js';
+import { mergeCdxjFiles } from '../../pipeline/adapters/export/cdxj-merge.js';
 import { warcioCdxj } from '../support/warc-reader.js';
 
 const T = Date.UTC(2024, 0, 2, 3, 4, 5, 678);
@@ -105,6 +106,11 @@ describe('CDXJ index of the WARC files', () => {
         await reindexWarcFile(file);
         assert.equal(readFileSync(cdxjPathOf(file), 'utf8'), written);
       }
+      // the indexes merged into one (a WACZ's): every line once, in sort order
+      const all = files.flatMap((f) => readFileSync(cdxjPathOf(f), 'utf8').trimEnd().split('\n').filter(Boolean));
+      const merged = path.join(dir, 'all.cdxj');
+      assert.equal(await mergeCdxjFiles(files.map(cdxjPathOf), merged), all.length);
+      assert.deepEqual(readFileSync(merged, 'utf8').trimEnd().split('\n'), [...all].sort());
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
