@@ -128,10 +128,10 @@ function program(): Command {
 
   cli
     .command('export')
-    .description('package the crawl for other tools: wacz (WARC files, CDXJ index and page list, for ReplayWeb.page and pywb)')
-    .argument('<format>', 'wacz')
+    .description('package the crawl for other tools: wacz (WARC files, CDXJ index and page list, for ReplayWeb.page and pywb), wet (extracted text) or wat (metadata and links), as Common Crawl writes them')
+    .argument('<format>', 'wacz | wet | wat')
     .option('--out <dir>', 'output directory of the crawl', DEFAULT_OUT)
-    .option('--to <file>', 'the file to write (.wacz)')
+    .option('--to <file>', 'the file to write (.wacz, .warc.wet.gz, .warc.wat.gz)')
     .option('--host <host>', 'only the pages and records of this host')
     .action(async (format: string, o) => exitWhenDrained(await (await import('./export.js')).runExport(format, o)));
 
