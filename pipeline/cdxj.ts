@@ -14,19 +14,34 @@ const HEAD_END = Buffer.from('\r\n\r\n');
 /** more than any record head here: the HTTP head of a response is read from this prefix */
 const HEAD_WINDOW = 64 * 1024;
 
-/** Header lines (after the first line) into a map of lowercased names; a repeated field is joined by ", " as fetch's Headers does. */
-function fieldsOf(lines: string[]): Map<string, string> {
+/**
+ * The fields of a head (the lines after its first) that are in `wanted` (lowercased names),
+ * a repeated field joined by ", " as fetch's Headers does. Only the wanted lines are split:
+ * this runs for every record the archive writes.
+ */
+function fieldsOf(head: string, wanted: ReadonlySet<string>): Map<string, string> {
   const m = new Map<string, string>();
-  for (const line of lines) {
+  let at = head.indexOf('\r\n');
+  while (at >= 0) {
+    const start = at + 2;
+    const next = head.indexOf('\r\n', start);
+    const line = next < 0 ? head.slice(start) : head.slice(start, next);
     const i = line.indexOf(':');
-    if (i <= 0) continue;
-    const k = line.slice(0, i).trim().toLowerCase();
-    const v = line.slice(i + 1).trim();
-    const had = m.get(k);
-    m.set(k, had === undefined ? v : `${had}, ${v}`);
+    if (i > 0) {
+      const k = line.slice(0, i).trim().toLowerCase();
+      if (wanted.has(k)) {
+        const v = line.slice(i + 1).trim();
+        const had = m.get(k);
+        m.set(k, had === undefined ? v : `${had}, ${v}`);
+      }
+    }
+    at = next;
   }
   return m;
 }
+
+const WARC_FIELDS = new Set(['warc-type', 'content-type', 'warc-target-uri', 'warc-date', 'warc-payload-digest']);
+const HTTP_FIELDS = new Set(['content-type']);
 
 /** `2024-01-02T03:04:05.678Z` → `20240102030405` */
 export const cdxTimestamp = (warcDate: string): string => warcDate.replace(/[-:T]/g, '').slice(0, 14);
@@ -36,7 +51,7 @@ export function cdxjEntryOf(record: Uint8Array): CdxjEntry | null {
   const buf = Buffer.from(record.buffer, record.byteOffset, record.byteLength);
   const headEnd = buf.indexOf(HEAD_END);
   if (headEnd < 0) return null;
-  const warc = fieldsOf(buf.subarray(0, headEnd).toString('utf8').split('\r\n').slice(1));
+  const warc = fieldsOf(buf.toString('utf8', 0, headEnd), WARC_FIELDS);
   const type = warc.get('warc-type') ?? '';
   const contentType = warc.get('content-type') ?? '';
   if (type === 'request' || type === 'warcinfo' || type === '') return null;
@@ -48,9 +63,9 @@ export function cdxjEntryOf(record: Uint8Array): CdxjEntry | null {
     const block = buf.subarray(headEnd + 4, Math.min(buf.length, headEnd + 4 + HEAD_WINDOW));
     const httpEnd = block.indexOf(HEAD_END);
     if (contentType.startsWith('application/http') && httpEnd >= 0) {
-      const [statusLine = '', ...lines] = block.subarray(0, httpEnd).toString('latin1').split('\r\n');
-      const status = /^HTTP\/\S+\s+(\d{3})/.exec(statusLine)?.[1];
-      const mime = fieldsOf(lines).get('content-type')?.split(';', 1)[0]?.trim();
+      const http = block.toString('latin1', 0, httpEnd);
+      const status = /^HTTP\/\S+\s+(\d{3})/.exec(http)?.[1];
+      const mime = fieldsOf(http, HTTP_FIELDS).get('content-type')?.split(';', 1)[0]?.trim();
       if (type === 'response' && mime) entry.mime = mime;
       if (status) entry.status = status;
     }
