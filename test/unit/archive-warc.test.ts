@@ -66,7 +66,9 @@ describe('archive: SURT keys (cc-index url_surtkey)', () => {
     ['https://Example.COM/A/b.html?z=1&a=2#frag', 'com,example)/a/b.html?a=2&z=1'],
     ['http://h01.site.test:8080/x', 'test,site,h01:8080)/x'],
     ['http://www2.example.co.uk/', 'uk,co,example)/'],
-    ['http://127.0.0.1/p', '127.0.0.1)/p'],
+    // as python surt (cc-index, pywb), warcio.js and wabac.js write it
+    ['http://127.0.0.1/p', '1,0,0,127)/p'],
+    ['http://[::1]:8080/p', '[::1]:8080)/p'],
   ];
   for (const [url, key] of cases) it(`${url} → ${key}`, () => assert.equal(surtKey(url), key));
 });

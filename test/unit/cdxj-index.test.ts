@@ -49,7 +49,7 @@ function exchange(over: Partial<ArchivedExchange> = {}, x: Partial<NonNullable<A
   };
 }
 
-/** Every kind of record the archive writes: a page, a 304, a duplicate payload, a redirect, a 404, a network failure, a robots.txt, a rendered DOM. */
+/** Every kind of record the archive writes: a page, a 304, a duplicate payload, a redirect, a 404, a network failure, a robots.txt, a host by address, a rendered DOM. */
 const EXCHANGES: Array<(info: string) => ReturnType<typeof exchangeRecords>> = [
   (info) => exchangeRecords(exchange(), info, null),
   (info) => exchangeRecords(exchange({ url: 'http://h01.site.test/b', fetch_status: 304, body: Buffer.alloc(0) }, { status_text: 'Not Modified', refers_to_date: T - 1000 }), info, null),
@@ -59,6 +59,7 @@ const EXCHANGES: Array<(info: string) => ReturnType<typeof exchangeRecords>> = [
   (info) => exchangeRecords(exchange({ url: 'http://h03.site.test:8080/missing?z=2&a=1', fetch_status: 404, headers: { 'content-type': 'text/plain' }, body: Buffer.from('no') }, { status_text: 'Not Found' }), info, null),
   (info) => exchangeRecords(exchange({ url: 'http://h04.site.test/down', fetch_status: 0, body: Buffer.alloc(0) }, { kind: 'failure', failure: 'connection refused' }), info, null),
   (info) => exchangeRecords(exchange({ url: 'http://h01.site.test/robots.txt', headers: { 'content-type': 'text/plain' }, body: Buffer.from('User-agent: *\nAllow: /\n') }, { kind: 'robots', capture_id: 'robots:1' }), info, null),
+  (info) => exchangeRecords(exchange({ url: 'http://127.0.0.1:8080/by-address' }, { capture_id: 'f9:0' }), info, null),
   (info) => renderedRecords(exchange({ url: 'http://h01.site.test/app', body: Buffer.from('<html><body>rendered</body></html>') }, { kind: 'rendered' }), info, '<urn:uuid:response>'),
 ];
 
@@ -80,8 +81,9 @@ describe('CDXJ index of the WARC files', () => {
       const theirs = await warcioCdxj(file!);
       assert.equal(ours, theirs);
       const lines = ours.trimEnd().split('\n');
-      // response, 304 revisit, identical revisit, 301, 404, robots.txt, conversion: not the requests, metadata, warcinfo or the failure
-      assert.equal(lines.length, 7);
+      // response, 304 revisit, identical revisit, 301, 404, robots.txt, a host by address, conversion: not the requests, metadata, warcinfo or the failure
+      assert.equal(lines.length, 8);
+      assert.ok(lines.some((l) => l.startsWith('1,0,0,127:8080)/by-address ')), 'an address is reversed, as replay looks it up');
       assert.deepEqual(lines, [...lines].sort(), 'sorted');
       const page = lines.find((l) => l.startsWith('test,site,h01)/a?b=1 '))!;
       assert.match(page, /^test,site,h01\)\/a\?b=1 20240102030405 \{"url":"http:\/\/h01\.site\.test\/a\?b=1","mime":"text\/html","status":"200","digest":"[A-Z2-7]{32}","length":"\d+","offset":"\d+","filename":"CRAWL-c1-[^"]+\.warc\.gz"\}$/);
