@@ -46,6 +46,12 @@ describe('end to end: the archive indexed and exported as CDXJ, WET and WAT', ()
     assert.equal(run.code, 0, run.stderr);
     assert.match(run.stdout, new RegExp(`^indexed ${files.length} WARC files: \\d+ records, \\d+ index lines`));
     assert.deepEqual(files.map((f) => readFileSync(cdxjPathOf(f), 'utf8')), written);
+    // --missing: only a file without an index is read
+    rmSync(cdxjPathOf(files[0]!));
+    const missing = await runCli(['index', '--out', out, '--missing']);
+    assert.equal(missing.code, 0, missing.stderr);
+    assert.match(missing.stdout, /^indexed 1 WARC file: /);
+    assert.equal(readFileSync(cdxjPathOf(files[0]!), 'utf8'), written[0]);
   });
 
   it('WET: a conversion record per stored page, its text the page’s main text, referring to the page’s response', async () => {
