@@ -33,13 +33,18 @@ interface PageLine {
   text?: string;
 }
 
-/** The crawl's pages (2xx, what replay shows) as WACZ page entries, oldest first; of one host with `host`. */
-async function pagesOf(outDir: string, host: string | undefined): Promise<PageLine[]> {
+/**
+ * The crawl's pages (2xx, what replay shows) as WACZ page entries, oldest first; of one host
+ * with `host`. Only pages whose record is in the package (`files`, as captures names them):
+ * a page whose WARC file is still being written is not listed, since it would not replay.
+ */
+async function pagesOf(outDir: string, host: string | undefined, files: readonly string[]): Promise<PageLine[]> {
   const db = await openOutputDatabase(outDir);
   try {
-    const where = `fetch_status BETWEEN 200 AND 299${host ? ` AND url_host_name = ${sqlString(host.toLowerCase())}` : ''}`;
+    const where = `p.fetch_status BETWEEN 200 AND 299${host ? ` AND p.url_host_name = ${sqlString(host.toLowerCase())}` : ''}`;
+    const packaged = `EXISTS (SELECT 1 FROM captures c WHERE c.fetch_id = p.fetch_id AND c.warc_type IN ('response', 'revisit') AND c.warc_filename IN (${files.map(sqlString).join(', ')}))`;
     const res = await db.run(
-      `SELECT fetch_id, url, strftime(fetch_time, '%Y-%m-%dT%H:%M:%SZ') AS ts, title, text FROM pages WHERE ${where} ORDER BY fetch_time, url`,
+      `SELECT p.fetch_id, p.url, strftime(p.fetch_time, '%Y-%m-%dT%H:%M:%SZ') AS ts, p.title, p.text FROM pages p WHERE ${where} AND ${packaged} ORDER BY p.fetch_time, p.url`,
     );
     return res.rows.map(([id, url, ts, title, text]) => ({
       id: String(id),
@@ -88,7 +93,7 @@ export async function exportWacz(outDir: string, to: string, host: string | unde
     if (archive.length === 0) throw new UsageError(host ? `no records of ${host} in the WARC files of ${outDir}` : `no sealed WARC files in ${outDir}`);
     const index = path.join(work, 'index.cdxj');
     const lines = await mergeCdxjFiles(indexes, index);
-    const pages = await pagesOf(outDir, host);
+    const pages = await pagesOf(outDir, host, archive.map((a) => `warc/${path.basename(a.path)}`));
     const pagesFile = path.join(work, 'pages.jsonl');
     const header = { format: 'json-pages-1.0', id: 'pages', title: 'All Pages' };
     await fsp.writeFile(pagesFile, [header, ...pages].map((p) => JSON.stringify(p)).join('\n') + '\n');

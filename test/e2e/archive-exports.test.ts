@@ -1,17 +1,19 @@
 /**
  * What a crawl's archive gives the tools its users already have, through the CLI on a crawl of
  * the test web: `crawl index` rebuilds each WARC file's CDXJ index byte for byte; `crawl
- * export wet|wat` writes Common Crawl's text and metadata files, read here with warcio.js:
+ * export wacz` leaves out a file still being written; `crawl export wet|wat` writes Common Crawl's text and metadata files, read here with warcio.js:
  * one record per stored page, the WET text the page's main text, each record pointing at
  * the response it was made from.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { startTestWeb, type TestWeb } from '../../testweb/index.js';
 import { cdxjPathOf } from '../../pipeline/adapters/warc/cdxj-file.js';
+import { OPEN_SUFFIX } from '../../pipeline/adapters/warc/file-sink.js';
+import { unzipSync } from 'fflate';
 import { runCli } from '../support/crawl-cli.js';
 import { E2E, FAST_PACING, queryOutput } from '../support/e2e-web.js';
 import { readWarcFile, warcFiles } from '../support/warc-reader.js';
@@ -108,16 +110,33 @@ describe('end to end: the archive indexed and exported as CDXJ, WET and WAT', ()
     assert.equal(links, Number(stored2[0]![0]), 'every stored link of the pages');
   });
 
-  it('bad arguments get a clear error and leave no file', async () => {
-    const unknown = await runCli(['export', 'arc', '--out', out, '--to', path.join(dir, 'x')]);
-    assert.equal(unknown.code, 2);
-    assert.match(unknown.stderr, /unknown format "arc" \(wacz, wet or wat\)/);
-    const noTo = await runCli(['export', 'wet', '--out', out]);
-    assert.equal(noTo.code, 2);
-    assert.match(noTo.stderr, /--to FILE is required/);
+  it('a WACZ leaves out a WARC file still being written, and the pages whose records are in it', async () => {
+    const files = warcFiles(out);
+    const open = files[files.length - 1]!;
+    // a live writer (this process) is writing it: neither sealed nor packaged
+    writeFileSync(open + OPEN_SUFFIX, JSON.stringify({ pid: process.pid, hostname: os.hostname(), started: Date.now() }));
+    try {
+      const to = path.join(dir, 'partial.wacz');
+      const run = await runCli(['export', 'wacz', '--out', out, '--to', to]);
+      assert.equal(run.code, 0, run.stderr);
+      assert.match(run.stderr, /1 WARC file\(s\) still being written are left out/);
+      const zip = unzipSync(readFileSync(to));
+      const archived = Object.keys(zip).filter((n) => n.startsWith('archive/')).map((n) => path.basename(n));
+      assert.deepEqual(archived.sort(), files.slice(0, -1).map((f) => path.basename(f)).sort());
+      const listed = Buffer.from(zip['pages/pages.jsonl']!).toString().trimEnd().split('\n').slice(1).map((l) => (JSON.parse(l) as { id: string }).id);
+      const inOpen = (await queryOutput(out, `SELECT fetch_id FROM captures WHERE warc_filename = 'warc/${path.basename(open)}'`)).map((r) => String(r[0]));
+      assert.ok(inOpen.length > 0);
+      assert.deepEqual(listed.filter((id) => inOpen.includes(id)), [], 'no page of the open file is listed');
+      assert.ok(listed.length > 0);
+    } finally {
+      rmSync(open + OPEN_SUFFIX);
+    }
+  });
+
+  it('a host with no pages is a clear error, and leaves no file', async () => {
     const noHost = await runCli(['export', 'wat', '--out', out, '--host', 'nowhere.test', '--to', path.join(dir, 'none.wat.gz')]);
     assert.equal(noHost.code, 2);
     assert.match(noHost.stderr, /no stored pages of nowhere\.test/);
-    assert.deepEqual(readdirSync(dir).filter((n) => n.startsWith('none') || n === 'x'), []);
+    assert.deepEqual(readdirSync(dir).filter((n) => n.startsWith('none')), []);
   });
 });
