@@ -120,6 +120,22 @@ function program(): Command {
     .action(async (url: string | undefined, o) => exitWhenDrained(await (await import('./get.js')).runGet(url, o)));
 
   cli
+    .command('index')
+    .description('rebuild the CDXJ index (warc/<name>.cdxj, as pywb reads it) of every sealed WARC file of the output from the file itself')
+    .option('--out <dir>', 'output directory', DEFAULT_OUT)
+    .option('--missing', 'only the files that have no index yet', false)
+    .action(async (o) => exitWhenDrained(await (await import('./index-command.js')).runIndex(o)));
+
+  cli
+    .command('export')
+    .description('package the crawl for other tools: wacz (WARC files, CDXJ index and page list, for ReplayWeb.page and pywb), wet (extracted text) or wat (metadata and links), as Common Crawl writes them')
+    .argument('<format>', 'wacz | wet | wat')
+    .option('--out <dir>', 'output directory of the crawl', DEFAULT_OUT)
+    .option('--to <file>', 'the file to write (.wacz, .warc.wet.gz, .warc.wat.gz)')
+    .option('--host <host>', 'only the pages and records of this host')
+    .action(async (format: string, o) => exitWhenDrained(await (await import('./export.js')).runExport(format, o)));
+
+  cli
     .command('testweb')
     .description('serve the built-in deterministic test web on 127.0.0.1')
     .option('--hosts <n>', 'number of site hosts', parseIntOption('--hosts', 1, 999), 20)

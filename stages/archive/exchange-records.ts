@@ -4,6 +4,8 @@
  * record is the capture. Which record a `captures` row points to is `main`.
  */
 import type { ArchivedExchange } from '../../schemas/index.js';
+import { cdxjEntryOf } from '../../pipeline/cdxj.js';
+import type { CdxjEntry } from '../../ports/warc-sink.js';
 import { gzipMember, WARC_GZIP_LEVEL } from './gzip-member.js';
 import { baseHeaders, blockDigestHeader, fieldLines, newRecordId, warcDate, warcDigest, warcRecordBytes, type WarcHeaders } from './warc-record.js';
 
@@ -25,6 +27,8 @@ export interface BuiltRecords {
   mainRecordId: string;
   kind: CaptureKind;
   payloadDigest: string | null;
+  /** each member's CDXJ entry (null: not looked up by replay), read from the record it compresses */
+  index: (CdxjEntry | null)[];
 }
 
 export const PROFILE_NOT_MODIFIED = 'http://netpreserve.org/warc/1.1/revisit/server-not-modified';
@@ -192,5 +196,5 @@ export function exchangeRecords(
   );
   if (main < 0) main = records.length - 1;
   const members = records.map((r) => gzipMember(r, gzipLevel));
-  return { members, main, mainRecordId: responseRecordId, kind, payloadDigest };
+  return { members, main, mainRecordId: responseRecordId, kind, payloadDigest, index: records.map(cdxjEntryOf) };
 }

@@ -6,6 +6,7 @@
  * page from the DOM without a browser; a replay tool that plays back responses ignores it.
  */
 import type { ArchivedExchange } from '../../schemas/index.js';
+import { cdxjEntryOf } from '../../pipeline/cdxj.js';
 import { gzipMember, WARC_GZIP_LEVEL } from './gzip-member.js';
 import type { BuiltRecords } from './exchange-records.js';
 import { baseHeaders, blockDigestHeader, fieldLines, newRecordId, warcDigest, warcRecordBytes, type WarcHeaders } from './warc-record.js';
@@ -29,5 +30,5 @@ export function renderedRecords(e: ArchivedExchange, warcinfoId: string, refersT
     metaBlock,
   );
   const members = [conversion, metadata].map((r) => gzipMember(r, gzipLevel));
-  return { members, main: 0, mainRecordId: id, kind: 'conversion', payloadDigest };
+  return { members, main: 0, mainRecordId: id, kind: 'conversion', payloadDigest, index: [conversion, metadata].map(cdxjEntryOf) };
 }

@@ -1,22 +1,2 @@
-/**
- * SURT keys as Common Crawl's cc-index writes them (python `surt` with its default
- * canonicalizer, simplified): scheme dropped, host lowercased and reversed with commas,
- * leading `www.` dropped, default port dropped, `)` then the path and query lowercased,
- * query parameters sorted, fragment dropped. `http://www.Example.com/A?b=1&a=2` →
- * `com,example)/a?a=2&b=1`.
- */
-export function surtKey(url: string): string {
-  let u: URL;
-  try {
-    u = new URL(url);
-  } catch {
-    return url.toLowerCase();
-  }
-  let host = u.hostname.toLowerCase().replace(/\.$/, '');
-  host = host.replace(/^www\d*\./, '');
-  const ipv6 = host.startsWith('[');
-  const reversed = ipv6 || /^\d+\.\d+\.\d+\.\d+$/.test(host) ? host : host.split('.').reverse().join(',');
-  const port = u.port ? `:${u.port}` : '';
-  const query = u.search.length > 1 ? '?' + u.search.slice(1).split('&').filter((p) => p !== '').sort().join('&') : '';
-  return `${reversed}${port})${u.pathname}${query}`.toLowerCase();
-}
+// the key is shared with the CDXJ index, which the output adapters write too
+export { surtKey } from '../../pipeline/surt.js';

@@ -81,11 +81,13 @@ describe('object storage: a crawl into an S3 bucket, killed and resumed', () => 
     assert.equal(second.code, 0, second.stderr.slice(-2000));
     assert.match(second.stderr, /compact: /, 'the finished crawl was compacted');
 
-    // the objects: the hive layout for the tables, WARC files under warc/, nothing else
+    // the objects: the hive layout for the tables, WARC files and their CDXJ indexes under warc/, nothing else
     const keys = await download(store, local);
     const table = /^(pages|links|fetch_log|captures)\/crawl=crawl-s3\/date=\d{4}-\d{2}-\d{2}\/version=0\/part-[0-9TZ]+-[0-9a-f]+\.parquet$/;
     const warc = /^warc\/CRAWL-crawl-s3-\d{14}-\d{5}-\d+-[0-9a-f]+\.warc\.gz$/;
-    assert.deepEqual(keys.filter((k) => !table.test(k) && !warc.test(k)), [], 'every object is a table file or a WARC file');
+    const index = /^warc\/CRAWL-crawl-s3-\d{14}-\d{5}-\d+-[0-9a-f]+\.cdxj$/;
+    assert.deepEqual(keys.filter((k) => !table.test(k) && !warc.test(k) && !index.test(k)), [], 'every object is a table file, a WARC file or its index');
+    assert.deepEqual(keys.filter((k) => index.test(k)).sort(), keys.filter((k) => warc.test(k)).map((k) => k.replace(/\.warc\.gz$/, '.cdxj')).sort(), 'each WARC file has its index');
     for (const t of ['pages', 'links', 'fetch_log', 'captures']) {
       const partitions = new Map<string, number>();
       for (const k of keys.filter((x) => x.startsWith(`${t}/`))) partitions.set(path.posix.dirname(k), (partitions.get(path.posix.dirname(k)) ?? 0) + 1);

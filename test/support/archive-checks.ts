@@ -1,14 +1,16 @@
 /**
  * What a user of the archive checks: every WARC file reads to its end with an independent
  * reader (warcio), and every `captures` row's offset and length lead to its record, with
- * the right URL, record id and payload digest.
+ * the right URL, record id and payload digest; and every WARC file has its CDXJ index, equal
+ * to the one warcio.js builds from the file.
  */
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { readdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { cdxjPathOf } from '../../pipeline/adapters/warc/cdxj-file.js';
 import { openOutputDatabase } from '../../pipeline/adapters/duckdb-views.js';
 import { contentDigest } from '../../stages/shared/content-identity/content-digest.js';
-import { readWarcFile, warcFiles, type ReadRecord } from './warc-reader.js';
+import { readWarcFile, warcFiles, warcioCdxj, type ReadRecord } from './warc-reader.js';
 
 export interface ArchiveAudit {
   files: number;
@@ -38,6 +40,9 @@ export async function auditArchive(out: string): Promise<ArchiveAudit> {
       if (to !== undefined) assert.ok(responses.has(to), `${rel}@${r.offset}: WARC-Concurrent-To ${to} is in the same file`);
     }
     records += recs.length;
+    const index = cdxjPathOf(file);
+    assert.ok(existsSync(index), `${rel} has its CDXJ index`);
+    assert.equal(readFileSync(index, 'utf8'), await warcioCdxj(file), `${rel}: its CDXJ index is warcio.js's`);
   }
 
   const db = await openOutputDatabase(out);

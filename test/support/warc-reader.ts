@@ -5,7 +5,8 @@
 import { createReadStream, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import { WARCParser } from 'warcio';
+import { CDXIndexer, WARCParser } from 'warcio';
+import { cdxjText } from '../../pipeline/cdxj.js';
 
 export interface ReadRecord {
   type: string;
@@ -51,4 +52,12 @@ export function warcFiles(outDir: string): string[] {
   } catch {
     return [];
   }
+}
+
+/** warcio.js's CDXJ of a WARC file (what its `cdx-index --format cdxj` prints), sorted as a CDXJ file is. */
+export async function warcioCdxj(file: string): Promise<string> {
+  const indexer = new CDXIndexer({ format: 'cdxj' });
+  const lines: string[] = [];
+  for await (const result of indexer.iterIndex([{ filename: path.basename(file), reader: createReadStream(file) as never }])) lines.push(indexer.serialize(result).trimEnd());
+  return cdxjText(lines);
 }

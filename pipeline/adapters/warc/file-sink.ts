@@ -5,12 +5,21 @@
  * beside it names the writer (host, pid): a file whose marker names a dead writer is repaired
  * on start (repair.ts). The data file has its final name from the start, so the offsets a
  * `captures` row holds never point at a file that is renamed later.
+ *
+ * Its CDXJ index (cdxj-file.ts) is one file per WARC file, written when the WARC file is
+ * sealed, sorted, before the marker goes: per file rather than per crawl, so that a file is
+ * indexed once, by whoever sealed it, with no shared index to merge into or lock (several
+ * archive processes write one output); and only once sealed, so that an index never names a
+ * record a kill could still cut off. The entries of the open file are kept in memory until
+ * then (a few hundred bytes a record: ~25 MB for a full 1 GiB file of 40 kB pages).
  */
 import { randomBytes } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { BuildMembers, MakeWarcFileHeader, WarcAppended, WarcMembers, WarcSink } from '../../../ports/warc-sink.js';
+import { cdxjLine } from '../../cdxj.js';
+import { cdxjPathOf, writeCdxjFile } from './cdxj-file.js';
 
 export const OPEN_SUFFIX = '.open';
 
@@ -49,6 +58,8 @@ export class WarcFileSink implements WarcSink {
   private warcinfoId = '';
   /** records in the open file besides its warcinfo */
   private records = 0;
+  /** CDXJ lines of the open file's records */
+  private lines: string[] = [];
   private readonly unique = `${process.pid}-${randomBytes(3).toString('hex')}`;
   private chain: Promise<unknown> = Promise.resolve();
 
@@ -84,11 +95,13 @@ export class WarcFileSink implements WarcSink {
       const offsets: number[] = [];
       const lengths: number[] = [];
       let at = this.size;
-      for (const m of members) {
+      members.forEach((m, i) => {
+        const entry = built.index?.[i];
+        if (entry) this.lines.push(cdxjLine(entry, { offset: at, length: m.length, filename: this.name }));
         offsets.push(at);
         lengths.push(m.length);
         at += m.length;
-      }
+      });
       // one write: a kill leaves either the whole exchange or a torn tail that repair cuts off
       await this.fh!.write(Buffer.concat(members, total), 0, total, this.size);
       this.size += total;
@@ -132,6 +145,7 @@ export class WarcFileSink implements WarcSink {
     await this.fh.write(info, 0, info.length, 0);
     this.size = info.length;
     this.records = 0;
+    this.lines = [];
   }
 
   private async closeCurrent(): Promise<void> {
@@ -139,6 +153,10 @@ export class WarcFileSink implements WarcSink {
     await this.fh.sync();
     await this.fh.close();
     this.fh = null;
-    await fsp.rm(path.join(this.dir, this.name + OPEN_SUFFIX), { force: true });
+    const file = path.join(this.dir, this.name);
+    // the index before the marker goes: a sealed file always has one (repair writes it otherwise)
+    await writeCdxjFile(cdxjPathOf(file), this.lines);
+    this.lines = [];
+    await fsp.rm(file + OPEN_SUFFIX, { force: true });
   }
 }

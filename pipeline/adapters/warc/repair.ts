@@ -1,6 +1,7 @@
 /**
  * Repair of WARC files whose writer died: the file is cut back to the end of its last
- * complete gzip member (a record written whole), fsynced, and its `.open` marker removed.
+ * complete gzip member (a record written whole), fsynced, its CDXJ index rebuilt from what
+ * is left (the writer kept its entries in memory), and its `.open` marker removed.
  * A record cut off by the kill was never acked, so its exchange is redelivered and written
  * again elsewhere; nothing a `captures` row points to is ever cut (rows are written only
  * after the WARC is fsynced).
@@ -11,14 +12,15 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import { OPEN_SUFFIX, type WriterMarker } from './file-sink.js';
 import { processAlive } from '../../process-alive.js';
+import { cdxjPathOf, indexWarcFile, writeCdxjFile } from './cdxj-file.js';
 
 const FHCRC = 2;
 const FEXTRA = 4;
 const FNAME = 8;
 const FCOMMENT = 16;
 
-/** Length of the complete, CRC-checked gzip member at the start of `buf`, or null if there is none. */
-export function gzipMemberLength(buf: Buffer): number | null {
+/** The complete, CRC-checked gzip member at the start of `buf`: its length and what it inflates to; null if there is none. */
+export function readGzipMember(buf: Buffer): { length: number; data: Buffer } | null {
   if (buf.length < 18 || buf[0] !== 0x1f || buf[1] !== 0x8b || buf[2] !== 8) return null;
   const flags = buf[3]!;
   let p = 10;
@@ -46,7 +48,12 @@ export function gzipMemberLength(buf: Buffer): number | null {
   const crc = buf.readUInt32LE(end);
   const isize = buf.readUInt32LE(end + 4);
   if (crc !== zlib.crc32(inflated.buffer) || isize !== (inflated.buffer.length >>> 0)) return null;
-  return end + 8;
+  return { length: end + 8, data: inflated.buffer };
+}
+
+/** Length of the complete, CRC-checked gzip member at the start of `buf`, or null if there is none. */
+export function gzipMemberLength(buf: Buffer): number | null {
+  return readGzipMember(buf)?.length ?? null;
 }
 
 /** Offset just past the last complete member of the file: where a torn tail starts (= size when none). */
@@ -118,7 +125,9 @@ export async function repairAbandonedWarcs(dir: string): Promise<Repaired[]> {
     const size = await fsp.stat(file).then((s) => s.size, () => null);
     let cut = 0;
     if (size !== null) {
-      const keep = await completeLength(file);
+      // one pass finds where the whole records end and indexes them
+      const index = await indexWarcFile(file);
+      const keep = index.complete;
       cut = size - keep;
       if (keep === 0) {
         await fsp.rm(file, { force: true }); // not even its warcinfo made it
@@ -127,6 +136,7 @@ export async function repairAbandonedWarcs(dir: string): Promise<Repaired[]> {
         const fh = await fsp.open(file, 'r+');
         await fh.sync();
         await fh.close();
+        await writeCdxjFile(cdxjPathOf(file), index.lines);
       }
     }
     await fsp.rm(markerPath, { force: true });

@@ -13,6 +13,7 @@ import path from 'node:path';
 import type { ObjectStore } from '../../../ports/object-store.js';
 import type { BuildMembers, WarcAppended, WarcMembers, WarcSink } from '../../../ports/warc-sink.js';
 import { OPEN_SUFFIX, WarcFileSink, type WarcFilesOptions } from './file-sink.js';
+import { cdxjPathOf } from './cdxj-file.js';
 
 export class UploadedWarcSink implements WarcSink {
   private readonly local: WarcFileSink;
@@ -40,14 +41,20 @@ export class UploadedWarcSink implements WarcSink {
     await fsp.rm(this.spoolDir, { recursive: true, force: true });
   }
 
-  /** Every spooled file that is sealed (no `.open` marker), uploaded under `warc/` and removed. */
+  /**
+   * Every spooled file that is sealed (no `.open` marker), uploaded under `warc/` and removed;
+   * its CDXJ index after it, so an index object never names a WARC object not there yet.
+   */
   private async uploadSealed(): Promise<void> {
     const dir = this.local.dir;
     const names = await fsp.readdir(dir).catch(() => [] as string[]);
     const open = new Set(names.filter((n) => n.endsWith(OPEN_SUFFIX)).map((n) => n.slice(0, -OPEN_SUFFIX.length)));
     for (const name of names.filter((n) => n.endsWith('.warc.gz') && !open.has(n)).sort()) {
+      const index = cdxjPathOf(name);
       await this.store.putFile(`warc/${name}`, path.join(dir, name));
+      await this.store.putFile(`warc/${index}`, path.join(dir, index));
       await fsp.rm(path.join(dir, name), { force: true });
+      await fsp.rm(path.join(dir, index), { force: true });
     }
   }
 }
