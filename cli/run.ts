@@ -27,6 +27,7 @@ import { checkMetricsOptions, serveMetrics, servedMetrics, type MetricsOptions }
 import type { MetricsServer } from '../pipeline/metrics-server.js';
 import { resolveOut } from './output-location.js';
 import { collectGarbage } from './collect-garbage.js';
+import { tightenHeapForStageThreads } from './node-flags.js';
 
 /**
  * The merge at the end of an --until-idle crawl runs in the crawl's own process, which still
@@ -92,6 +93,7 @@ export async function runCrawl(o: RunOptions): Promise<number> {
     // with a stage thread of its own, extract parses there unless cores are left beyond the two threads
     const extract = { titles: o.titles !== false, threads: o.extractThreads ?? (threaded ? Math.max(0, defaultExtractThreads() - 1) : undefined) };
     if (threaded) {
+      tightenHeapForStageThreads();
       thread = await startStageThread(
         { ...conn.reconnect, settings, stages: [...PAGE_STAGES], outDir, log: { name: 'crawl', level: o.logLevel, file: o.logFile, terminal: process.stderr.isTTY === true }, extract, proxyCredentials },
         metrics,
