@@ -27,6 +27,7 @@ import { checkMetricsOptions, serveMetrics, servedMetrics, type MetricsOptions }
 import type { MetricsServer } from '../pipeline/metrics-server.js';
 import { resolveOut } from './output-location.js';
 import { collectGarbage } from './collect-garbage.js';
+import { customStageInput, loadStageModules, type LoadedStage } from '../app/custom-stages.js';
 
 /**
  * The merge at the end of an --until-idle crawl runs in the crawl's own process, which still
@@ -56,6 +57,10 @@ export interface RunOptions extends SettingsFlags, RetentionFlags, LogOptions, M
   renderMemoryMb?: number;
   /** this process's proxy credentials (USER:PASSWORD), never stored */
   proxyCredentialsFile?: string;
+  /** modules whose stage runs in this process beside the built-in ones (--stage-module, repeatable) */
+  stageModule?: string[];
+  /** stages already loaded (the programmatic startCrawl), run like --stage-module's */
+  customStages?: readonly LoadedStage[];
 }
 
 export async function runCrawl(o: RunOptions): Promise<number> {
@@ -67,6 +72,8 @@ export async function runCrawl(o: RunOptions): Promise<number> {
   if (o.proxyCredentialsFile !== undefined && (checked.httpProxy || checked.httpsProxy)) proxyCredentialsFor(checked, o.proxyCredentialsFile, process.env);
   const retention = retentionPolicy(o);
   checkMetricsOptions(o);
+  // a module that is missing or exports no stage stops here too, before a server is started
+  const customStages = [...(o.customStages ?? []), ...(await loadStageModules(o.stageModule ?? []))];
   if (seeds.urls.length === 0 && !natsUrlFromEnv() && !hasEmbeddedStore(outDir)) {
     throw new UsageError(`no seeds: give --seed URL or --seeds-file FILE (or resume a crawl with --out DIR; none in ${outDir})`);
   }
@@ -109,6 +116,7 @@ export async function runCrawl(o: RunOptions): Promise<number> {
       proxyCredentials,
       extract,
       render: { concurrency: o.renderConcurrency, memoryMb: o.renderMemoryMb },
+      customStages,
     });
     const seeded = await publishSeeds(connectionPublisher(conn.nc), seeds.urls);
     if (seeded.scopeNotPut) log.warn({ err: seeded.scopeNotPut.message }, "the seeds' scope could not be put before the seeds; each seeds message puts its own");
@@ -123,7 +131,8 @@ export async function runCrawl(o: RunOptions): Promise<number> {
     progress = startProgress(admin, node.metrics, process.stderr, async () => summarizeWaits(await listHostWaits(waitSources, Date.now())));
     if (o.untilIdle) {
       const onUnanswered = (err: Error) => log.warn({ err: err.message }, 'the servers did not answer a check of the backlog; still waiting for idle');
-      await waitUntilIdle(admin, kv.hosts, { stopped: () => stop.requested, onUnanswered });
+      const extraInputs = customStages.map((c) => customStageInput(c.stage));
+      await waitUntilIdle(admin, kv.hosts, { stopped: () => stop.requested, onUnanswered, extraInputs });
     } else await stop.stopped();
   } finally {
     progress?.stop();
