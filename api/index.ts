@@ -35,7 +35,7 @@ export type { FetchedPage, ExtractedPage, FinalPage, UrlOutcome, PageLink };
  * `crawl run`'s options, by their flag names in camelCase (`maxPages` for `--max-pages`,
  * `resolve` for `--resolve`, `minDelayMs`...), besides seeds, the output and your stages.
  */
-export type CrawlOptions = Partial<Omit<RunOptions, 'seed' | 'out' | 'untilIdle' | 'customStages' | 'stageModule'>>;
+export type CrawlOptions = Partial<Omit<RunOptions, 'seed' | 'out' | 'untilIdle' | 'customStages' | 'stageModule' | 'report'>>;
 
 export interface StartCrawlOptions extends CrawlOptions {
   seeds: string[];
@@ -51,14 +51,15 @@ export interface StartCrawlOptions extends CrawlOptions {
  * before anything is crawled.
  */
 export async function startCrawl(o: StartCrawlOptions): Promise<{ out: string }> {
-  const { runCrawl } = await import('../cli/run.js');
+  const { runCrawl, runFlagDefaults } = await import('../cli/run.js');
   const { seeds, out, stages, ...rest } = o;
   await runCrawl({
-    resolve: [],
+    ...runFlagDefaults(),
     ...rest,
     seed: seeds,
     out,
     untilIdle: true,
+    report: false,
     customStages: (stages ?? []).map((stage) => ({ module: `stage ${stage.name}`, stage })),
   } as RunOptions);
   return { out };

@@ -135,6 +135,7 @@ function program(): Command {
     .option('--render-hosts', 'also serve the hosts whose pages need a browser (*.render.test): an app built by JavaScript, a page reaching for loopback, a page that never settles', false)
     .option('--fresh', 'also serve hosts whose pages change on a schedule (*.fresh.test): validators, 304s, sitemaps', false)
     .option('--directives', 'also serve www.directives.test: pages that say noindex and nofollow by X-Robots-Tag and meta tags named for a crawler', false)
+    .option('--examples', 'also serve the worked examples\' hosts: shop.examples.test (products in JSON-LD and microdata) and topics.examples.test (pages on topics, for a focused crawl)', false)
     .option('--network', 'also serve *.net.test: a host on [::1] only, one whose first address never answers, a video', false)
     .option('--proxy', 'also run a forward proxy (CONNECT tunnels and forwarding) on another loopback port', false)
     .option('--sitemap-hosts', 'also serve a site whose pages are linked only from its sitemaps (*.sitemaponly.test)', false)
@@ -146,7 +147,7 @@ function program(): Command {
     .option('--tls', 'also answer HTTPS on the same port, HTTP/2 offered first, signed by a CA made at start (its PEM file is printed), with bad-certificate hosts (*.badtls.test)', false)
     .action(async (o) => {
       const { runTestWebCli } = await import('../testweb/main.js');
-      await runTestWebCli({ hosts: o.hosts, port: o.port, seed: o.seed, benchHosts: o.benchHosts, politeness: o.politeness, hostile: o.hostile, traps: o.traps, render: o.renderHosts, fresh: o.fresh, directives: o.directives, network: o.network, proxy: o.proxy, sitemapHosts: o.sitemapHosts, idRouted: o.idRouted, failing: o.failing, bigPages: o.bigPages, scopeHosts: o.scopeHosts, tls: o.tls, broadDomains: o.broad });
+      await runTestWebCli({ hosts: o.hosts, port: o.port, seed: o.seed, benchHosts: o.benchHosts, politeness: o.politeness, hostile: o.hostile, traps: o.traps, render: o.renderHosts, fresh: o.fresh, directives: o.directives, examples: o.examples, network: o.network, proxy: o.proxy, sitemapHosts: o.sitemapHosts, idRouted: o.idRouted, failing: o.failing, bigPages: o.bigPages, scopeHosts: o.scopeHosts, tls: o.tls, broadDomains: o.broad });
     });
 
   addProxyProcessOptions(addRenderProcessOptions(addMetricsOptions(addLogOptions(addRetentionOptions(addSettingsOptions(cli.command('serve')))))))

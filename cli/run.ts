@@ -28,6 +28,20 @@ import type { MetricsServer } from '../pipeline/metrics-server.js';
 import { resolveOut } from './output-location.js';
 import { collectGarbage } from './collect-garbage.js';
 import { customStageInput, loadStageModules, type LoadedStage } from '../app/custom-stages.js';
+import { Command } from 'commander';
+import { addSettingsOptions } from './settings-flags.js';
+import { addRetentionOptions } from './retention-flags.js';
+import { addMetricsOptions } from './metrics-options.js';
+
+/** What `crawl run` would take with no flags given: the base a programmatic start (api/) lays its options over. */
+export function runFlagDefaults(): Partial<RunOptions> {
+  const cmd = addMetricsOptions(addRetentionOptions(addSettingsOptions(new Command('run'))))
+    .exitOverride()
+    .option('--seed <url>', '', (v: string, p: string[]) => [...p, v], [])
+    .option('--stage-module <file>', '', (v: string, p: string[]) => [...p, v], []);
+  cmd.parse([], { from: 'user' });
+  return cmd.opts() as Partial<RunOptions>;
+}
 
 /**
  * The merge at the end of an --until-idle crawl runs in the crawl's own process, which still
@@ -61,6 +75,8 @@ export interface RunOptions extends SettingsFlags, RetentionFlags, LogOptions, M
   stageModule?: string[];
   /** stages already loaded (the programmatic startCrawl), run like --stage-module's */
   customStages?: readonly LoadedStage[];
+  /** false: no closing lines on stdout (a program's stdout is its own: api/ startCrawl) */
+  report?: boolean;
 }
 
 export async function runCrawl(o: RunOptions): Promise<number> {
@@ -156,6 +172,7 @@ export async function runCrawl(o: RunOptions): Promise<number> {
       process.stderr.write(`compact failed (the output is complete; run \`crawl compact --out ${outDir}\` later): ${(err as Error).message}\n`);
     }
   }
+  if (o.report === false) return 0;
   process.stdout.write(
     `crawl output: ${outDir}\n` +
       `try: crawl sql --out ${JSON.stringify(outDir)} "SELECT url_host_name, count(*) AS pages FROM pages GROUP BY 1 ORDER BY 2 DESC LIMIT 10"\n`,
