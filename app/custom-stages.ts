@@ -138,7 +138,11 @@ export function queuedUrlMessages(stage: string, seq: number, message: unknown, 
       source_url: source.url,
       depth,
       via: 'link',
-      links: list.map((u) => ({ url: u.url, ...(u.anchor !== undefined ? { anchor: u.anchor } : {}) })),
+      links: list.map((u) => ({
+        url: u.url,
+        ...(u.anchor !== undefined ? { anchor: u.anchor } : {}),
+        ...(u.priority === 'high' || u.priority === 'low' ? { priority: u.priority } : {}),
+      })),
       ...(source.job !== undefined ? { job: source.job } : {}),
     }),
   }));

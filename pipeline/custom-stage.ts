@@ -39,6 +39,8 @@ export interface QueuedUrl {
   depth?: number;
   /** the anchor text it was found under, if any */
   anchor?: string;
+  /** which of its host's URLs go first: high ones before normal ones before low ones (default normal) */
+  priority?: 'high' | 'normal' | 'low';
 }
 
 export type CustomOutcome =
@@ -162,8 +164,9 @@ export function checkOutcome(v: unknown, stage: CustomStage): CustomOutcome | st
   }
   for (const [i, u] of (o['urls'] as unknown[]).entries()) {
     const q = u as Partial<QueuedUrl> | null;
-    if (typeof q !== 'object' || q === null || typeof q.url !== 'string') return `urls[${i}] is not { url, depth?, anchor? }`;
+    if (typeof q !== 'object' || q === null || typeof q.url !== 'string') return `urls[${i}] is not { url, depth?, anchor?, priority? }`;
     if (q.depth !== undefined && (!Number.isInteger(q.depth) || q.depth < 0)) return `urls[${i}].depth must be a whole number >= 0`;
+    if (q.priority !== undefined && !['high', 'normal', 'low'].includes(q.priority)) return `urls[${i}].priority must be high, normal or low`;
   }
   return o as CustomOutcome;
 }

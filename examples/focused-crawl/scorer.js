@@ -31,7 +31,8 @@ export function topicScorer({ topic, budget = 100, name = 'topic-scorer' }) {
         const take = score > 0 && (queued.get(link.url) === seq || (!queued.has(link.url) && queued.size < budget));
         if (take) {
           queued.set(link.url, seq);
-          urls.push({ url: link.url, anchor: link.anchor });
+          // a link that names the topic in its text goes before its host's other URLs
+          urls.push({ url: link.url, anchor: link.anchor, priority: score >= 2 ? 'high' : 'normal' });
         }
         rows.push({ url: link.url, anchor: link.anchor, score, queued: take });
       }

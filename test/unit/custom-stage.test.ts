@@ -47,6 +47,7 @@ describe('defineStage and what a handler returns (pipeline/custom-stage.ts)', ()
     assert.match(checkOutcome(emit({ rows: [{ nme: 'a' }] }), products) as string, /row 0: unknown column "nme"/);
     assert.match(checkOutcome(emit({ rows: [{ price: '9.99' }] }), products) as string, /column price \(DOUBLE\) got "9.99"/);
     assert.match(checkOutcome(emit({ urls: [{ url: 'http://a/', depth: -1 }] }), products) as string, /depth/);
+    assert.match(checkOutcome(emit({ urls: [{ url: 'http://a/', priority: 'urgent' as never }] }), products) as string, /priority must be high, normal or low/);
     const noTable = defineStage({ name: 'scorer', input: 'extracted', handle: () => emit() });
     assert.match(checkOutcome(emit({ rows: [{}] }), noTable) as string, /declares no table/);
   });
@@ -62,11 +63,11 @@ describe('running a module stage (app/custom-stages.ts)', () => {
 
   test('queued URLs become discovered links, one message per depth, with the page as their source', () => {
     const page = { url: 'http://a.test/x', host: 'a.test', depth: 2 };
-    const msgs = queuedUrlMessages('scorer', 7, page, [{ url: 'http://a.test/1' }, { url: 'http://a.test/2', anchor: 'two' }, { url: 'http://b.test/', depth: 0 }], 4);
+    const msgs = queuedUrlMessages('scorer', 7, page, [{ url: 'http://a.test/1', priority: 'normal' }, { url: 'http://a.test/2', anchor: 'two', priority: 'high' }, { url: 'http://b.test/', depth: 0 }], 4);
     assert.equal(msgs.length, 2);
     assert.ok(msgs.every((m) => subjectMatches('crawl.links.*', m.subject)));
     const [deeper, seed] = msgs.map((m) => decodeDiscoveredLinks(m.data));
-    assert.deepEqual(deeper, { v: 1, source_url: 'http://a.test/x', depth: 3, via: 'link', links: [{ url: 'http://a.test/1' }, { url: 'http://a.test/2', anchor: 'two' }] });
+    assert.deepEqual(deeper, { v: 1, source_url: 'http://a.test/x', depth: 3, via: 'link', links: [{ url: 'http://a.test/1' }, { url: 'http://a.test/2', anchor: 'two', priority: 'high' }] });
     assert.equal(seed!.depth, 0);
     assert.deepEqual(msgs.map((m) => m.msgId), ['custom-links:scorer:7:3', 'custom-links:scorer:7:0']);
   });
