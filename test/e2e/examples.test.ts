@@ -1,28 +1,10 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
-import os from 'node:os';
+import { rmSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { installedPackage } from '../support/user-package.js';
 import { EXAMPLE_PRODUCTS, EXAMPLE_SHOP_HOST, EXAMPLE_TOPICS_HOST, SHOP_OTHER_PAGES, startTestWeb, TOPIC_PAGES, type TestWeb } from '../../testweb/index.js';
-
-const here = path.dirname(fileURLToPath(import.meta.url));
-/** the repository (tests run from dist/test/e2e/) */
-const REPO = path.resolve(here, '../../..');
-
-/**
- * An example as a user has it after `npm install` in its folder: a copy of examples/<name>,
- * whose node_modules links the crawler (its `file:../..` dependency) and the other packages it names.
- */
-function installedExample(name: string, packages: string[] = []): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), `example-${name}-`));
-  cpSync(path.join(REPO, 'examples', name), dir, { recursive: true });
-  mkdirSync(path.join(dir, 'node_modules'));
-  symlinkSync(REPO, path.join(dir, 'node_modules', 'jetstream-crawler'), 'dir');
-  for (const p of packages) symlinkSync(path.join(REPO, 'node_modules', p), path.join(dir, 'node_modules', p), 'dir');
-  return dir;
-}
 
 /** `node ARGS...` in `cwd`, as the example's README says to run it. */
 function node(cwd: string, args: string[], timeoutMs = 60_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
@@ -58,7 +40,7 @@ describe('the worked examples, each its own package importing the crawler by nam
   const requestedPaths = (host: string) => web.requestLog().filter((r) => r.host === host).map((r) => r.path.split('?')[0]!);
 
   it('product-extractor: its tests pass, and its crawl finds every product in JSON-LD and microdata', async () => {
-    const dir = installedExample('product-extractor', ['parse5']);
+    const dir = installedPackage('examples/product-extractor', ['parse5']);
     dirs.push(dir);
     const unit = await node(dir, ['--test']);
     assert.equal(unit.code, 0, unit.stdout + unit.stderr);
@@ -71,7 +53,7 @@ describe('the worked examples, each its own package importing the crawler by nam
   });
 
   it('focused-crawl: only the links on the topic are crawled, up to the budget', async () => {
-    const dir = installedExample('focused-crawl');
+    const dir = installedPackage('examples/focused-crawl');
     dirs.push(dir);
     const unit = await node(dir, ['--test']);
     assert.equal(unit.code, 0, unit.stdout + unit.stderr);

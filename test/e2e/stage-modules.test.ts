@@ -1,31 +1,14 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startTestWeb, type TestWeb } from '../../testweb/index.js';
 import { runCli, startCli, type CliRun } from '../support/crawl-cli.js';
 import { E2E, FAST_PACING, queryOutput } from '../support/e2e-web.js';
 import { startTestNats } from '../support/nats-server.js';
-
-const here = path.dirname(fileURLToPath(import.meta.url));
-/** the repository (tests run from dist/test/e2e/) */
-const REPO = path.resolve(here, '../../..');
-
-/**
- * A user's stages as a package of their own: the fixture copied out of the repository, with the
- * crawler linked as its dependency (what `npm install` of a `file:` dependency makes), so the
- * modules import it by its package name through package.json `exports`.
- */
-function userPackage(): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'my-crawl-stages-'));
-  cpSync(path.join(REPO, 'test/fixtures/stage-package'), dir, { recursive: true });
-  mkdirSync(path.join(dir, 'node_modules'));
-  symlinkSync(REPO, path.join(dir, 'node_modules', 'jetstream-crawler'), 'dir');
-  return dir;
-}
+import { installedPackage } from '../support/user-package.js';
 
 const count = async (out: string, sql: string) => Number((await queryOutput(out, sql))[0]![0]);
 
@@ -39,7 +22,8 @@ describe('stage modules: a user package, run in-process and as a worker, replaye
 
   before(async () => {
     web = await startTestWeb({ hosts: 2, pagesPerHost: 12, seed: E2E.seed });
-    pkg = userPackage();
+    // a user's stages as a package of their own, importing the crawler by name
+    pkg = installedPackage('test/fixtures/stage-package');
     out = mkdtempSync(path.join(os.tmpdir(), 'crawl-stage-modules-'));
     nats = await startTestNats();
   });
