@@ -17,6 +17,7 @@ import { subjectFor } from '../pipeline/partition.js';
 import { fail, retryAfter, type ConsumerStage, type Disposition, type Emit, type StageContext, type StageName } from '../pipeline/stage.js';
 import { openCustomTable, type CustomRow, type CustomTableWriter } from '../pipeline/adapters/parquet/custom-table.js';
 import { bodyOf } from '../stages/shared/messages/page-body.js';
+import { isRemoteOutput } from '../pipeline/adapters/output-layout.js';
 
 /** A stage module that cannot be used: exit 2 with this message, before anything is crawled. */
 export class StageModuleError extends Error {
@@ -167,6 +168,7 @@ export async function customConsumerStage(loaded: LoadedStage, o: CustomStageOpt
   let table: CustomTableWriter | null = null;
   if (stage.table) {
     if (!o.outDir) throw new StageModuleError(`stage module ${loaded.module}: its table ${stage.table.name} needs an output directory (--out)`);
+    if (isRemoteOutput(o.outDir)) throw new StageModuleError(`stage module ${loaded.module}: its table ${stage.table.name} is written to a local output directory only, not ${o.outDir}`);
     table = await openCustomTable(o.outDir, { table: stage.table.name, stage: stage.name, columns: stage.table.columns });
   }
   const writer = table;
