@@ -204,7 +204,8 @@ export async function customConsumerStage(loaded: LoadedStage, o: CustomStageOpt
         ctx.metrics.count(stage.name, 'rows', 'written', outcome.rows.length);
       }
       if (outcome.urls.length > 0) ctx.metrics.count(stage.name, 'urls', 'queued', outcome.urls.length);
-      return { kind: 'emit', messages: queuedUrlMessages(stage.name, input.streamSeq, input.message, outcome.urls, o.partitions) };
+      const messages = queuedUrlMessages(stage.name, input.streamSeq, input.message, outcome.urls, o.partitions);
+      return { kind: 'emit', messages, ...(outcome.rows.length > 0 ? { stored: true as const } : {}) };
     },
     async close() {
       await batcher.flush();

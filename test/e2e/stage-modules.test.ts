@@ -8,6 +8,7 @@ import { startTestWeb, type TestWeb } from '../../testweb/index.js';
 import { runCli, startCli, type CliRun } from '../support/crawl-cli.js';
 import { E2E, FAST_PACING, queryOutput } from '../support/e2e-web.js';
 import { startTestNats } from '../support/nats-server.js';
+import { freePort } from '../../ops/nats/embedded-server.js';
 import { installedPackage } from '../support/user-package.js';
 
 const count = async (out: string, sql: string) => Number((await queryOutput(out, sql))[0]![0]);
@@ -81,7 +82,8 @@ describe('stage modules: a user package, run in-process and as a worker, replaye
 
   it('runs a stage as a worker of its own, on its own consumer of the retained stream', async () => {
     const pages = await count(out, 'SELECT count(*) FROM pages');
-    worker = startCli(['worker', '--out', out, '--stage-module', mod('page-sizes.js')], { NATS_URL: nats.url });
+    const metricsPort = await freePort();
+    worker = startCli(['worker', '--out', out, '--stage-module', mod('page-sizes.js'), '--metrics-port', String(metricsPort)], { NATS_URL: nats.url });
     let exited = false;
     void worker.done.then(() => (exited = true));
     const deadline = Date.now() + 20_000;
@@ -91,8 +93,12 @@ describe('stage modules: a user package, run in-process and as a worker, replaye
       if (rows >= pages) break;
       await sleep(300);
     }
+    // the runner's metrics, under the stage's name: its rows written, every message handled
+    const metrics = await fetch(`http://127.0.0.1:${metricsPort}/metrics`).then((r) => r.text(), () => '');
     worker.child.kill('SIGTERM');
     const exit = await worker.done;
+    assert.match(metrics, new RegExp(`crawler_stage_messages_total\\{stage="page-sizes",outcome="emitted"\\} ${pages}\\b`));
+    assert.match(metrics, new RegExp(`crawler_page_sizes_rows_total\\{outcome="written"\\} ${pages}\\b`));
     worker = undefined;
     assert.equal(exit.code, 0, exit.stderr);
     assert.equal(rows, pages, 'one row per page the crawl stored');
