@@ -16,6 +16,13 @@ import { UsageError } from './usage-error.js';
 import { resolveOut } from './output-location.js';
 import { loadStageModules, type LoadedStage } from '../app/custom-stages.js';
 import { replayCustomStage } from '../app/custom-replay.js';
+import { listCustomTables } from '../pipeline/adapters/parquet/custom-table.js';
+import { isRemoteOutput } from '../pipeline/adapters/output-layout.js';
+
+/** Every table of the output, stage modules' included: a replay's version is above all their newest, one sequence for `crawl sql --version`. */
+async function outputTables(outDir: string): Promise<string[]> {
+  return [...TABLE_NAMES, ...(isRemoteOutput(outDir) ? [] : (await listCustomTables(outDir)).map((t) => t.table))];
+}
 
 export interface ReplayFlags extends LogOptions {
   from?: string;
@@ -95,7 +102,7 @@ export async function runReplayCommand(o: ReplayFlags): Promise<number> {
     const crawlId = o.crawlId ?? settings.crawlId;
     const crawlOf = await crawlIdsOfOutput(outDir, crawlId);
     // one number for the whole replay, above every crawl's newest: it may touch several crawls
-    const version = Math.max(1, (await newestVersion(outDir, TABLE_NAMES)) + 1);
+    const version = Math.max(1, (await newestVersion(outDir, await outputTables(outDir))) + 1);
     const log = createLogger('replay', { level: o.logLevel, file: o.logFile });
     const writer = await openParquetOutput(outDir, { version, staleTmpAgeMs: 10 * 60 * 1000, threads: 1, memoryLimit: '256MB' });
     let summary: ReplaySummary;
@@ -129,7 +136,7 @@ async function replayModule(loaded: LoadedStage, range: StreamRange, outDir: str
     const settings = await readStoredSettings(await openKvStores(conn.nc));
     if (!settings) throw new UsageError('the crawl has no settings: nothing was crawled with this server or --out');
     // one number for the whole output, above every table's newest, as a built-in replay's
-    const version = Math.max(1, (await newestVersion(outDir, [...TABLE_NAMES, stage.table.name])) + 1);
+    const version = Math.max(1, (await newestVersion(outDir, [...(await outputTables(outDir)), stage.table.name])) + 1);
     const log = createLogger('replay', { level: o.logLevel, file: o.logFile });
     const summary = await replayCustomStage((stream, r, onWindow) => readStreamRange(conn.nc, stream, r, onWindow), loaded, {
       range,
