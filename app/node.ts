@@ -20,7 +20,8 @@ import { PartitionOwner } from '../pipeline/partition-owner.js';
 import type { CrawlSettings } from '../pipeline/settings.js';
 import type { StageContext, StageDefinition, StageName } from '../pipeline/stage.js';
 import type { HttpClient } from '../ports/http.js';
-import { applyPartitionConsumers } from '../ops/nats/topology.js';
+import { applyPartitionConsumers, applyStageConsumers } from '../ops/nats/topology.js';
+import { customConsumerStage, customStageInput, type LoadedStage } from './custom-stages.js';
 import { defaultExtractThreads, type ExtractStageOptions } from '../stages/extract/index.js';
 import { hostWaitSources } from '../stages/politeness-gate/index.js';
 import { observeNode, type NodeServer } from './node-metrics.js';
@@ -131,6 +132,8 @@ export interface NodeOptions {
   metrics?: StageMetrics;
   /** Proxy-Authorization credentials by proxy origin, from this process's file or environment */
   proxyCredentials?: ReadonlyMap<string, ProxyCredentials>;
+  /** stages from stage modules (--stage-module), run after the built-in ones */
+  customStages?: readonly LoadedStage[];
 }
 
 /** A page's JavaScript heap unless `--render-memory-mb` says otherwise: past it the page's renderer dies and the render fails. */
@@ -189,6 +192,20 @@ export async function startNode(nc: NatsConnection, settings: CrawlSettings, sta
         continue;
       }
       const runner = new StageRunner(nc, def, ctx, { concurrency });
+      await runner.start();
+      runners.push(runner);
+    }
+    const custom = opts.customStages ?? [];
+    if (custom.length > 0) await applyStageConsumers(await jetstreamManager(nc), custom.map((c) => customStageInput(c.stage)));
+    for (const loaded of custom) {
+      const def = await customConsumerStage(loaded, {
+        outDir,
+        crawlId: settings.crawlId,
+        partitions: settings.partitions,
+        batch: { maxRows: settings.persistBatchRows, maxDelayMs: settings.persistFlushMs },
+      });
+      for (const what of def.counts ?? []) ctx.metrics.declare(loaded.stage.name, what);
+      const runner = new StageRunner(nc, def, ctx, { concurrency: def.defaultConcurrency });
       await runner.start();
       runners.push(runner);
     }

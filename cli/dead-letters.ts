@@ -56,7 +56,7 @@ export function addDeadLettersCommand(cli: Command, defaultOut: string): Command
   return cli
     .command('dead-letters')
     .description('list the messages stages gave up on (CRAWL_DEADLETTER, oldest first); --requeue sends them back to their stage')
-    .option('--stage <name>', `only this stage's letters: ${STAGE_NAMES.join(' | ')}`)
+    .option('--stage <name>', `only this stage's letters: ${STAGE_NAMES.join(' | ')}, or a stage module's name`)
     .addOption(new Option('--format <format>', 'table | json').default('table'))
     .option('--limit <n>', 'list (or requeue) at most this many letters', parseIntOption('--limit', 1, 1_000_000), DEFAULT_LIMIT)
     .option(
@@ -71,7 +71,8 @@ export function addDeadLettersCommand(cli: Command, defaultOut: string): Command
 /** `crawl dead-letters`: lists CRAWL_DEADLETTER; with --requeue, republishes the originals and deletes the letters. */
 export async function deadLetters(o: DeadLettersOptions): Promise<number> {
   if (!(FORMATS as readonly string[]).includes(o.format)) throw new UsageError(`--format must be one of ${FORMATS.join(', ')}, got "${o.format}"`);
-  if (o.stage !== undefined && !(STAGE_NAMES as readonly string[]).includes(o.stage)) {
+  // a stage module's name is any such word (app/custom-stages.ts)
+  if (o.stage !== undefined && !(STAGE_NAMES as readonly string[]).includes(o.stage) && !/^[a-z][a-z0-9-]{0,47}$/.test(o.stage)) {
     throw new UsageError(`--stage must be one of ${STAGE_NAMES.join(', ')}, got "${o.stage}"`);
   }
   const format = o.format as Format;

@@ -54,6 +54,7 @@ function program(): Command {
     .option('--no-compact', 'with --until-idle: do not merge the small output files at the end')
     .option('--extract-threads <n>', EXTRACT_THREADS_HELP, parseIntOption('--extract-threads', 0, MAX_EXTRACT_THREADS))
     .option('--stage-threads <n>', 'threads the stages run on: 1 = all on the main thread; 2 = the stages that handle fetched pages (extract, simhash, archive, persist) on a second one (default 1)', parseIntOption('--stage-threads', 1, 2))
+    .option('--stage-module <file>', 'also run the stage this module exports (defineStage from jetstream-crawler) in this process (repeatable; docs/extending.md)', collect, [])
     .addOption(new Option('--no-titles', 'test aid: extract keeps no page titles (a deliberate bug for the replay test)').hideHelp())
     .action(async (o) => exitWhenDrained(await (await import('./run.js')).runCrawl(o)));
 
@@ -66,7 +67,8 @@ function program(): Command {
 
   addProxyProcessOptions(addRenderProcessOptions(addMetricsOptions(addLogOptions(cli.command('worker')))))
     .description('run one stage of a running crawl in this process (start as many as you like)')
-    .requiredOption('--stage <name>', 'normalize | seen-filter | politeness-gate | fetch | render | extract | simhash | persist | archive')
+    .option('--stage <name>', 'normalize | seen-filter | politeness-gate | fetch | render | extract | simhash | persist | archive')
+    .option('--stage-module <file>', "run the stage this module exports, on its own consumer (repeatable; with or without --stage)", collect, [])
     .option('--concurrency <n>', 'messages handled at once by this process', parseIntOption('--concurrency', 1, 100_000))
     .option('--extract-threads <n>', EXTRACT_THREADS_HELP, parseIntOption('--extract-threads', 0, MAX_EXTRACT_THREADS))
     .option('--out <dir>', 'output directory (persist and archive write here; also where an embedded server is found)', DEFAULT_OUT)
@@ -94,7 +96,8 @@ function program(): Command {
 
   addLogOptions(cli.command('replay'))
     .description('re-run a stage and everything downstream over the retained messages into a new output version (nothing is fetched)')
-    .requiredOption('--from <stage>', 'extract | simhash | persist')
+    .option('--from <stage>', 'extract | simhash | persist')
+    .option('--stage-module <file>', "instead of --from: re-run this module's stage over its input's retained messages into a new version of its table", collect, [])
     .option('--since <time>', 'start at messages stored at or after this time: ISO 8601, or a duration ago (30m, 2h, 7d)')
     .option('--from-seq <n>', "start at this sequence of the stage's input stream", parseIntOption('--from-seq', 1))
     .option('--until <time|seq>', 'stop after this time or stream sequence (default: the newest message when the replay starts)')
@@ -148,6 +151,7 @@ function program(): Command {
     .option('--render-hosts', 'also serve the hosts whose pages need a browser (*.render.test): an app built by JavaScript, a page reaching for loopback, a page that never settles', false)
     .option('--fresh', 'also serve hosts whose pages change on a schedule (*.fresh.test): validators, 304s, sitemaps', false)
     .option('--directives', 'also serve www.directives.test: pages that say noindex and nofollow by X-Robots-Tag and meta tags named for a crawler', false)
+    .option('--examples', 'also serve the worked examples\' hosts: shop.examples.test (products in JSON-LD and microdata) and topics.examples.test (pages on topics, for a focused crawl)', false)
     .option('--network', 'also serve *.net.test: a host on [::1] only, one whose first address never answers, a video', false)
     .option('--proxy', 'also run a forward proxy (CONNECT tunnels and forwarding) on another loopback port', false)
     .option('--sitemap-hosts', 'also serve a site whose pages are linked only from its sitemaps (*.sitemaponly.test)', false)
@@ -159,7 +163,7 @@ function program(): Command {
     .option('--tls', 'also answer HTTPS on the same port, HTTP/2 offered first, signed by a CA made at start (its PEM file is printed), with bad-certificate hosts (*.badtls.test)', false)
     .action(async (o) => {
       const { runTestWebCli } = await import('../testweb/main.js');
-      await runTestWebCli({ hosts: o.hosts, port: o.port, seed: o.seed, benchHosts: o.benchHosts, politeness: o.politeness, hostile: o.hostile, traps: o.traps, render: o.renderHosts, fresh: o.fresh, directives: o.directives, network: o.network, proxy: o.proxy, sitemapHosts: o.sitemapHosts, idRouted: o.idRouted, failing: o.failing, bigPages: o.bigPages, scopeHosts: o.scopeHosts, tls: o.tls, broadDomains: o.broad });
+      await runTestWebCli({ hosts: o.hosts, port: o.port, seed: o.seed, benchHosts: o.benchHosts, politeness: o.politeness, hostile: o.hostile, traps: o.traps, render: o.renderHosts, fresh: o.fresh, directives: o.directives, examples: o.examples, network: o.network, proxy: o.proxy, sitemapHosts: o.sitemapHosts, idRouted: o.idRouted, failing: o.failing, bigPages: o.bigPages, scopeHosts: o.scopeHosts, tls: o.tls, broadDomains: o.broad });
     });
 
   addProxyProcessOptions(addRenderProcessOptions(addMetricsOptions(addLogOptions(addRetentionOptions(addSettingsOptions(cli.command('serve')))))))
@@ -207,7 +211,8 @@ async function main(argv: string[]): Promise<void> {
       await exitWhenDrained(2);
     }
     // a server that cannot carry the crawler's messages is set up wrong, like a bad argument
-    if (err instanceof UsageError || (err as Error)?.name === 'UsageError' || (err as Error)?.name === 'MaxPayloadError') {
+    // a stage module that cannot be loaded is a bad argument too, said before anything is crawled
+    if (err instanceof UsageError || ['UsageError', 'MaxPayloadError', 'StageModuleError', 'StageDefinitionError'].includes((err as Error)?.name)) {
       process.stderr.write(`crawl: ${(err as Error).message}\n`);
       await exitWhenDrained(2);
     }

@@ -14,9 +14,20 @@ import { TABLE_NAMES } from '../schemas/output-tables.js';
 import { joinOrOpenCrawl } from './connection.js';
 import { UsageError } from './usage-error.js';
 import { resolveOut } from './output-location.js';
+import { loadStageModules, type LoadedStage } from '../app/custom-stages.js';
+import { replayCustomStage } from '../app/custom-replay.js';
+import { listCustomTables } from '../pipeline/adapters/parquet/custom-table.js';
+import { isRemoteOutput } from '../pipeline/adapters/output-layout.js';
+
+/** Every table of the output, stage modules' included: a replay's version is above all their newest, one sequence for `crawl sql --version`. */
+async function outputTables(outDir: string): Promise<string[]> {
+  return [...TABLE_NAMES, ...(isRemoteOutput(outDir) ? [] : (await listCustomTables(outDir)).map((t) => t.table))];
+}
 
 export interface ReplayFlags extends LogOptions {
-  from: string;
+  from?: string;
+  /** replay this module's stage instead of a built-in one (one module) */
+  stageModule?: string[];
   since?: string;
   fromSeq?: number;
   until?: string;
@@ -75,9 +86,14 @@ async function crawlIdsOfOutput(outDir: string, fallback: string): Promise<Repla
 
 /** `crawl replay --from STAGE`: see pipeline/replay.ts. */
 export async function runReplayCommand(o: ReplayFlags): Promise<number> {
-  if (!(REPLAY_STAGES as readonly string[]).includes(o.from)) throw new UsageError(`--from must be one of ${REPLAY_STAGES.join(', ')}, got "${o.from}"`);
+  const modules = o.stageModule ?? [];
+  if ((o.from === undefined) === (modules.length === 0)) throw new UsageError('give --from STAGE (one of ' + REPLAY_STAGES.join(', ') + ') or --stage-module FILE, not both');
+  if (modules.length > 1) throw new UsageError('--stage-module: a replay runs one module; replay each in turn');
+  if (o.from !== undefined && !(REPLAY_STAGES as readonly string[]).includes(o.from)) throw new UsageError(`--from must be one of ${REPLAY_STAGES.join(', ')}, got "${o.from}"`);
   const range = parseRange(o);
+  const custom = (await loadStageModules(modules))[0];
   const outDir = resolveOut(o.out, 'replay', false);
+  if (custom) return replayModule(custom, range, outDir, o);
   const conn = await joinOrOpenCrawl(outDir, 'crawl replay');
   try {
     const kv = await openKvStores(conn.nc);
@@ -86,7 +102,7 @@ export async function runReplayCommand(o: ReplayFlags): Promise<number> {
     const crawlId = o.crawlId ?? settings.crawlId;
     const crawlOf = await crawlIdsOfOutput(outDir, crawlId);
     // one number for the whole replay, above every crawl's newest: it may touch several crawls
-    const version = Math.max(1, (await newestVersion(outDir, TABLE_NAMES)) + 1);
+    const version = Math.max(1, (await newestVersion(outDir, await outputTables(outDir))) + 1);
     const log = createLogger('replay', { level: o.logLevel, file: o.logFile });
     const writer = await openParquetOutput(outDir, { version, staleTmpAgeMs: 10 * 60 * 1000, threads: 1, memoryLimit: '256MB' });
     let summary: ReplaySummary;
@@ -105,6 +121,39 @@ export async function runReplayCommand(o: ReplayFlags): Promise<number> {
     for (const f of summary.failures) process.stderr.write(`replay: failed: ${f}\n`);
     const retained = summary.window ? ` (retained: seq ${summary.window.firstSeq}..${summary.window.lastSeq})` : '';
     process.stdout.write(`replay from ${o.from}: ${describe(summary)}${retained} -> version ${version} in ${outDir}; nothing fetched or published\n`);
+    return summary.failed > 0 ? 1 : 0;
+  } finally {
+    await conn.close();
+  }
+}
+
+/** `crawl replay --stage-module FILE`: the module's stage over its input's retained messages into a new version of its table. */
+async function replayModule(loaded: LoadedStage, range: StreamRange, outDir: string, o: ReplayFlags): Promise<number> {
+  const { stage } = loaded;
+  if (!stage.table) throw new UsageError(`stage module ${loaded.module}: its stage ${stage.name} declares no table, so a replay has nothing to write`);
+  const conn = await joinOrOpenCrawl(outDir, 'crawl replay');
+  try {
+    const settings = await readStoredSettings(await openKvStores(conn.nc));
+    if (!settings) throw new UsageError('the crawl has no settings: nothing was crawled with this server or --out');
+    // one number for the whole output, above every table's newest, as a built-in replay's
+    const version = Math.max(1, (await newestVersion(outDir, [...(await outputTables(outDir)), stage.table.name])) + 1);
+    const log = createLogger('replay', { level: o.logLevel, file: o.logFile });
+    const summary = await replayCustomStage((stream, r, onWindow) => readStreamRange(conn.nc, stream, r, onWindow), loaded, {
+      range,
+      outDir,
+      version,
+      crawlId: o.crawlId ?? settings.crawlId,
+      log,
+      bodies: natsBodyStore(conn.nc),
+      onProgress: (s) => process.stderr.write(`replay: ${s.messages} messages, ${s.rows} rows, ${s.failed} failed\n`),
+    });
+    for (const f of summary.failures) process.stderr.write(`replay: failed: ${f}\n`);
+    const seqs = summary.firstSeq === null ? 'no messages' : `seq ${summary.firstSeq}..${summary.lastSeq}`;
+    const retained = summary.window ? ` (retained: seq ${summary.window.firstSeq}..${summary.window.lastSeq})` : '';
+    const unsent = summary.urlsNotSent > 0 ? `, ${summary.urlsNotSent} queued URLs not sent` : '';
+    process.stdout.write(
+      `replay of ${stage.name}: ${summary.messages} messages (${seqs}), ${summary.rows} rows into ${stage.table.name}, ${summary.failed} failed${unsent}${retained} -> version ${version} in ${outDir}; nothing fetched or published\n`,
+    );
     return summary.failed > 0 ? 1 : 0;
   } finally {
     await conn.close();

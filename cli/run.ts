@@ -28,6 +28,21 @@ import type { MetricsServer } from '../pipeline/metrics-server.js';
 import { resolveOut } from './output-location.js';
 import { collectGarbage } from './collect-garbage.js';
 import { tightenHeapForStageThreads } from './node-flags.js';
+import { customStageInput, loadStageModules, type LoadedStage } from '../app/custom-stages.js';
+import { Command } from 'commander';
+import { addSettingsOptions } from './settings-flags.js';
+import { addRetentionOptions } from './retention-flags.js';
+import { addMetricsOptions } from './metrics-options.js';
+
+/** What `crawl run` would take with no flags given: the base a programmatic start (api/) lays its options over. */
+export function runFlagDefaults(): Partial<RunOptions> {
+  const cmd = addMetricsOptions(addRetentionOptions(addSettingsOptions(new Command('run'))))
+    .exitOverride()
+    .option('--seed <url>', '', (v: string, p: string[]) => [...p, v], [])
+    .option('--stage-module <file>', '', (v: string, p: string[]) => [...p, v], []);
+  cmd.parse([], { from: 'user' });
+  return cmd.opts() as Partial<RunOptions>;
+}
 
 /**
  * The merge at the end of an --until-idle crawl runs in the crawl's own process, which still
@@ -57,6 +72,12 @@ export interface RunOptions extends SettingsFlags, RetentionFlags, LogOptions, M
   renderMemoryMb?: number;
   /** this process's proxy credentials (USER:PASSWORD), never stored */
   proxyCredentialsFile?: string;
+  /** modules whose stage runs in this process beside the built-in ones (--stage-module, repeatable) */
+  stageModule?: string[];
+  /** stages already loaded (the programmatic startCrawl), run like --stage-module's */
+  customStages?: readonly LoadedStage[];
+  /** false: no closing lines on stdout (a program's stdout is its own: api/ startCrawl) */
+  report?: boolean;
 }
 
 export async function runCrawl(o: RunOptions): Promise<number> {
@@ -68,6 +89,8 @@ export async function runCrawl(o: RunOptions): Promise<number> {
   if (o.proxyCredentialsFile !== undefined && (checked.httpProxy || checked.httpsProxy)) proxyCredentialsFor(checked, o.proxyCredentialsFile, process.env);
   const retention = retentionPolicy(o);
   checkMetricsOptions(o);
+  // a module that is missing or exports no stage stops here too, before a server is started
+  const customStages = [...(o.customStages ?? []), ...(await loadStageModules(o.stageModule ?? []))];
   if (seeds.urls.length === 0 && !natsUrlFromEnv() && !hasEmbeddedStore(outDir)) {
     throw new UsageError(`no seeds: give --seed URL or --seeds-file FILE (or resume a crawl with --out DIR; none in ${outDir})`);
   }
@@ -111,6 +134,7 @@ export async function runCrawl(o: RunOptions): Promise<number> {
       proxyCredentials,
       extract,
       render: { concurrency: o.renderConcurrency, memoryMb: o.renderMemoryMb },
+      customStages,
     });
     const seeded = await publishSeeds(connectionPublisher(conn.nc), seeds.urls);
     if (seeded.scopeNotPut) log.warn({ err: seeded.scopeNotPut.message }, "the seeds' scope could not be put before the seeds; each seeds message puts its own");
@@ -125,7 +149,8 @@ export async function runCrawl(o: RunOptions): Promise<number> {
     progress = startProgress(admin, node.metrics, process.stderr, async () => summarizeWaits(await listHostWaits(waitSources, Date.now())));
     if (o.untilIdle) {
       const onUnanswered = (err: Error) => log.warn({ err: err.message }, 'the servers did not answer a check of the backlog; still waiting for idle');
-      await waitUntilIdle(admin, kv.hosts, { stopped: () => stop.requested, onUnanswered });
+      const extraInputs = customStages.map((c) => customStageInput(c.stage));
+      await waitUntilIdle(admin, kv.hosts, { stopped: () => stop.requested, onUnanswered, extraInputs });
     } else await stop.stopped();
   } finally {
     progress?.stop();
@@ -149,6 +174,7 @@ export async function runCrawl(o: RunOptions): Promise<number> {
       process.stderr.write(`compact failed (the output is complete; run \`crawl compact --out ${outDir}\` later): ${(err as Error).message}\n`);
     }
   }
+  if (o.report === false) return 0;
   process.stdout.write(
     `crawl output: ${outDir}\n` +
       `try: crawl sql --out ${JSON.stringify(outDir)} "SELECT url_host_name, count(*) AS pages FROM pages GROUP BY 1 ORDER BY 2 DESC LIMIT 10"\n`,

@@ -69,6 +69,9 @@ export function addSettingsOptions(cmd: Command): Command {
     .option('--warc-gzip-level <n>', 'zlib level of the WARC records, 1 (fastest) to 9 (smallest) (default 3)', parseIntOption('--warc-gzip-level', 1, 9))
     .option('--sitemaps', "read the sitemaps each seed host's robots.txt names, else /sitemap.xml (the default)")
     .option('--no-sitemaps', "do not read seed hosts' sitemaps: crawl only what links reach")
+    // both forms, so that neither given leaves a resumed crawl's stored choice alone
+    .option('--follow-links', 'extract queues the links it finds (the default)')
+    .option('--no-follow-links', 'extract records the links it finds but queues none: only seeds, sitemaps, redirects and stage modules (--stage-module) add URLs, e.g. a focused crawl')
     .option('--revisit-slot-ms <n>', "crawl jobs' revisits are handed out one time slot of this length at a time: their granularity (default 60000)", parseIntOption('--revisit-slot-ms', 100, 3_600_000));
 }
 
@@ -123,6 +126,7 @@ const DIRECT_SETTINGS = [
   'renderTimeoutMs',
   'revisitSlotMs',
   'sitemaps',
+  'followLinks',
   'scope',
 ] as const;
 

@@ -14,17 +14,25 @@ import { checkMetricsOptions, serveMetrics, servedMetrics, type MetricsOptions }
 import type { MetricsServer } from '../pipeline/metrics-server.js';
 import { resolveOut } from './output-location.js';
 import { JETSTREAM_WAIT_MS, retryWhileElecting } from '../pipeline/adapters/nats-connection.js';
+import { loadStageModules } from '../app/custom-stages.js';
 
-/** `crawl worker --stage NAME`: one stage in this process, joined to a running crawl; start as many as needed. */
+/**
+ * `crawl worker --stage NAME`: one stage in this process, joined to a running crawl; start as
+ * many as needed. `--stage-module FILE` (repeatable) runs a module's stage, with or without a
+ * built-in one.
+ */
 export async function runWorker(
-  o: { stage: string; concurrency?: number; extractThreads?: number; renderConcurrency?: number; renderMemoryMb?: number; proxyCredentialsFile?: string; out: string } & LogOptions & MetricsOptions,
+  o: { stage?: string; stageModule?: string[]; concurrency?: number; extractThreads?: number; renderConcurrency?: number; renderMemoryMb?: number; proxyCredentialsFile?: string; out: string } & LogOptions & MetricsOptions,
 ): Promise<number> {
   checkMetricsOptions(o);
-  if (!(STAGE_NAMES as readonly string[]).includes(o.stage)) {
+  if (o.stage === undefined && !o.stageModule?.length) throw new UsageError('give --stage NAME (one of ' + STAGE_NAMES.join(', ') + ') or --stage-module FILE');
+  if (o.stage !== undefined && !(STAGE_NAMES as readonly string[]).includes(o.stage)) {
     throw new UsageError(`unknown stage "${o.stage}": one of ${STAGE_NAMES.join(', ')}`);
   }
-  const stage = o.stage as StageName;
-  if (stage === 'render') requireBrowser();
+  const builtIn = o.stage !== undefined ? [o.stage as StageName] : [];
+  if (o.stage === 'render') requireBrowser();
+  const customStages = await loadStageModules(o.stageModule ?? []);
+  const stage = [...builtIn, ...customStages.map((c) => c.stage.name)].join('+');
   const outDir = resolveOut(o.out, 'worker', true);
   const nc = await joinCrawl(outDir, `crawl worker ${stage}`);
   const log = createLogger(`worker-${stage}`, { level: o.logLevel, file: o.logFile });
@@ -39,13 +47,14 @@ export async function runWorker(
       async () => {
         const settings = await readStoredSettings(await openKvStores(nc));
         if (!settings) throw new UsageError('the crawl has no settings yet: start it with `crawl run` or `crawl topology apply` first');
-        return startNode(nc, settings, [stage], {
+        return startNode(nc, settings, builtIn, {
           log,
           metrics,
           outDir,
           // the crawl's proxy (its settings) with this process's own credentials
           proxyCredentials: proxyCredentialsFor(settings, o.proxyCredentialsFile, process.env),
-          concurrency: o.concurrency ? { [stage]: o.concurrency } : undefined,
+          concurrency: o.concurrency && o.stage ? { [o.stage]: o.concurrency } : undefined,
+          customStages,
           extract: { threads: o.extractThreads },
           render: { concurrency: o.renderConcurrency ?? o.concurrency, memoryMb: o.renderMemoryMb },
         });

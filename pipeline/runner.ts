@@ -129,7 +129,7 @@ export class StageRunner<T> {
           );
         }
         msg.ack();
-        return disposition.messages.length === 0 ? 'filtered' : 'emitted';
+        return disposition.messages.length === 0 && !disposition.stored ? 'filtered' : 'emitted';
       }
       case 'retry':
         msg.nak(Math.max(0, Math.round(disposition.afterMs)));

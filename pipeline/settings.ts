@@ -126,6 +126,11 @@ export const CrawlSettingsSchema = z
     nearDuplicateDistance: z.number().int().min(0).max(16).default(3),
     /** at each seed host's first grant, read the sitemaps its robots.txt names (else /sitemap.xml); a job's own `sitemaps` decides for its seeds */
     sitemaps: z.boolean().default(true),
+    /**
+     * extract sends the links it finds on to normalize (the links table records them either
+     * way); false leaves following to stage modules that queue URLs of their choosing (a focused crawl)
+     */
+    followLinks: z.boolean().default(true),
     /** crawl traps: new URLs queued per host, past which the host's further URLs are dropped; 0 = no limit */
     maxPagesPerHost: z.number().int().min(0).default(10_000),
     /**

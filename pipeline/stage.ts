@@ -27,7 +27,15 @@ export { STAGE_NAMES, type StageName } from '../topology/index.js';
  * - fail: the message cannot be processed: dead-letter it with the reason, then ack.
  */
 export type Disposition =
-  | { kind: 'emit'; messages: Emit[]; beforeAck?: AfterPublishStep; afterPublish?: AfterPublishStep; onPublishFailed?: (err: Error) => Promise<void> }
+  | {
+      kind: 'emit';
+      messages: Emit[];
+      beforeAck?: AfterPublishStep;
+      afterPublish?: AfterPublishStep;
+      onPublishFailed?: (err: Error) => Promise<void>;
+      /** the handler stored something itself (a stage module's rows): counted as emitted though nothing is published */
+      stored?: true;
+    }
   | { kind: 'retry'; afterMs: number; reason: string }
   | { kind: 'fail'; reason: string };
 

@@ -52,10 +52,18 @@ const jobFields = {
 /** How a URL was found. */
 export const VIA = ['seed', 'link', 'redirect', 'sitemap', 'revisit'] as const;
 
+/**
+ * A URL's own priority among its host's URLs, set by a stage module that queued it (absent:
+ * normal): high ones wait in the host's high lane, low ones in its low lane (host-lanes.ts).
+ */
+export const UrlPriority = z.enum(['high', 'low']);
+export type UrlPriority = z.infer<typeof UrlPriority>;
+
 export const DiscoveredLink = z.object({
   url: z.string(),
   anchor: z.string().optional(),
   rel: z.string().optional(),
+  priority: UrlPriority.optional(),
   revisit: RevisitState.optional(),
   hint_interval_ms: z.number().int().positive().optional(),
   fetch_as: z.literal('sitemap').optional(),
@@ -101,6 +109,8 @@ export const CandidateUrl = z.object({
   redirect_chain: z.array(z.string()).optional(),
   /** a seed's redirect target (the seed's scope came along): its own redirect does the same */
   from_seed: z.literal(true).optional(),
+  /** its priority as the link that found it had one (a stage module's) */
+  priority: UrlPriority.optional(),
   ...jobFields,
 });
 export type CandidateUrl = z.infer<typeof CandidateUrl>;

@@ -205,6 +205,8 @@ export {
 export type { RenderHostsOptions } from './render-hosts.js';
 export { DirectiveHosts, DIRECTIVES_DOMAIN, DIRECTIVES_HOST, DIRECTIVES_SEED_URL, DIRECTIVE_PAGES, leafOf, textMarkerOf } from './directive-hosts.js';
 export type { DirectivePage, DirectiveResponse } from './directive-hosts.js';
+export { ExampleHosts, EXAMPLE_PRODUCTS, EXAMPLE_SHOP_HOST, SHOP_OTHER_PAGES, EXAMPLE_TOPICS_HOST, TOPIC_PAGES } from './example-hosts.js';
+export type { ExampleProduct, TopicPage } from './example-hosts.js';
 export {
   TlsHosts,
   BADTLS_DOMAIN,

@@ -22,6 +22,8 @@ export interface TestWebCliArgs {
   fresh?: boolean;
   /** also serve the host of robots directives (www.directives.test) */
   directives?: boolean;
+  /** also serve the worked examples' hosts (*.examples.test) */
+  examples?: boolean;
   /** also serve *.net.test: a host on [::1] only, one whose first address never answers */
   network?: boolean;
   /** also run a forward proxy (CONNECT and forwarding) on another port, and print it */
@@ -62,6 +64,7 @@ export async function runTestWebCli(args: TestWebCliArgs): Promise<void> {
     ...(args.render ? { render: true } : {}),
     ...(args.fresh ? { fresh: true } : {}),
     ...(args.directives ? { directives: true } : {}),
+    ...(args.examples ? { examples: true } : {}),
     ...(args.network ? { network: true } : {}),
     ...(args.sitemapHosts ? { sitemapHosts: true } : {}),
     ...(args.idRouted ? { idRouted: true } : {}),
@@ -84,6 +87,7 @@ export async function runTestWebCli(args: TestWebCliArgs): Promise<void> {
   if (web.fresh) summary += `, ${web.fresh.hostNames.length} fresh hosts (*.fresh.test, changing since ${new Date(web.fresh.options.startAt).toISOString()})`;
   if (web.sitemapHosts) summary += `, ${web.sitemapHosts.hostNames.length} sitemap-only hosts (*.sitemaponly.test)`;
   if (web.directives) summary += `, ${web.directives.hostNames.join(', ')}`;
+  if (web.examples) summary += `, ${web.examples.hostNames.join(', ')}`;
   if (web.idRouted) summary += `, ${web.idRouted.hostNames.length} ID-routed hosts (*.ids.test: ${web.idRouted.options.products} products, ${web.idRouted.options.topics} topics)`;
   if (web.bigPages) summary += ', big.test (pages of 5 and 6 MiB)';
   if (web.scopeHosts) summary += ', the scope hosts (moved-seed.test, *.scope-home.test, www.scope-away.test)';
@@ -93,7 +97,7 @@ export async function runTestWebCli(args: TestWebCliArgs): Promise<void> {
   out(`testweb listening on 127.0.0.1:${web.port} (${summary})`);
   if (proxy) out(`forward proxy on ${proxy.url} (crawl with --proxy ${proxy.url})`);
   const trust = web.tls ? ` --ca-file ${web.tls.caFile}` : '';
-  if (args.politeness || args.hostile || args.traps || args.render || args.fresh || args.directives || args.network || args.sitemapHosts || args.idRouted || args.failing || args.bigPages || args.scopeHosts || args.tls) out(`crawl with: ${web.resolveRules.map((r) => `--resolve ${r}`).join(' ')}${trust}`);
+  if (args.politeness || args.hostile || args.traps || args.render || args.fresh || args.directives || args.examples || args.network || args.sitemapHosts || args.idRouted || args.failing || args.bigPages || args.scopeHosts || args.tls) out(`crawl with: ${web.resolveRules.map((r) => `--resolve ${r}`).join(' ')}${trust}`);
   if (web.broad) out(`crawl the broad web with: ${web.broad.crawlArgs().join(' ')} --seed ${web.broad.seedUrl()}`);
   if (web.tls) out(`trust its CA: --ca-file ${web.tls.caFile} (or NODE_EXTRA_CA_CERTS=${web.tls.caFile}; curl --cacert ${web.tls.caFile})`);
 

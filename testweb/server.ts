@@ -11,6 +11,8 @@
 // (render-hosts.ts).
 // With `fresh` it also serves *.fresh.test (fresh-hosts.ts): pages that change on a known
 // schedule, with validators, 304s and sitemaps.
+// With `examples` it also serves shop.examples.test and topics.examples.test (example-hosts.ts):
+// product pages in JSON-LD and microdata, and pages on topics for a focused crawl.
 // With `directives` it also serves www.directives.test (directive-hosts.ts): pages that say
 // noindex and nofollow by X-Robots-Tag and by meta tags named for a crawler.
 // With `network` it also serves *.net.test (network-hosts.ts): a host on [::1] only (it
@@ -46,6 +48,7 @@ import { TrapHosts } from './trap-hosts.js';
 import { RenderHosts, type RenderHostsOptions } from './render-hosts.js';
 import { FreshHosts, type FreshHostsOptions } from './fresh-hosts.js';
 import { DirectiveHosts } from './directive-hosts.js';
+import { ExampleHosts } from './example-hosts.js';
 import { NetworkHosts, SILENT_ADDRESS, startBlackHole } from './network-hosts.js';
 import { SitemapHosts } from './sitemap-hosts.js';
 import { IdRoutedHosts, type IdRoutedHostsOptions } from './id-routed-hosts.js';
@@ -88,6 +91,8 @@ export interface StartTestWebOptions {
   fresh?: FreshHostsOptions | boolean;
   /** Also serve www.directives.test, the host of robots directives (see directive-hosts.ts). Default off. */
   directives?: boolean;
+  /** Also serve the worked examples' hosts, shop.examples.test and topics.examples.test (see example-hosts.ts). Default off. */
+  examples?: boolean;
   /**
    * Also serve *.net.test (see network-hosts.ts): listen on [::1] as well, and keep 127.0.0.3
    * (same port) silent. Default off.
@@ -179,6 +184,8 @@ export interface TestWeb {
   fresh: FreshHosts | null;
   /** The host of robots directives, when enabled; null otherwise. */
   directives: DirectiveHosts | null;
+  /** The worked examples' hosts, when enabled; null otherwise. */
+  examples: ExampleHosts | null;
   /** The network hosts (*.net.test), when enabled; null otherwise. */
   network: NetworkHosts | null;
   /** The sitemap-only site, when enabled (its pages, sitemaps and the listings a crawler must refuse); null otherwise. */
@@ -255,6 +262,7 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
   const renderHosts = opts.render ? new RenderHosts(opts.render) : null;
   const fresh = opts.fresh ? new FreshHosts(opts.fresh, { seed: modelOpts.seed, serverClock: now }) : null;
   const directives = opts.directives ? new DirectiveHosts() : null;
+  const examples = opts.examples ? new ExampleHosts() : null;
   const network = opts.network ? new NetworkHosts() : null;
   const sitemapHosts = opts.sitemapHosts ? new SitemapHosts(modelOpts.seed) : null;
   const idRouted = opts.idRouted ? new IdRoutedHosts(opts.idRouted) : null;
@@ -384,6 +392,10 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
       const r = directives.respond(req.method ?? '', target);
       // set here: an array value is sent as one header line each (X-Robots-Tag twice)
       for (const [name, value] of Object.entries(r.headers)) res.setHeader(name, value);
+      return send(req, res, r.status, r.type, r.body);
+    }
+    if (examples?.has(hostName)) {
+      const r = examples.respond(hostName, req.method ?? '', target);
       return send(req, res, r.status, r.type, r.body);
     }
     if (sitemapHosts?.has(hostName)) {
@@ -523,7 +535,7 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
     http1 = newServer();
     const h1 = http1;
     const h2 = createHttp2Server({}, handler as unknown as Parameters<typeof createHttp2Server>[1]);
-    const names = ['*.site.test', '*.bench.test', ...(politeness ? ['*.polite.test', '*.sharedip.test'] : []), 'hostile.test', '*.trap.test', '*.render.test', '*.fresh.test', 'www.directives.test', '*.net.test', '*.sitemaponly.test', 'www.sitemap-elsewhere.test', '*.ids.test', 'failing.test', '*.failing.test', 'big.test', '127.0.0.1'];
+    const names = ['*.site.test', '*.bench.test', ...(politeness ? ['*.polite.test', '*.sharedip.test'] : []), 'hostile.test', '*.trap.test', '*.render.test', '*.fresh.test', 'www.directives.test', '*.examples.test', '*.net.test', '*.sitemaponly.test', 'www.sitemap-elsewhere.test', '*.ids.test', 'failing.test', '*.failing.test', 'big.test', '127.0.0.1'];
     tlsHosts = await TlsHosts.create(names, opts.tls === true ? {} : opts.tls, (socket) => (socket.alpnProtocol === 'h2' ? h2 : h1).emit('connection', socket));
   }
   const newListener = (): Server | NetServer => {
@@ -571,7 +583,7 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
   return {
     port,
     url: (host, path = '/') => `http://${host}${path}`,
-    resolveRules: [`*.site.test=127.0.0.1:${port}`, `*.bench.test=127.0.0.1:${port}`, ...(politeness?.resolveRules(port) ?? []), ...(hostile?.resolveRules(port) ?? []), ...(traps?.resolveRules(port) ?? []), ...(renderHosts?.resolveRules(port) ?? []), ...(fresh?.resolveRules(port) ?? []), ...(directives?.resolveRules(port) ?? []), ...(network?.resolveRules(port) ?? []), ...(sitemapHosts?.resolveRules(port) ?? []), ...(idRouted?.resolveRules(port) ?? []), ...(failing?.resolveRules(port) ?? []), ...(bigPages?.resolveRules(port) ?? []), ...(scopeHosts?.resolveRules(port) ?? []), ...(tlsHosts?.resolveRules(port) ?? [])],
+    resolveRules: [`*.site.test=127.0.0.1:${port}`, `*.bench.test=127.0.0.1:${port}`, ...(politeness?.resolveRules(port) ?? []), ...(hostile?.resolveRules(port) ?? []), ...(traps?.resolveRules(port) ?? []), ...(renderHosts?.resolveRules(port) ?? []), ...(fresh?.resolveRules(port) ?? []), ...(directives?.resolveRules(port) ?? []), ...(examples?.resolveRules(port) ?? []), ...(network?.resolveRules(port) ?? []), ...(sitemapHosts?.resolveRules(port) ?? []), ...(idRouted?.resolveRules(port) ?? []), ...(failing?.resolveRules(port) ?? []), ...(bigPages?.resolveRules(port) ?? []), ...(scopeHosts?.resolveRules(port) ?? []), ...(tlsHosts?.resolveRules(port) ?? [])],
     model,
     politeness,
     hostile,
@@ -579,6 +591,7 @@ export async function startTestWeb(opts: StartTestWebOptions = {}): Promise<Test
     render: renderHosts,
     fresh,
     directives,
+    examples,
     network,
     sitemapHosts,
     idRouted,

@@ -180,3 +180,26 @@ export const readersOf = (edge: EdgeName): StageName[] => STAGE_NAMES.filter((na
 export const FETCH_DURABLE = stageInput('fetch').durable;
 /** The consumers of fetched pages: the gate holds fetching back while any is far behind. */
 export const FETCHED_READERS: readonly StageName[] = readersOf('fetched');
+
+/**
+ * The edges a stage module's stage may read (pipeline/custom-stage.ts), by the name its
+ * definition gives as `input`: the subjects its consumer reads.
+ */
+export const CUSTOM_STAGE_INPUTS = {
+  fetched: ['fetched', 'rendered'],
+  extracted: ['extracted'],
+  pages: ['pages'],
+  outcomes: ['outcomes'],
+} as const satisfies Record<string, readonly SubjectName[]>;
+
+/** A stage module's durable consumer: named after its stage, on the stream of its input. */
+export function customStageInputOf(name: string, input: keyof typeof CUSTOM_STAGE_INPUTS, ackWaitMs: number, maxAckPending: number): StageInputSpec {
+  const subjects: readonly SubjectName[] = CUSTOM_STAGE_INPUTS[input];
+  return {
+    stream: EDGES[edgeOf(subjects[0]!)].stream,
+    durable: name,
+    filterSubject: filterOf(subjects),
+    ackWaitMs,
+    maxAckPending,
+  };
+}

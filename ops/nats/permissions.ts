@@ -26,6 +26,8 @@ import {
   SUBJECTS,
   subjectPattern,
   deadLetterSubject,
+  customStageInputOf,
+  CUSTOM_STAGE_INPUTS,
   type DirectUse,
   type StageEntry,
   type StageName,
@@ -99,14 +101,53 @@ export const STAGE_ROLES: Record<string, StageRole> = Object.fromEntries(STAGE_N
 
 export const ROLES = ['operator', 'seeder', 'api-client', ...Object.keys(STAGE_ROLES)] as const;
 
+/** The stage-module role accounts.conf shows as an example: copy its block for each of yours, with its name and input. */
+export const EXAMPLE_CUSTOM_ROLE = 'custom:products:extracted';
+
 /** Replies to this user's requests (JetStream API answers, publish acks, pulled messages) come to its inboxes. */
 const INBOX = '_INBOX.>';
 
 /** What a process asks before it joins a crawl (pipeline/adapters/jetstream-ready.ts). */
 const JOIN_CHECKS = ['$JS.API.INFO', '$JS.API.STREAM.LIST'];
 
+/**
+ * A stage module's role, `custom:<stage>:<input>` (e.g. `custom:products:extracted`): its own
+ * durable on its input's stream (which it declares, so it may create that one consumer and no
+ * other), the links it sends into the crawl, its dead letters, and the settings and jobs every
+ * stage reads; a stage on fetched pages also reads the bodies stored beside them. Nothing
+ * else: it cannot read another stage's consumer nor write any bucket. Its table is files in
+ * the output, not NATS.
+ */
+export function customStagePermissions(stage: string, input: string): SubjectPermissions {
+  if (!/^[a-z][a-z0-9-]{0,47}$/.test(stage)) throw new Error(`no role for stage "${stage}": a stage name is lower-case letters, digits and dashes`);
+  if (!(input in CUSTOM_STAGE_INPUTS)) throw new Error(`no role for input "${input}": one of ${Object.keys(CUSTOM_STAGE_INPUTS).join(', ')}`);
+  const { stream, durable } = customStageInputOf(stage, input as keyof typeof CUSTOM_STAGE_INPUTS, 0, 0);
+  const consumer = `${stream}.${durable}`;
+  const bodies = input === 'fetched' ? [`$JS.API.DIRECT.GET.${EDGES.bodies.stream}`, `$JS.API.STREAM.MSG.GET.${EDGES.bodies.stream}`] : [];
+  return {
+    publish: [
+      subjectPattern('links'),
+      deadLetterSubject(stage),
+      ...JOIN_CHECKS,
+      `$JS.API.CONSUMER.CREATE.${consumer}`,
+      `$JS.API.CONSUMER.CREATE.${consumer}.>`,
+      `$JS.API.CONSUMER.DURABLE.CREATE.${consumer}`,
+      `$JS.API.CONSUMER.INFO.${consumer}`,
+      `$JS.API.CONSUMER.MSG.NEXT.${consumer}`,
+      `$JS.ACK.${consumer}.>`,
+      ...EVERY_STAGE_READS.map((b) => `$JS.API.DIRECT.GET.KV_${BUCKETS[b]}.>`),
+      ...bodies,
+    ],
+    subscribe: [INBOX],
+  };
+}
+
 /** The subjects `role` may publish and subscribe to. */
 export function rolePermissions(role: string): SubjectPermissions {
+  if (role.startsWith('custom:')) {
+    const [, stage = '', input = ''] = role.split(':');
+    return customStagePermissions(stage, input);
+  }
   if (role === 'operator') return { publish: ['>'], subscribe: ['>'] };
   // `$JS.API.INFO` (the account's JetStream limits and use) and `$JS.API.STREAM.LIST` (the
   // streams' configuration and state: which have a leader) let a joining process wait until
@@ -142,7 +183,7 @@ const quoted = (list: readonly string[]) => `[${list.map((s) => JSON.stringify(s
  * `credential(role)` is what authenticates that user, e.g. `password: $CRAWL_FETCH_PASSWORD`
  * (nats-server reads `$NAME` from the environment) or `nkey: UA...`.
  */
-export function accountsConfig(credential: (role: string) => string, roles: readonly string[] = ROLES): string {
+export function accountsConfig(credential: (role: string) => string, roles: readonly string[] = [...ROLES, EXAMPLE_CUSTOM_ROLE]): string {
   const users = roles.map((role) => {
     const p = rolePermissions(role);
     const login = credential(role);
@@ -168,7 +209,10 @@ export const ACCOUNTS_CONF_HEADER = [
   "# server's environment, e.g. CRAWL_FETCH_PASSWORD; or put `nkey: U...` in a user's place.",
   '# Each process connects as its role: crawl worker --stage fetch with NATS_USER=fetch and',
   '# NATS_PASSWORD (or --nats-user fetch --nats-password-file FILE); crawl seed as seeder.',
+  '# A stage module (crawl worker --stage-module FILE) runs as custom:<stage>:<input>: the',
+  '# custom:products:extracted block below is an example; copy it for each of your stages',
+  '# with its name and input (ops/nats/permissions.ts customStagePermissions).',
   '',
 ].join('\n');
 
-export const passwordVariable = (role: string) => `CRAWL_${role.toUpperCase().replace(/-/g, '_')}_PASSWORD`;
+export const passwordVariable = (role: string) => `CRAWL_${role.toUpperCase().replace(/[^A-Z0-9]/g, '_')}_PASSWORD`;

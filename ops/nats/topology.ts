@@ -220,6 +220,16 @@ export async function checkReplicas(jsm: JetStreamManager, replicas: number): Pr
 }
 
 /**
+ * Durable consumers added to a crawl's streams besides the topology's own: the stages of
+ * stage modules (app/custom-stages.ts), declared by the process that runs them. The streams
+ * keep their messages by age and size (limits retention, not work-queue or interest), so a
+ * new consumer reads every retained message without taking any from the stages already there.
+ */
+export async function applyStageConsumers(jsm: JetStreamManager, consumers: readonly StageInputSpec[]): Promise<void> {
+  for (const spec of consumers) await ensureConsumer(jsm, spec);
+}
+
+/**
  * The per-partition consumers of partitioned stages (`seen-filter-p<N>` on
  * `crawl.normalized.<N>`): nats-server 2.9 gives a consumer one filter subject, so a process
  * that holds some partitions reads them through one durable each. Declared once the crawl's

@@ -38,6 +38,7 @@ import {
 import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
 import { TABLE_NAMES, TABLES, type ColumnDef, type TableName } from '../../schemas/output-tables.js';
 import { HIVE_TYPES, isRemoteOutput, legacyGlob, partitionedGlob } from './output-layout.js';
+import { listCustomTables, type CustomTableSchema } from './parquet/custom-table.js';
 
 export interface QueryResult {
   columns: string[];
@@ -181,6 +182,36 @@ SELECT coalesce(p.host, f.host) AS url_host_name,
             ELSE 'allowed' END AS robots_state
 FROM p FULL OUTER JOIN f ON p.host = f.host`;
 
+/**
+ * A custom stage's table (parquet/custom-table.ts): `raw_<t>` every row of every file,
+ * `<t>_all` each row once per version, `<t>` for each input message the rows of the newest
+ * version that handled it (a replay of a fixed stage replaces its rows, message by message).
+ */
+function customRawSelect(outDir: string, t: CustomTableSchema, hasFiles: boolean, version?: number): string {
+  const cols = Object.entries(t.columns).map(([n, type]) => `CAST(${sqlIdent(n)} AS ${type}) AS ${sqlIdent(n)}`);
+  const system = 'source_url, crawl AS crawl_id, version, _seq, _row, _file';
+  if (!hasFiles) {
+    const typed = Object.entries(t.columns).map(([n, type]) => `CAST(NULL AS ${type}) AS ${sqlIdent(n)}`);
+    return `SELECT ${[...typed, 'CAST(NULL AS VARCHAR) AS source_url', 'CAST(NULL AS VARCHAR) AS crawl_id', 'CAST(NULL AS INTEGER) AS version', 'CAST(NULL AS BIGINT) AS _seq', 'CAST(NULL AS INTEGER) AS _row', 'CAST(NULL AS VARCHAR) AS _file'].join(', ')} LIMIT 0`;
+  }
+  const src = `read_parquet(${sqlString(partitionedGlob(outDir, t.table))}, hive_partitioning = true, hive_types = ${HIVE_TYPES}, union_by_name = true, filename = '_file')`;
+  const all = `SELECT ${[...cols, system].join(', ')} FROM ${src}`;
+  return version === undefined ? all : `SELECT * FROM (${all}) WHERE version <= ${Math.trunc(version)}`;
+}
+
+function customViews(t: CustomTableSchema): Array<[string, string]> {
+  const cols = [...Object.keys(t.columns).map(sqlIdent), 'source_url', 'crawl_id', 'version'].join(', ');
+  const raw = sqlIdent('raw_' + t.table);
+  const once = `QUALIFY row_number() OVER (PARTITION BY crawl_id, _seq, _row, version ORDER BY _file) = 1`;
+  return [
+    [t.table + '_all', `SELECT ${cols} FROM ${raw} ${once}`],
+    [
+      t.table,
+      `SELECT ${cols} FROM (SELECT * FROM ${raw} QUALIFY version = max(version) OVER (PARTITION BY crawl_id, _seq)) ${once}`,
+    ],
+  ];
+}
+
 // ---- DuckDB values → plain JS ----------------------------------------------
 
 function timestampToPlain(micros: bigint, fallback: string): string {
@@ -223,7 +254,9 @@ export async function openOutputDatabase(out: string, options: OutputDatabaseOpt
   const outDir = isRemoteOutput(out) ? out : path.resolve(out);
   const instance = await DuckDBInstance.create(':memory:');
   const conn = await instance.connect();
-  const state = new Map<TableName, string>();
+  const state = new Map<string, string>();
+  // a custom stage's table declared after this opened shows in the next one
+  const customTables = isRemoteOutput(outDir) ? [] : await listCustomTables(outDir);
   let closed = false;
   let chain: Promise<unknown> = Promise.resolve();
 
@@ -235,8 +268,16 @@ export async function openOutputDatabase(out: string, options: OutputDatabaseOpt
       await conn.run(`CREATE OR REPLACE VIEW ${sqlIdent('raw_' + table)} AS ${await rawViewSelect(conn, outDir, table, sources, options.version)}`);
       state.set(table, key);
     }
+    for (const t of customTables) {
+      const has = await hasFiles(conn, partitionedGlob(outDir, t.table));
+      const key = `custom/${has}`;
+      if (state.get(t.table) === key) continue;
+      await conn.run(`CREATE OR REPLACE VIEW ${sqlIdent('raw_' + t.table)} AS ${customRawSelect(outDir, t, has, options.version)}`);
+      state.set(t.table, key);
+    }
     // built on the raw views, which DuckDB binds at query time: created once
     if (!viewsCreated) {
+      for (const t of customTables) for (const [name, select] of customViews(t)) await conn.run(`CREATE VIEW ${sqlIdent(name)} AS ${select}`);
       await conn.run(`CREATE VIEW _page_versions AS ${PAGE_VERSIONS_VIEW}`);
       for (const table of TABLE_NAMES) {
         await conn.run(`CREATE VIEW ${sqlIdent(table)} AS ${dedupViewSelect(table)}`);

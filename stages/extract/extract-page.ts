@@ -131,7 +131,7 @@ export function extractPage(p: FetchedPage, s: ExtractSettings, body = p.body): 
   ];
   // nofollow: links are recorded in the output but not followed. Links from a page at the
   // maximum depth are not sent on either: normalize would only reject them all for depth.
-  const follow = !robots.nofollow;
+  const follow = !robots.nofollow && s.followLinks;
   // (a job has a maximum depth of its own, which normalize applies)
   if (follow && links.length > 0 && (p.job !== undefined || p.depth + 1 <= s.maxDepth)) {
     messages.push({

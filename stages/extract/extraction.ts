@@ -12,6 +12,8 @@ export interface ExtractSettings {
   maxPayloadBytes: number;
   partitions: number;
   maxDepth: number;
+  /** false: links are recorded in the output, not sent to normalize (`--no-follow-links`) */
+  followLinks: boolean;
   /** which pages go to the render stage instead (`--render`, `--render-auto`) */
   render: RenderRouting;
   /** the crawler's robots token: meta robots named by it and X-Robots-Tag rules addressed to it apply */

@@ -18,6 +18,7 @@ export function extractSettings(opts: ExtractOptions, ctx: StageContext): Extrac
     maxPayloadBytes: ctx.maxPayloadBytes,
     partitions: st.partitions,
     maxDepth: st.maxDepth,
+    followLinks: st.followLinks,
     render: { patterns: st.render, auto: st.renderAuto },
     robotsToken: robotsTokenOf(st),
   };

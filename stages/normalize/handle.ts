@@ -156,6 +156,7 @@ async function handleLinks(msg: DiscoveredLinks, ctx: StageContext): Promise<Dis
       ...(link.revisit ? { revisit: link.revisit } : {}),
       ...(link.hint_interval_ms ? { hint_interval_ms: link.hint_interval_ms } : {}),
       ...(link.fetch_as ? { fetch_as: link.fetch_as } : {}),
+      ...(link.priority ? { priority: link.priority } : {}),
       ...(msg.sitemap_level !== undefined ? { sitemap_level: msg.sitemap_level } : {}),
     });
   }

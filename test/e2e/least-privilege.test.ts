@@ -6,6 +6,7 @@
  * the right user takes over, every page is there: nothing was lost. The server has a stock
  * max_payload (1 MiB) and the crawl includes big.test's 5 and 6 MiB pages, so the bodies
  * stored beside their messages (CRAWL_BODIES) are written and read under the roles too.
+ * A stage module's worker runs under its `custom:<stage>:<input>` role beside them.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -22,22 +23,29 @@ import { runCli, startCli, type CliRun } from '../support/crawl-cli.js';
 import { E2E, storedPages } from '../support/e2e-web.js';
 import { waitUntilIdle } from '../support/worker-crawl.js';
 import { roleEnv, startConfiguredNats, type ConfiguredNats } from '../support/secure-nats.js';
+import { installedPackage } from '../support/user-package.js';
+import { queryOutput } from '../support/e2e-web.js';
+import { customStageInputOf } from '../../topology/index.js';
 
 const password = (role: string) => `pw-${role}-7c41e9`;
 /** a fetch user that may do everything fetch does except publish the pages it fetched */
 const NARROW_FETCH = 'fetch-narrow';
 const MAX_DEPTH = 2;
+/** the role of the stage module the crawl runs beside the built-in stages (test/fixtures/stage-package/page-sizes.js) */
+const MODULE_ROLE = 'custom:page-sizes:pages';
 
 describe('least privilege: one user per role', () => {
   let web: TestWeb;
   let dir: string;
   let nats: ConfiguredNats;
+  let pkg: string;
   const workers: CliRun[] = [];
   const as = (role: string): NodeJS.ProcessEnv => roleEnv(nats.url, role, password(role));
   before(async () => {
     web = await startTestWeb({ hosts: 2, pagesPerHost: 8, seed: E2E.seed, bigPages: true });
     dir = mkdtempSync(path.join(os.tmpdir(), 'crawl-roles-'));
-    const accounts = accountsConfig((role) => (role === NARROW_FETCH ? '' : `password: ${JSON.stringify(password(role))}`));
+    const accounts = accountsConfig((role) => (role === NARROW_FETCH ? '' : `password: ${JSON.stringify(password(role))}`), [...ROLES, MODULE_ROLE]);
+    pkg = installedPackage('test/fixtures/stage-package');
     // the narrow fetch user: fetch's permissions without crawl.fetched.*
     const narrow = rolePermissions('fetch').publish.filter((s) => s !== 'crawl.fetched.*');
     const narrowUser = `      { user: "${NARROW_FETCH}", password: ${JSON.stringify(password(NARROW_FETCH))}, permissions: { publish: { allow: ${JSON.stringify(narrow)} }, subscribe: { allow: ["_INBOX.>"] } } },\n`;
@@ -48,6 +56,7 @@ describe('least privilege: one user per role', () => {
     await web?.close();
     await nats?.stop();
     rmSync(dir, { recursive: true, force: true });
+    if (pkg) rmSync(pkg, { recursive: true, force: true });
   });
 
   it('the seeder publishes crawl.seeds and nothing else; a stage user cannot seed or manage streams', async () => {
@@ -83,6 +92,8 @@ describe('least privilege: one user per role', () => {
       if (stage === 'fetch') continue;
       workers.push(startCli(['worker', '--stage', stage, '--out', out], as(stage)));
     }
+    // it declares its own consumer on CRAWL_RESULTS, which its role allows for that one durable only
+    workers.push(startCli(['worker', '--stage-module', path.join(pkg, 'page-sizes.js'), '--out', out], as(MODULE_ROLE)));
     const narrow = startCli(['worker', '--stage', 'fetch', '--out', out], as(NARROW_FETCH));
     let narrowErr = '';
     narrow.child.stderr!.on('data', (c: Buffer) => (narrowErr += c.toString()));
@@ -105,7 +116,10 @@ describe('least privilege: one user per role', () => {
     const fetch = startCli(['worker', '--stage', 'fetch', '--out', out], as('fetch'));
     fetch.child.stderr!.on('data', (c: Buffer) => (fetchErr += c.toString()));
     workers.push(fetch);
-    const idle = await waitUntilIdle(nats.url.replace('nats://', `nats://operator:${password('operator')}@`), { timeoutMs: 120_000 });
+    const idle = await waitUntilIdle(nats.url.replace('nats://', `nats://operator:${password('operator')}@`), {
+      timeoutMs: 120_000,
+      extraInputs: [customStageInputOf('page-sizes', 'pages', 30_000, 64)],
+    });
     assert.ok(idle, 'the crawl finished');
     for (const w of workers) w.child.kill('SIGTERM');
     await Promise.all(workers.map((w) => w.done));
@@ -115,6 +129,7 @@ describe('least privilege: one user per role', () => {
     const stored = await storedPages(out);
     assert.deepEqual(stored.urls, expected, 'every page once');
     assert.deepEqual(stored.storedTwice, [], 'pages stored more than once');
+    assert.equal(Number((await queryOutput(out, 'SELECT count(*) FROM page_sizes'))[0]![0]), stored.rows, "the stage module's row of every page");
     assert.doesNotMatch(fetchErr, /permission denied/);
     assert.match(nats.log(), new RegExp(`Publish Violation - User "${NARROW_FETCH}", Subject "crawl\\.fetched\\.\\d+"`), 'the server log is read');
     // besides the fetch user's `crawl seed` above, denied on the seeds' scope and on crawl.seeds

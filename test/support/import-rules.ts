@@ -1,7 +1,7 @@
 /**
  * The layering of the product code, as rules over its imports (see the README's code map):
  *
- *   cli/  ->  app/  ->  stages/, ops/  ->  pipeline/  ->  ports/, schemas/, topology/
+ *   api/  ->  cli/  ->  app/  ->  stages/, ops/  ->  pipeline/  ->  ports/, schemas/, topology/
  *
  * each folder may import the ones to its right, never one to its left. topology/ (the
  * dataflow's streams, subjects, buckets and stages) is plain data: it imports nothing, not
@@ -32,7 +32,7 @@ export interface Violation {
   rule: string;
 }
 
-const PRODUCT_FOLDERS = ['ports', 'schemas', 'topology', 'ops', 'pipeline', 'stages', 'app', 'cli', 'testweb'] as const;
+const PRODUCT_FOLDERS = ['ports', 'schemas', 'topology', 'ops', 'pipeline', 'stages', 'app', 'cli', 'api', 'testweb'] as const;
 type Folder = (typeof PRODUCT_FOLDERS)[number];
 
 /** What each folder may import of ours (its own folder is always allowed). */
@@ -45,6 +45,8 @@ const MAY_IMPORT: Record<Folder, readonly Folder[]> = {
   stages: ['pipeline', 'ports', 'schemas', 'topology'],
   app: ['stages', 'ops', 'pipeline', 'ports', 'schemas', 'topology'],
   cli: ['app', 'stages', 'ops', 'pipeline', 'ports', 'schemas', 'topology', 'testweb'],
+  // the package's public face (package.json exports): a library's entry to what the commands do
+  api: ['cli', 'app', 'pipeline', 'schemas'],
   testweb: [],
 };
 

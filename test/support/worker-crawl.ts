@@ -8,6 +8,7 @@ import { openKvStores } from '../../pipeline/adapters/nats-kv.js';
 import { backlogTotalOrNull } from '../../app/backlog.js';
 import { streamAdmin } from '../../pipeline/adapters/stream-admin.js';
 import type { TestWeb } from '../../testweb/index.js';
+import type { StageInputSpec } from '../../topology/index.js';
 import { startCli, type CliRun } from './crawl-cli.js';
 import { startTestNats } from './nats-server.js';
 
@@ -24,7 +25,7 @@ export function startWorkers(stages: readonly string[], out: string, env: NodeJS
  * checks in a row (and `started()` true, e.g. the test web has seen a request). False when
  * `timeoutMs` passes first.
  */
-export async function waitUntilIdle(natsUrl: string, opts: { timeoutMs: number; started?: () => boolean }): Promise<boolean> {
+export async function waitUntilIdle(natsUrl: string, opts: { timeoutMs: number; started?: () => boolean; extraInputs?: readonly StageInputSpec[] }): Promise<boolean> {
   const nc = await connectNats(natsUrl, 'test-observer');
   try {
     const admin = streamAdmin(nc);
@@ -33,7 +34,7 @@ export async function waitUntilIdle(natsUrl: string, opts: { timeoutMs: number; 
     let quiet = 0;
     while (quiet < 3 && Date.now() < deadline) {
       await sleep(400);
-      const idle = (await backlogTotalOrNull(admin, hosts)) === 0 && (opts.started?.() ?? true);
+      const idle = (await backlogTotalOrNull(admin, hosts, undefined, opts.extraInputs)) === 0 && (opts.started?.() ?? true);
       quiet = idle ? quiet + 1 : 0;
     }
     return quiet >= 3;

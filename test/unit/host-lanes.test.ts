@@ -75,6 +75,12 @@ describe('lanes: which URL of a host goes first', () => {
     assert.equal(laneOf(url('/a', { via: 'revisit', revisit: { interval_ms: 1000, digest: null, simhash: null, fetched_at: 0, due_at: 1, changed: true } })), 'h');
   });
 
+  test("a stage module's priority of a URL decides its level, deep or not", () => {
+    assert.equal(laneOf(url('/a/b/c', { depth: 4, priority: 'high' })), 'h');
+    assert.equal(laneOf(url('/a', { priority: 'low' })), 'l');
+    assert.equal(laneOf(url('/a', { priority: 'high', job: 'job-1' })), 'h-job-1');
+  });
+
   test('stride: lanes that always have work share the host 4 : 2 : 1, and none is starved', () => {
     let passes: Record<string, number> = {};
     let vtime = 0;

@@ -13,7 +13,8 @@ import type { AdmittedUrl, JobPriority } from '../../../schemas/index.js';
  * Levels: `h`igh for seeds (a job's again on each scheduled run), sitemaps and what they
  * list, and revisits of pages that changed last time; `l`ow for links deeper than LOW_FROM_DEPTH; `w`aiting for
  * URLs the first pass holds back (stages/shared/breadth/first-pass.ts: not served at all
- * until it ends, then as low); `n`ormal for the rest. A job's
+ * until it ends, then as low); a URL a stage module queued with a priority of its own takes
+ * that level (high or low); `n`ormal for the rest. A job's
  * priority scales its lanes' weights (high ×2, low ×½). The deployment's own crawl at normal
  * priority uses the default lane '' (the queue's original subject).
  */
@@ -24,8 +25,10 @@ const JOB_WEIGHT: Record<JobPriority, number> = { high: 2, normal: 1, low: 0.5 }
 /** links this deep or deeper wait in the low lane */
 export const LOW_FROM_DEPTH = 3;
 
-export function levelOf(m: Pick<AdmittedUrl, 'via' | 'depth' | 'fetch_as' | 'revisit' | 'source_url' | 'held'>): LaneLevel {
+export function levelOf(m: Pick<AdmittedUrl, 'via' | 'depth' | 'fetch_as' | 'revisit' | 'source_url' | 'held' | 'priority'>): LaneLevel {
   if (m.held) return 'w';
+  if (m.priority === 'high') return 'h';
+  if (m.priority === 'low') return 'l';
   if (m.via === 'seed' || m.via === 'sitemap' || m.fetch_as === 'sitemap') return 'h';
   // a job's seeds again (a scheduled run), or a page that changed last time
   if (m.via === 'revisit') return (m.depth === 0 && m.source_url === null) || m.revisit?.changed ? 'h' : 'n';
@@ -33,7 +36,7 @@ export function levelOf(m: Pick<AdmittedUrl, 'via' | 'depth' | 'fetch_as' | 'rev
 }
 
 /** The lane of a URL: its level, and its job when it has one. */
-export function laneOf(m: Pick<AdmittedUrl, 'via' | 'depth' | 'fetch_as' | 'revisit' | 'job' | 'source_url' | 'held'>): string {
+export function laneOf(m: Pick<AdmittedUrl, 'via' | 'depth' | 'fetch_as' | 'revisit' | 'job' | 'source_url' | 'held' | 'priority'>): string {
   const level = levelOf(m);
   if (m.job !== undefined) return `${level}-${m.job}`;
   return level === 'n' ? '' : level;
