@@ -11,7 +11,7 @@ import { OPEN_SUFFIX, WarcFileSink } from '../../pipeline/adapters/warc/file-sin
 import { repairAbandonedWarcs } from '../../pipeline/adapters/warc/repair.js';
 import { cdxjPathOf, reindexWarcFile } from '../../pipeline/adapters/warc/cdxj-file.js';
 import { mergeCdxjFiles } from '../../pipeline/adapters/export/cdxj-merge.js';
-import { warcioCdxj } from '../support/warc-reader.js';
+import { readWarcFile, warcioCdxj } from '../support/warc-reader.js';
 
 const T = Date.UTC(2024, 0, 2, 3, 4, 5, 678);
 
@@ -65,8 +65,8 @@ const EXCHANGES: Array<(info: string) => ReturnType<typeof exchangeRecords>> = [
 
 const tmpDir = () => mkdtempSync(path.join(os.tmpdir(), 'cdxj-'));
 
-async function writeWarc(dir: string, maxBytes = 1 << 20): Promise<string[]> {
-  const w = new WarcFileSink(dir, { crawlId: 'c1', maxBytes, fileHeader: warcinfoHeader('c1', 'test') });
+async function writeWarc(dir: string, maxBytes = 1 << 20, maxRecords?: number): Promise<string[]> {
+  const w = new WarcFileSink(dir, { crawlId: 'c1', maxBytes, ...(maxRecords ? { maxRecords } : {}), fileHeader: warcinfoHeader('c1', 'test') });
   for (const build of EXCHANGES) await w.append(build);
   await w.close();
   return readdirSync(path.join(dir, 'warc')).filter((n) => n.endsWith('.warc.gz')).sort().map((n) => path.join(dir, 'warc', n));
@@ -90,6 +90,23 @@ describe('CDXJ index of the WARC files', () => {
       assert.match(lines.find((l) => l.includes('/copy'))!, /^test,site,h02\)\/copy \d{14} \{"url":"http:\/\/www\.h02\.site\.test\/copy","mime":"warc\/revisit","status":"200","digest":/);
       assert.match(lines.find((l) => l.includes('"/b') || l.includes(')/b '))!, /"mime":"warc\/revisit","status":"304"/);
       assert.match(lines.find((l) => l.startsWith('test,site,h03:8080)/missing?a=1&z=2 '))!, /"status":"404"/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a file is sealed at its record limit whatever its size, so the open file\'s index held in memory stays bounded', async () => {
+    const dir = tmpDir();
+    try {
+      const files = await writeWarc(dir, 1 << 30, 6);
+      assert.ok(files.length >= 3, `files: ${files.length}`);
+      let indexed = 0;
+      for (const file of files) {
+        const records = (await readWarcFile(file)).filter((r) => r.type !== 'warcinfo');
+        assert.ok(records.length <= 6, `${path.basename(file)}: ${records.length} records`);
+        indexed += readFileSync(cdxjPathOf(file), 'utf8').trimEnd().split('\n').filter(Boolean).length;
+      }
+      assert.equal(indexed, 8, 'every indexed record is in one of the files');
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -11,7 +11,9 @@
  * indexed once, by whoever sealed it, with no shared index to merge into or lock (several
  * archive processes write one output); and only once sealed, so that an index never names a
  * record a kill could still cut off. The entries of the open file are kept in memory until
- * then (a few hundred bytes a record: ~25 MB for a full 1 GiB file of 40 kB pages).
+ * then, a few hundred bytes a record; so that memory does not grow with how small the pages
+ * are (a 1 GiB file of 4 kB records would hold 250,000), a file is also sealed at
+ * {@link MAX_RECORDS_A_FILE} records.
  */
 import { randomBytes } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
@@ -22,6 +24,9 @@ import { cdxjLine } from '../../cdxj.js';
 import { cdxjPathOf, writeCdxjFile } from './cdxj-file.js';
 
 export const OPEN_SUFFIX = '.open';
+
+/** Records a WARC file holds at most, whatever its size: bounds the open file's index in memory (~20 MB). */
+export const MAX_RECORDS_A_FILE = 60_000;
 
 export interface WriterMarker {
   pid: number;
@@ -34,6 +39,8 @@ export interface WarcFilesOptions {
   crawlId: string;
   /** a file is closed and the next one started before an append would take it past this size */
   maxBytes: number;
+  /** ...or past this many records (default MAX_RECORDS_A_FILE) */
+  maxRecords?: number;
   /** the warcinfo record each file opens with */
   fileHeader: MakeWarcFileHeader;
 }
@@ -85,7 +92,8 @@ export class WarcFileSink implements WarcSink {
     const run = this.chain.then(async () => {
       if (!this.fh) await this.openNext();
       let built = early && builtFor === this.warcinfoId ? await early : await build(this.warcinfoId);
-      if (this.size + byteLength(built.members) > this.opts.maxBytes && this.records > 0) {
+      const full = this.size + byteLength(built.members) > this.opts.maxBytes || this.records + built.members.length > (this.opts.maxRecords ?? MAX_RECORDS_A_FILE);
+      if (full && this.records > 0) {
         await this.closeCurrent();
         await this.openNext();
         built = await build(this.warcinfoId); // built again: the records name their file's warcinfo
