@@ -137,7 +137,7 @@ export const TABLES = {
     col('content_mime_type', 'VARCHAR', true),
     col('content_mime_detected', 'VARCHAR', true),
     col('content_charset', 'VARCHAR', true),
-    /** not known when archiving (extract finds the language): always null here, see pages */
+    /** ISO 639-3 code(s), comma-separated as in cc-index; archived without (extract finds the language): the view takes it from the page */
     col('content_languages', 'VARCHAR', true),
     /** 'length' when the body was cut at the size cap, as in cc-index; 'unspecified' when it was not downloaded (its type is not stored) */
     col('content_truncated', 'VARCHAR', true),
