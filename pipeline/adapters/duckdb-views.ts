@@ -164,7 +164,8 @@ function capturesViewSelect(byKey: string): string {
     `SELECT crawl_id, fetch_id, lower(split_part(arg_max(content_languages, version), '-', 1)) AS primary_tag ` +
     `FROM raw_pages WHERE content_languages IS NOT NULL GROUP BY crawl_id, fetch_id`;
   return (
-    `SELECT ${cols.join(', ')}, c.version FROM (${byKey}) c ` +
+    // cc-index's `crawl` names the crawl a capture belongs to: here the crawl id
+    `SELECT ${cols.join(', ')}, c.crawl_id AS crawl, c.version FROM (${byKey}) c ` +
     `LEFT JOIN (${pageLanguages}) pl ON pl.crawl_id = c.crawl_id AND pl.fetch_id = c.fetch_id ` +
     `LEFT JOIN _language_codes lc ON lc.tag = pl.primary_tag`
   );

@@ -5,46 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { ParquetTableWriter } from '../../pipeline/adapters/parquet/row-sink.js';
 import { openOutputDatabase } from '../../pipeline/adapters/duckdb-views.js';
-import type { CaptureRow } from '../../schemas/output-tables.js';
-import { T0, page } from '../../bench/support/output-rows.js';
-
-function capture(i: number, over: Partial<CaptureRow> = {}): CaptureRow {
-  return {
-    url_surtkey: `com,example)/p${i}`,
-    url: `https://example.com/p${String(i).padStart(5, '0')}`,
-    url_host_name: 'example.com',
-    url_host_tld: 'com',
-    url_host_registered_domain: 'example.com',
-    url_protocol: 'https',
-    url_port: null,
-    url_path: `/p${i}`,
-    url_query: null,
-    fetch_time: T0 + i,
-    fetch_status: 200,
-    fetch_redirect: null,
-    content_digest: `sha1:${i}`,
-    content_mime_type: 'text/html',
-    content_mime_detected: 'text/html',
-    content_charset: 'utf-8',
-    // the archive writes captures before extract knows the language
-    content_languages: null,
-    content_truncated: null,
-    warc_filename: 'warc/a.warc.gz',
-    warc_record_offset: i * 1000,
-    warc_record_length: 900,
-    subset: 'warc',
-    capture_id: `f${i}:1`,
-    fetch_id: `f${i}`,
-    warc_record_id: `<urn:uuid:${i}>`,
-    warc_type: 'response',
-    fetch_duration_ms: 10,
-    remote_ip: '127.0.0.1',
-    fetch_protocol: 'http/1.1',
-    failure_reason: null,
-    crawl_id: 'c1',
-    ...over,
-  };
-}
+import { capture, page } from '../../bench/support/output-rows.js';
 
 const dirs: string[] = [];
 after(async () => {
