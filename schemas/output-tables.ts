@@ -122,8 +122,19 @@ export const TABLES = {
     col('url_surtkey', 'VARCHAR'),
     col('url', 'VARCHAR'),
     col('url_host_name', 'VARCHAR'),
+    /** the last label (`uk` for www.bbc.co.uk); this and the next columns: stages/archive/host-parts.ts */
     col('url_host_tld', 'VARCHAR', true),
+    col('url_host_2nd_last_part', 'VARCHAR', true),
+    col('url_host_3rd_last_part', 'VARCHAR', true),
+    col('url_host_4th_last_part', 'VARCHAR', true),
+    col('url_host_5th_last_part', 'VARCHAR', true),
+    /** the public suffix, ICANN section of the Public Suffix List (`co.uk`) */
+    col('url_host_registry_suffix', 'VARCHAR', true),
     col('url_host_registered_domain', 'VARCHAR', true),
+    /** the public suffix counting the list's private section (`blogspot.com`) */
+    col('url_host_private_suffix', 'VARCHAR', true),
+    col('url_host_private_domain', 'VARCHAR', true),
+    col('url_host_name_reversed', 'VARCHAR', true),
     col('url_protocol', 'VARCHAR'),
     col('url_port', 'INTEGER', true),
     col('url_path', 'VARCHAR'),
@@ -137,7 +148,7 @@ export const TABLES = {
     col('content_mime_type', 'VARCHAR', true),
     col('content_mime_detected', 'VARCHAR', true),
     col('content_charset', 'VARCHAR', true),
-    /** not known when archiving (extract finds the language): always null here, see pages */
+    /** ISO 639-3 code(s), comma-separated as in cc-index; archived without (extract finds the language): the view takes it from the page */
     col('content_languages', 'VARCHAR', true),
     /** 'length' when the body was cut at the size cap, as in cc-index; 'unspecified' when it was not downloaded (its type is not stored) */
     col('content_truncated', 'VARCHAR', true),
@@ -255,7 +266,15 @@ export interface CaptureRow {
   url: string;
   url_host_name: string;
   url_host_tld: string | null;
+  url_host_2nd_last_part: string | null;
+  url_host_3rd_last_part: string | null;
+  url_host_4th_last_part: string | null;
+  url_host_5th_last_part: string | null;
+  url_host_registry_suffix: string | null;
   url_host_registered_domain: string | null;
+  url_host_private_suffix: string | null;
+  url_host_private_domain: string | null;
+  url_host_name_reversed: string | null;
   url_protocol: string;
   url_port: number | null;
   url_path: string;

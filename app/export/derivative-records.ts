@@ -14,6 +14,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import zlib from 'node:zlib';
+import { iso6393OfTag } from '../../stages/shared/language-codes.js';
 import { contentDigest } from '../../stages/shared/content-identity/content-digest.js';
 
 const CRLF = '\r\n';
@@ -59,12 +60,6 @@ export interface PageSource {
   languages: string | null;
 }
 
-/** ISO 639-1 → 639-3 for CC's WARC-Identified-Content-Language; an unknown code is passed as it is. */
-const ISO3: Record<string, string> = {
-  en: 'eng', de: 'deu', fr: 'fra', es: 'spa', it: 'ita', nl: 'nld', pt: 'por', sv: 'swe', da: 'dan', no: 'nor', nb: 'nob', fi: 'fin', pl: 'pol',
-  cs: 'ces', ru: 'rus', uk: 'ukr', ja: 'jpn', zh: 'zho', ko: 'kor', ar: 'ara', hi: 'hin', tr: 'tur', el: 'ell', he: 'heb', hu: 'hun', ro: 'ron',
-};
-
 export function wetRecord(p: PageSource): Buffer {
   const block = Buffer.from(p.text, 'utf8');
   const fields: Array<[string, string]> = [
@@ -76,7 +71,7 @@ export function wetRecord(p: PageSource): Buffer {
     ['WARC-Block-Digest', contentDigest(block)],
   ];
   const langs = (p.languages ?? '').split(',').map((l) => l.trim().toLowerCase()).filter(Boolean);
-  if (langs.length) fields.push(['WARC-Identified-Content-Language', langs.map((l) => ISO3[l.split('-')[0]!] ?? l).join(',')]);
+  if (langs.length) fields.push(['WARC-Identified-Content-Language', langs.map((l) => iso6393OfTag(l) ?? l).join(',')]);
   fields.push(['Content-Type', 'text/plain']);
   return record(fields, block);
 }

@@ -1,5 +1,6 @@
 /** Output rows for tests of the Parquet writer, views and compaction. */
-import type { FetchLogRow, LinkRow, PageRow } from '../../schemas/output-tables.js';
+import type { CaptureRow, FetchLogRow, LinkRow, PageRow } from '../../schemas/output-tables.js';
+import { hostParts } from '../../stages/archive/host-parts.js';
 
 export const T0 = Date.UTC(2024, 0, 15, 12, 0, 0, 123);
 
@@ -78,3 +79,40 @@ export function logRow(i: number, over: Partial<FetchLogRow> = {}): FetchLogRow 
   };
 }
 
+/** A captures row for https://example.com/p<i>, a response of crawl c1 with page f<i>. */
+export function capture(i: number, over: Partial<CaptureRow> = {}): CaptureRow {
+  return {
+    url_surtkey: `com,example)/p${i}`,
+    url: `https://example.com/p${String(i).padStart(5, '0')}`,
+    url_host_name: 'example.com',
+    ...hostParts('example.com'),
+    url_protocol: 'https',
+    url_port: null,
+    url_path: `/p${i}`,
+    url_query: null,
+    fetch_time: T0 + i,
+    fetch_status: 200,
+    fetch_redirect: null,
+    content_digest: `sha1:${i}`,
+    content_mime_type: 'text/html',
+    content_mime_detected: 'text/html',
+    content_charset: 'utf-8',
+    // the archive writes captures before extract knows the language
+    content_languages: null,
+    content_truncated: null,
+    warc_filename: 'warc/a.warc.gz',
+    warc_record_offset: i * 1000,
+    warc_record_length: 900,
+    subset: 'warc',
+    capture_id: `f${i}:1`,
+    fetch_id: `f${i}`,
+    warc_record_id: `<urn:uuid:${i}>`,
+    warc_type: 'response',
+    fetch_duration_ms: 10,
+    remote_ip: '127.0.0.1',
+    fetch_protocol: 'http/1.1',
+    failure_reason: null,
+    crawl_id: 'c1',
+    ...over,
+  };
+}

@@ -37,6 +37,7 @@ import {
 } from '@duckdb/node-api';
 import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
 import { TABLE_NAMES, TABLES, type ColumnDef, type TableName } from '../../schemas/output-tables.js';
+import { iso6393To1 } from 'iso-639-3';
 import { HIVE_TYPES, isRemoteOutput, legacyGlob, partitionedGlob } from './output-layout.js';
 import { listCustomTables, type CustomTableSchema } from './parquet/custom-table.js';
 
@@ -144,7 +145,37 @@ function dedupViewSelect(table: TableName): string {
       `QUALIFY row_number() OVER (PARTITION BY crawl_id, url ORDER BY fetch_time DESC NULLS LAST, fetch_id DESC) = 1`
     );
   }
+  if (table === 'captures') return capturesViewSelect(byKey);
   return `SELECT ${cols}, version FROM (${byKey})`;
+}
+
+/**
+ * `captures` with `content_languages` as cc-index has it: the archive writes the row before
+ * extract knows the page's language, so a response's language comes from its page (the
+ * newest version of the fetch), turned from the page's BCP 47 tag into ISO 639-3.
+ */
+function capturesViewSelect(byKey: string): string {
+  const cols = TABLES.captures.map((c) =>
+    c.name === 'content_languages'
+      ? `coalesce(c.content_languages, CASE WHEN c.warc_type = 'response' THEN ` +
+        `CASE WHEN length(pl.primary_tag) = 3 THEN pl.primary_tag ELSE lc.iso6393 END END) AS content_languages`
+      : `c.${sqlIdent(c.name)}`,
+  );
+  const pageLanguages =
+    `SELECT crawl_id, fetch_id, lower(split_part(arg_max(content_languages, version), '-', 1)) AS primary_tag ` +
+    `FROM raw_pages WHERE content_languages IS NOT NULL GROUP BY crawl_id, fetch_id`;
+  return (
+    // cc-index's `crawl` names the crawl a capture belongs to: here the crawl id
+    `SELECT ${cols.join(', ')}, c.crawl_id AS crawl, c.version FROM (${byKey}) c ` +
+    `LEFT JOIN (${pageLanguages}) pl ON pl.crawl_id = c.crawl_id AND pl.fetch_id = c.fetch_id ` +
+    `LEFT JOIN _language_codes lc ON lc.tag = pl.primary_tag`
+  );
+}
+
+/** ISO 639-1 → ISO 639-3 pairs, for the captures view. */
+function languageCodesTable(): string {
+  const rows = Object.entries(iso6393To1).map(([three, one]) => `(${sqlString(one)}, ${sqlString(three)})`);
+  return `CREATE TABLE _language_codes AS SELECT * FROM (VALUES ${rows.join(', ')}) t(tag, iso6393)`;
 }
 
 /** Newest version of each fetch in `pages`: what the page-versioned views show. */
@@ -279,6 +310,7 @@ export async function openOutputDatabase(out: string, options: OutputDatabaseOpt
     if (!viewsCreated) {
       for (const t of customTables) for (const [name, select] of customViews(t)) await conn.run(`CREATE VIEW ${sqlIdent(name)} AS ${select}`);
       await conn.run(`CREATE VIEW _page_versions AS ${PAGE_VERSIONS_VIEW}`);
+      await conn.run(languageCodesTable());
       for (const table of TABLE_NAMES) {
         await conn.run(`CREATE VIEW ${sqlIdent(table)} AS ${dedupViewSelect(table)}`);
         await conn.run(`CREATE VIEW ${sqlIdent(table + '_all')} AS ${allVersionsViewSelect(table)}`);

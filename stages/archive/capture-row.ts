@@ -1,8 +1,8 @@
-import { getDomain, getPublicSuffix } from 'tldts';
 import type { ArchivedExchange } from '../../schemas/index.js';
 import type { CaptureRow } from '../../schemas/output-tables.js';
 import { truncation, type BuiltRecords } from './exchange-records.js';
 import { surtKey } from './surt.js';
+import { hostParts } from './host-parts.js';
 
 /** cc-index subsets: what a user filters on to get pages only, or the crawl's diagnostics; `rendered` for the DOM of a rendered page. */
 export function subsetOf(e: ArchivedExchange): 'warc' | 'crawldiagnostics' | 'robotstxt' | 'rendered' {
@@ -37,8 +37,7 @@ export function captureRow(e: ArchivedExchange, built: BuiltRecords, where: { fi
     url_surtkey: surtKey(e.url),
     url: e.url,
     url_host_name: host,
-    url_host_tld: getPublicSuffix(host, { allowPrivateDomains: false }) ?? null,
-    url_host_registered_domain: getDomain(host) ?? null,
+    ...hostParts(host),
     url_protocol: u.protocol.replace(/:$/, ''),
     url_port: u.port ? Number(u.port) : null,
     url_path: u.pathname,

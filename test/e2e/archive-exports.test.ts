@@ -17,6 +17,7 @@ import { unzipSync } from 'fflate';
 import { runCli } from '../support/crawl-cli.js';
 import { E2E, FAST_PACING, queryOutput } from '../support/e2e-web.js';
 import { readWarcFile, warcFiles } from '../support/warc-reader.js';
+import { iso6393OfTag } from '../../stages/shared/language-codes.js';
 
 describe('end to end: the archive indexed and exported as CDXJ, WET and WAT', () => {
   let web: TestWeb;
@@ -138,5 +139,26 @@ describe('end to end: the archive indexed and exported as CDXJ, WET and WAT', ()
     assert.equal(noHost.code, 2);
     assert.match(noHost.stderr, /no stored pages of nowhere\.test/);
     assert.deepEqual(readdirSync(dir).filter((n) => n.startsWith('none')), []);
+  });
+  it("captures carry cc-index's host, language and crawl columns with cc-index's meaning", async () => {
+    const rows = await queryOutput(
+      out,
+      `SELECT c.url_host_name, c.url_host_tld, c.url_host_2nd_last_part, c.url_host_name_reversed, c.url_host_registry_suffix,
+              c.url_host_registered_domain, c.crawl, c.warc_type, c.content_languages, p.content_languages
+       FROM captures c LEFT JOIN pages p ON p.fetch_id = c.fetch_id WHERE c.subset = 'warc'`,
+    );
+    assert.ok(rows.length > 10, `${rows.length} captures`);
+    const withLanguage = rows.filter((r) => r[9] !== null && r[7] === 'response');
+    assert.ok(withLanguage.length > 0 && withLanguage.every((r) => r[8] !== null), 'responses of pages with a language have one');
+    for (const [host, tld, second, reversed, suffix, domain, crawl, type, languages, pageLanguage] of rows) {
+      const labels = String(host).split('.').reverse();
+      assert.equal(tld, labels[0]);
+      assert.equal(second, labels[1] ?? null);
+      assert.equal(reversed, labels.join('.'));
+      // the test web's .test names are under no listed public suffix: cc-index has no suffix or domain for them
+      assert.deepEqual([suffix, domain], [null, null]);
+      assert.equal(crawl, 'exports');
+      if (type === 'response' && pageLanguage !== null) assert.equal(languages, iso6393OfTag(String(pageLanguage)), String(host));
+    }
   });
 });

@@ -4,6 +4,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { extractHtml } from '../../stages/extract/extract-html.js';
 import { detectLanguage } from '../../stages/extract/detect-language.js';
+import { iso6393OfTag } from '../../stages/shared/language-codes.js';
 import { MAX_JSON_LD_DEPTH, refreshTarget } from '../../stages/extract/structured-data.js';
 
 const PAGE = 'https://example.com/dir/page.html';
@@ -166,6 +167,27 @@ describe('extractHtml: language', () => {
       nl: 'De gemeente heeft gezegd dat het werk aan het park in het voorjaar begint en dat de bewoners de plannen in de bibliotheek van de stad kunnen zien.',
     };
     for (const [lang, text] of Object.entries(samples)) assert.equal(detectLanguage(text), lang, text);
-    assert.equal(detectLanguage('東京は日本の首都です。'), null, 'not covered: no guess');
+  });
+  it('detectLanguage names languages of other scripts, as the BCP 47 tags markup uses', () => {
+    const samples: Record<string, string> = {
+      ru: 'Городской совет сообщил, что план нового парка будет опубликован весной, а работы на участке начнутся, когда появятся деньги.',
+      uk: 'Міська рада повідомила, що план нового парку буде оприлюднено навесні, а роботи на ділянці почнуться, коли з’являться гроші.',
+      ar: 'قال مجلس المدينة إنه سينشر خطة الحديقة الجديدة في الربيع، وإن العمل في الموقع يمكن أن يبدأ عندما يتوفر المال اللازم لذلك.',
+      hi: 'नगर परिषद ने कहा कि नए पार्क की योजना वसंत में प्रकाशित की जाएगी और पैसा मिलने पर स्थल पर काम शुरू हो सकता है।',
+      ja: '市議会は、新しい公園の計画を春に公表し、資金が確保されしだい現地での工事を始めることができると発表しました。',
+      zh: '市议会表示，新公园的规划将在春季公布，资金到位后即可开始施工，居民可以在城市图书馆查看设计图纸和相关说明。',
+      ko: '시의회는 새 공원 계획을 봄에 발표할 것이며 예산이 마련되면 현장 공사를 시작할 수 있다고 밝혔습니다.',
+      el: 'Το δημοτικό συμβούλιο ανακοίνωσε ότι το σχέδιο για το νέο πάρκο θα δημοσιευθεί την άνοιξη και ότι οι εργασίες θα ξεκινήσουν.',
+    };
+    for (const [lang, text] of Object.entries(samples)) assert.equal(detectLanguage(text), lang, text);
+    assert.equal(detectLanguage('東京は日本の首都です。'), null, 'too short to tell: no guess');
+  });
+  it('iso6393OfTag gives the ISO 639-3 code cc-index uses for a BCP 47 tag', () => {
+    assert.equal(iso6393OfTag('en-GB'), 'eng');
+    assert.equal(iso6393OfTag('zh-Hant'), 'zho');
+    assert.equal(iso6393OfTag('ar'), 'ara');
+    assert.equal(iso6393OfTag('ceb'), 'ceb');
+    assert.equal(iso6393OfTag('x'), null);
+    assert.equal(iso6393OfTag(null), null);
   });
 });
