@@ -260,11 +260,8 @@ export interface FetchLogRow {
   crawl_id: string;
 }
 
-/** One archived exchange: where its record is in which WARC file. */
-export interface CaptureRow {
-  url_surtkey: string;
-  url: string;
-  url_host_name: string;
+/** The host columns of cc-index's flat schema (stages/archive/host-parts.ts says what each holds). */
+export interface CaptureHostParts {
   url_host_tld: string | null;
   url_host_2nd_last_part: string | null;
   url_host_3rd_last_part: string | null;
@@ -274,7 +271,15 @@ export interface CaptureRow {
   url_host_registered_domain: string | null;
   url_host_private_suffix: string | null;
   url_host_private_domain: string | null;
+  /** the labels last first (`uk.co.bbc.www`) */
   url_host_name_reversed: string | null;
+}
+
+/** One archived exchange: where its record is in which WARC file. */
+export interface CaptureRow extends CaptureHostParts {
+  url_surtkey: string;
+  url: string;
+  url_host_name: string;
   url_protocol: string;
   url_port: number | null;
   url_path: string;

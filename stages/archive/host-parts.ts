@@ -7,20 +7,9 @@
  * (`site.test`) has its labels but no suffix or domain.
  */
 import { parse } from 'tldts';
+import type { CaptureHostParts } from '../../schemas/output-tables.js';
 
-export interface HostParts {
-  url_host_tld: string | null;
-  url_host_2nd_last_part: string | null;
-  url_host_3rd_last_part: string | null;
-  url_host_4th_last_part: string | null;
-  url_host_5th_last_part: string | null;
-  url_host_registry_suffix: string | null;
-  url_host_registered_domain: string | null;
-  url_host_private_suffix: string | null;
-  url_host_private_domain: string | null;
-  /** the labels last first (`uk.co.bbc.www`) */
-  url_host_name_reversed: string | null;
-}
+export type HostParts = CaptureHostParts;
 
 const NONE: HostParts = {
   url_host_tld: null,
