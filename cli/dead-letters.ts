@@ -73,7 +73,7 @@ export async function deadLetters(o: DeadLettersOptions): Promise<number> {
   if (!(FORMATS as readonly string[]).includes(o.format)) throw new UsageError(`--format must be one of ${FORMATS.join(', ')}, got "${o.format}"`);
   // a stage module's name is any such word (app/custom-stages.ts)
   if (o.stage !== undefined && !(STAGE_NAMES as readonly string[]).includes(o.stage) && !/^[a-z][a-z0-9-]{0,47}$/.test(o.stage)) {
-    throw new UsageError(`--stage must be one of ${STAGE_NAMES.join(', ')}, got "${o.stage}"`);
+    throw new UsageError(`--stage must be one of ${STAGE_NAMES.join(', ')}, or a stage module's name (lowercase letters, digits and -), got "${o.stage}"`);
   }
   const format = o.format as Format;
   const limit = o.limit ?? DEFAULT_LIMIT;

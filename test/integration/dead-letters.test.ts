@@ -222,7 +222,7 @@ describe('crawl dead-letters against a real nats-server', () => {
     const out = mkdtempSync(path.join(os.tmpdir(), 'crawl-dlq-'));
     try {
       const cases: Array<[string[], NodeJS.ProcessEnv, RegExp]> = [
-        [['dead-letters', '--stage', 'bogus'], env, /--stage must be one of normalize, seen-filter/],
+        [['dead-letters', '--stage', 'Bogus!'], env, /--stage must be one of normalize, seen-filter.*or a stage module's name/],
         [['dead-letters', '--format', 'csv'], env, /--format must be one of table, json/],
         [['dead-letters', '--limit', '0'], env, /--limit must be between 1 and/],
         [['dead-letters', '--limit', 'ten'], env, /--limit must be a whole number/],
