@@ -12,24 +12,18 @@
  * Common Crawl's WAT also has an envelope for each request and crawl-metadata record; here
  * there is one per stored page (the response), which is what WAT readers look at.
  */
-import { randomUUID } from 'node:crypto';
-import zlib from 'node:zlib';
 import { iso6393OfTag } from '../../stages/shared/language-codes.js';
 import { contentDigest } from '../../stages/shared/content-identity/content-digest.js';
+import { newRecordId, warcRecordBytes, type WarcHeaders } from '../../stages/archive/warc-record.js';
+import { gzipMember } from '../../stages/archive/gzip-member.js';
 
 const CRLF = '\r\n';
-
-const recordId = (): string => `<urn:uuid:${randomUUID()}>`;
 
 /** `2024-01-02T03:04:05Z`: CC's WARC-Date, to the second */
 export const warcDateSeconds = (epochMs: number): string => new Date(epochMs).toISOString().replace(/\.\d{3}Z$/, 'Z');
 
-const clean = (v: string): string => v.replace(/[\r\n]+/g, ' ');
-
-function record(fields: Array<[string, string]>, block: Buffer): Buffer {
-  const head = ['WARC/1.0', ...fields.map(([k, v]) => `${k}: ${clean(v)}`), `Content-Length: ${block.length}`].join(CRLF) + CRLF + CRLF;
-  return zlib.gzipSync(Buffer.concat([Buffer.from(head, 'utf8'), block, Buffer.from(CRLF + CRLF)]), { level: 6 });
-}
+/** A WARC/1.0 record as its own gzip member, at zlib's default level (a one-off export, not the crawl's hot path). */
+const record = (fields: WarcHeaders, block: Buffer): Buffer => gzipMember(warcRecordBytes(fields, block, '1.0'), 6);
 
 /** The warcinfo record a WET or WAT file opens with. */
 export function derivativeInfo(filename: string, date: number, software: string, description: string): Buffer {
@@ -39,7 +33,7 @@ export function derivativeInfo(filename: string, date: number, software: string,
       ['WARC-Type', 'warcinfo'],
       ['WARC-Date', warcDateSeconds(date)],
       ['WARC-Filename', filename],
-      ['WARC-Record-ID', recordId()],
+      ['WARC-Record-ID', newRecordId()],
       ['Content-Type', 'application/warc-fields'],
       ['WARC-Block-Digest', contentDigest(block)],
     ],
@@ -66,7 +60,7 @@ export function wetRecord(p: PageSource): Buffer {
     ['WARC-Type', 'conversion'],
     ['WARC-Target-URI', p.url],
     ['WARC-Date', warcDateSeconds(p.fetchTime)],
-    ['WARC-Record-ID', recordId()],
+    ['WARC-Record-ID', newRecordId()],
     ['WARC-Refers-To', p.responseRecordId],
     ['WARC-Block-Digest', contentDigest(block)],
   ];
@@ -155,7 +149,7 @@ export function watRecord(url: string, fetchTime: number, responseRecordId: stri
       ['WARC-Type', 'metadata'],
       ['WARC-Target-URI', url],
       ['WARC-Date', warcDateSeconds(fetchTime)],
-      ['WARC-Record-ID', recordId()],
+      ['WARC-Record-ID', newRecordId()],
       ['WARC-Refers-To', responseRecordId],
       ['Content-Type', 'application/json'],
       ['WARC-Block-Digest', contentDigest(block)],

@@ -35,11 +35,14 @@ export function fieldLines(fields: WarcHeaders): string {
   return fields.map(([k, v]) => `${clean(k)}: ${clean(v)}\r\n`).join('');
 }
 
-/** One uncompressed record: version line, headers (Content-Length last), blank line, block, two CRLFs. */
-export function warcRecordBytes(headers: WarcHeaders, block: Block): Buffer {
+/**
+ * One uncompressed record: version line, headers (Content-Length last), blank line, block, two
+ * CRLFs. The archive writes WARC/1.1; the WET and WAT exports say 1.0, as Common Crawl's do.
+ */
+export function warcRecordBytes(headers: WarcHeaders, block: Block, version: '1.0' | '1.1' = '1.1'): Buffer {
   const parts = partsOf(block);
   const length = parts.reduce((n, p) => n + p.length, 0);
-  const head = `WARC/1.1\r\n${fieldLines([...headers, ['Content-Length', String(length)]])}\r\n`;
+  const head = `WARC/${version}\r\n${fieldLines([...headers, ['Content-Length', String(length)]])}\r\n`;
   return Buffer.concat([Buffer.from(head, 'utf8'), ...parts, CRLF2]);
 }
 
