@@ -16,12 +16,23 @@ export interface ProgressFigures {
   waiting: WaitSummary | null;
 }
 
+/** How often the figures are read while the crawl moves: every second on a terminal, else every 10 s. */
+const TTY_READ_MS = 1000;
+const LOG_READ_MS = 10_000;
 /**
- * Live progress on stderr: rewritten in place on a terminal, a log line every 10 s otherwise.
- * Figures come from this process's counters and the consumers' backlog on the server; when
- * the consumers are empty, `waits` says which hosts still hold queued URLs and why, so a
- * crawl that only waits (for a robots.txt to come back, a backoff, a long Crawl-delay)
- * says so instead of showing nothing queued.
+ * While a crawl only waits (nothing fetched or stored since the last read, nothing queued in
+ * the stages) each read comes twice as long after the last, up to this. A read asks the
+ * server for every consumer's backlog and scans the busy hosts: a few dozen requests, most
+ * of what a crawl waiting on politeness would otherwise do.
+ */
+const WAITING_READ_MAX_MS = 60_000;
+
+/**
+ * Live progress on stderr: rewritten in place on a terminal, a log line every 10 s otherwise
+ * (up to a minute apart while the crawl only waits). Figures come from this process's counters
+ * and the consumers' backlog on the server; when the consumers are empty, `waits` says which
+ * hosts still hold queued URLs and why, so a crawl that only waits (for a robots.txt to come
+ * back, a backoff, a long Crawl-delay) says so instead of showing nothing queued.
  */
 export function startProgress(
   admin: StreamAdmin,
@@ -35,13 +46,23 @@ export function startProgress(
   let lastAt = started;
   let latest: ProgressFigures = { pagesPerSecond: 0, fetched: 0, queued: 0, errors: 0, hosts: 0, stored: 0, waiting: null };
 
-  const tick = async () => {
+  const baseReadMs = tty ? TTY_READ_MS : LOG_READ_MS;
+  let readEveryMs = baseReadMs;
+  let nextReadAt = 0;
+  /** the figures of the last read, without the clock and the waits' countdown */
+  let line = '';
+
+  const read = async () => {
     const backlog = await pipelineBacklog(admin).catch(() => null);
     const fetched = metrics.total('fetch', 'responses');
     // failed requests: HTTP 4xx/5xx and network errors (redirects are not failures)
     const errors = metrics.total('fetch', 'responses', (o) => o === 'error' || o === '4xx' || o === '5xx');
     const now = Date.now();
     const rate = ((fetched - lastFetched) * 1000) / Math.max(1, now - lastAt);
+    const stored = metrics.total('persist', 'rows', 'page');
+    const moved = fetched !== lastFetched || stored !== latest.stored || backlog === null || backlog.total > 0;
+    readEveryMs = moved ? baseReadMs : Math.min(WAITING_READ_MAX_MS, readEveryMs * 2);
+    nextReadAt = now + readEveryMs;
     lastFetched = fetched;
     lastAt = now;
     // the host scan costs a few KV reads per busy host: only when nothing else is moving
@@ -52,30 +73,37 @@ export function startProgress(
       queued: backlog?.total ?? latest.queued,
       errors,
       hosts: metrics.total('politeness-gate', 'robots_fetches'),
-      stored: metrics.total('persist', 'rows', 'page'),
+      stored,
       waiting,
     };
-    const line =
-      `${Math.round((now - started) / 1000)}s  ${latest.pagesPerSecond} pages/s  fetched ${fetched}  stored ${latest.stored}` +
-      `  queued ${latest.queued}  errors ${errors}  hosts ${latest.hosts}  rss ${mb(process.memoryUsage.rss())} MB` +
-      (waiting && waiting.hosts > 0 ? `  ${formatWaitSummary(waiting, Date.now())}` : '');
+    line =
+      `${latest.pagesPerSecond} pages/s  fetched ${fetched}  stored ${latest.stored}` +
+      `  queued ${latest.queued}  errors ${errors}  hosts ${latest.hosts}  rss ${mb(process.memoryUsage.rss())} MB`;
     if (process.env.CRAWL_DEBUG_MEMORY) {
       const m = process.memoryUsage();
       stream.write(`memory: heap ${mb(m.heapUsed)}/${mb(m.heapTotal)} MB, external ${mb(m.external)} MB, array buffers ${mb(m.arrayBuffers)} MB\n`);
     }
-    if (tty) stream.write(`\r\x1b[K${line}`);
-    else stream.write(`progress: ${line}\n`);
   };
-  let ticking = false;
-  const timer = setInterval(() => {
-    if (ticking) return; // a slow scan of the hosts never piles up ticks
-    ticking = true;
-    void tick().finally(() => (ticking = false));
-  }, tty ? 1000 : 10_000);
+  /** On a terminal the line's clock moves every second, and the figures are read when due. */
+  const tick = async () => {
+    if (!tty || Date.now() >= nextReadAt) await read();
+    const now = Date.now();
+    const full = `${Math.round((now - started) / 1000)}s  ${line}` + (latest.waiting && latest.waiting.hosts > 0 ? `  ${formatWaitSummary(latest.waiting, now)}` : '');
+    if (tty) stream.write(`\r\x1b[K${full}`);
+    else stream.write(`progress: ${full}\n`);
+  };
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  // the next tick is set once this one ends: a slow scan of the hosts never piles them up
+  const next = () => {
+    timer = setTimeout(() => void tick().finally(() => !stopped && next()), tty ? TTY_READ_MS : readEveryMs);
+  };
+  next();
   return {
     figures: () => latest,
     stop() {
-      clearInterval(timer);
+      stopped = true;
+      clearTimeout(timer);
       if (tty) stream.write('\n');
     },
   };
