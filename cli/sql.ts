@@ -25,7 +25,7 @@ export interface SqlFlags {
 
 /** The views, for the prompt's greeting: driven by the table list, so a new table shows up by itself. */
 export function viewNames(): string {
-  return [...TABLE_NAMES, 'hosts'].join(', ') + ` (every version: ${TABLE_NAMES.map((t) => t + '_all').join(', ')})`;
+  return [...TABLE_NAMES, 'hosts', 'urls'].join(', ') + ` (every version: ${TABLE_NAMES.map((t) => t + '_all').join(', ')})`;
 }
 
 /**

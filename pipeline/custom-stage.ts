@@ -112,7 +112,7 @@ const NAME = /^[a-z][a-z0-9-]{0,47}$/;
 const TABLE = /^[a-z][a-z0-9_]{0,47}$/;
 /** Names the crawl's own stages, tables and views have (a custom one may not shadow them). */
 const TAKEN_STAGES = ['normalize', 'seen-filter', 'politeness-gate', 'fetch', 'render', 'extract', 'simhash', 'persist', 'archive'];
-const TAKEN_TABLES = ['pages', 'links', 'fetch_log', 'captures', 'hosts', 'warc'];
+const TAKEN_TABLES = ['pages', 'links', 'fetch_log', 'captures', 'hosts', 'urls', 'warc'];
 
 export function defineStage<I extends CustomInputName>(spec: CustomStageSpec<I>): CustomStage<I> {
   const s = spec as Partial<CustomStageSpec<I>>;

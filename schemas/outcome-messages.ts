@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { decodeInternal, decodeMessage, encodeMessage } from './codec.js';
-import { RevisitState } from './url-messages.js';
+import { RevisitState, revisitSchedule } from './url-messages.js';
 
 /** raw bytes (msgpack bin) */
 const bytes = z.custom<Uint8Array>((v) => v instanceof Uint8Array, 'expected bytes');
@@ -46,6 +46,7 @@ export const UrlOutcome = z.object({
   job: z.string().optional(),
   revisit: RevisitState.optional(),
   hint_interval_ms: z.number().int().positive().optional(),
+  ...revisitSchedule,
 });
 export type UrlOutcome = z.infer<typeof UrlOutcome>;
 

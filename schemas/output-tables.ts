@@ -15,7 +15,7 @@
  * - Nullable columns take `null` (an `undefined` value is also written as NULL).
  */
 
-export type DuckDBColumnType = 'VARCHAR' | 'BOOLEAN' | 'SMALLINT' | 'INTEGER' | 'BIGINT' | 'TIMESTAMP';
+export type DuckDBColumnType = 'VARCHAR' | 'BOOLEAN' | 'SMALLINT' | 'INTEGER' | 'BIGINT' | 'DOUBLE' | 'TIMESTAMP';
 
 export interface ColumnDef {
   readonly name: string;
@@ -113,6 +113,10 @@ export const TABLES = {
     /** a redirect's target */
     col('fetch_redirect', 'VARCHAR', true),
     col('crawl_id', 'VARCHAR'),
+    /** a crawl job's URL scheduled for revisit: when it is due again; NULL when it is not scheduled */
+    col('next_due_at', 'TIMESTAMP', true),
+    /** the revisit schedule's change estimate, in changes per day (revisit-policy.ts changeRatePerDay); NULL without evidence */
+    col('change_rate', 'DOUBLE', true),
   ],
   /**
    * One row per archived HTTP exchange (stages/archive): Common Crawl's cc-index columns,
@@ -258,6 +262,9 @@ export interface FetchLogRow {
   depth: number | null;
   fetch_redirect: string | null;
   crawl_id: string;
+  /** epoch ms, UTC */
+  next_due_at: number | null;
+  change_rate: number | null;
 }
 
 /** The host columns of cc-index's flat schema (stages/archive/host-parts.ts says what each holds). */

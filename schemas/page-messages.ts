@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { checkInternal, decodeInternal, encodeMessage, SchemaError } from './codec.js';
 import { MsgpackFormatError, readMapExcept, withFieldsAdded, type MapLayout } from './msgpack-map.js';
 import { spansOf, textFromSpans } from './text-spans.js';
-import { RevisitState } from './url-messages.js';
+import { RevisitState, revisitSchedule } from './url-messages.js';
 
 /** raw bytes (msgpack bin) */
 const bytes = z.custom<Uint8Array>((v) => v instanceof Uint8Array, 'expected bytes');
@@ -129,6 +129,7 @@ export const FinalPage = ExtractedPage.extend({
   near_duplicate_of: z.string().nullable(),
   /** a crawl job's page: what its revisit found and when it is due again (fetch_log's reason) */
   revisit_note: z.string().optional(),
+  ...revisitSchedule,
 });
 export type FinalPage = z.infer<typeof FinalPage>;
 
@@ -207,11 +208,11 @@ export function decodeExtractedHead(b: Uint8Array): ExtractedOnWire | null {
     throw err;
   }
   const { fields, layout } = read;
-  if (fields.simhash === undefined || fields.text_words === undefined || layout.keys.has('near_duplicate_of') || layout.keys.has('revisit_note')) return null;
+  if (fields.simhash === undefined || fields.text_words === undefined || layout.keys.has('near_duplicate_of') || layout.keys.has('revisit_note') || layout.keys.has('next_due_at')) return null;
   return { head: checkInternal(ExtractedHead, fields, 'extracted page'), bytes: b, layout };
 }
 
 /** The final page: the extracted one as it came, with the simhash stage's verdict added. */
-export function encodeFinalOnWire(m: ExtractedOnWire, verdict: { near_duplicate_of: string | null; revisit_note?: string }): Uint8Array {
+export function encodeFinalOnWire(m: ExtractedOnWire, verdict: { near_duplicate_of: string | null; revisit_note?: string; next_due_at?: number; change_rate?: number | null }): Uint8Array {
   return withFieldsAdded(m.bytes, m.layout, verdict);
 }

@@ -33,6 +33,17 @@ export const RevisitState = z.object({
 export type RevisitState = z.infer<typeof RevisitState>;
 
 /**
+ * What the revisit schedule decided at a URL's outcome, for its fetch_log row: when the URL
+ * is due again (epoch ms; absent when it is not scheduled) and the change estimate (changes
+ * per day, null while there is no evidence: stages/shared/revisits/revisit-policy.ts).
+ */
+export const revisitSchedule = {
+  next_due_at: z.number().optional(),
+  change_rate: z.number().nullable().optional(),
+};
+export type RevisitSchedule = { next_due_at: number; change_rate: number | null };
+
+/**
  * Fields a URL carries from discovery to its outcome when it belongs to a crawl job (absent:
  * the deployment's own crawl, whose id is in the settings).
  */

@@ -75,6 +75,8 @@ export function logRow(i: number, over: Partial<FetchLogRow> = {}): FetchLogRow 
     depth: 0,
     fetch_redirect: null,
     crawl_id: 'c1',
+    next_due_at: null,
+    change_rate: null,
     ...over,
   };
 }

@@ -9,6 +9,7 @@
  *   links         the links of the newest version of each fetch, one row per (fetch_id, dst_url, anchor_text, rel)
  *   fetch_log     one row per event_id (whatever version wrote it)
  *   hosts         a per-host summary
+ *   urls          one row per URL of each crawl: its state (urls-view.ts)
  *   captures      one row per capture_id (an archived exchange)
  *
  * The pipeline is at-least-once, so a redelivered message can write the same
@@ -40,6 +41,7 @@ import { TABLE_NAMES, TABLES, type ColumnDef, type TableName } from '../../schem
 import { iso6393To1 } from 'iso-639-3';
 import { HIVE_TYPES, isRemoteOutput, legacyGlob, partitionedGlob } from './output-layout.js';
 import { listCustomTables, type CustomTableSchema } from './parquet/custom-table.js';
+import { URLS_VIEW } from './urls-view.js';
 
 export interface QueryResult {
   columns: string[];
@@ -316,6 +318,7 @@ export async function openOutputDatabase(out: string, options: OutputDatabaseOpt
         await conn.run(`CREATE VIEW ${sqlIdent(table + '_all')} AS ${allVersionsViewSelect(table)}`);
       }
       await conn.run(`CREATE VIEW hosts AS ${HOSTS_VIEW}`);
+      await conn.run(`CREATE VIEW urls AS ${URLS_VIEW}`);
       viewsCreated = true;
     }
   }

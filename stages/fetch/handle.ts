@@ -1,10 +1,11 @@
-import { encodeAdmitted, type FetchGrant } from '../../schemas/index.js';
+import { encodeAdmitted, type FetchGrant, type RevisitSchedule } from '../../schemas/index.js';
 import type { HttpFetchError, HttpResponse } from '../../ports/http.js';
 import { subjectFor } from '../../pipeline/partition.js';
 import { emit, type Emit, type Disposition, type StageContext, type StageInput } from '../../pipeline/stage.js';
 import { retryFor } from '../../pipeline/retry.js';
 import { confirmTurn, HELD_LEASE_MS, keepTurn, pacedFrom, PACING_GUARD_MS, releaseTurn, type FetchFeedback, type HostLease, type KeptTurn, type LeaseCheck } from '../shared/politeness/index.js';
 import { revisitEmit } from '../shared/revisits/revisit-emit.js';
+import { withSchedule } from '../shared/messages/outcome-emit.js';
 import type { FetchResult } from '../shared/revisits/revisit-policy.js';
 import { placeBody, type PlacedBody } from '../shared/messages/page-body.js';
 import { attemptMessages, attemptOf, isPage, isRetry, validatorsOf } from './attempt-messages.js';
@@ -61,8 +62,9 @@ async function fetchAndJudge(input: StageInput<FetchGrant>, ctx: StageContext, t
     await keepAnswer().catch(() => undefined);
     throw err;
   }
-  const messages = attemptMessages(attemptOf(ctx, g, sent, judged), sent, previous, judged, placed);
-  messages.push(...(await nextRevisit(ctx, g, sent, messages)));
+  const attempted = attemptMessages(attemptOf(ctx, g, sent, judged), sent, previous, judged, placed);
+  const revisit = await nextRevisit(ctx, g, sent, attempted);
+  const messages = [...withSchedule(attempted, revisit.schedule), ...revisit.emits];
   countAnswer(ctx, g, sent);
   return {
     kind: 'emit',
@@ -120,13 +122,13 @@ function afterUnrecordedRequest(ctx: StageContext, g: FetchGrant): Disposition {
 }
 
 /** A job's URL that ended here (not a page: simhash schedules those; not retried) gets its next revisit. */
-async function nextRevisit(ctx: StageContext, g: FetchGrant, sent: SentRequest, out: readonly Emit[]): Promise<Emit[]> {
-  if (g.job === undefined || out.some(isPage) || out.some(isRetry)) return [];
+async function nextRevisit(ctx: StageContext, g: FetchGrant, sent: SentRequest, out: readonly Emit[]): Promise<{ emits: Emit[]; schedule?: RevisitSchedule }> {
+  if (g.job === undefined || out.some(isPage) || out.some(isRetry)) return { emits: [] };
   const { res, failure } = sent;
   // a 304's validators are those of the copy it confirms (the revisit keeps them); a failure has none
   const validators = res && res.status !== 304 ? validatorsOf(res) : null;
   const extra = validators ? { etag: validators.etag, lastModified: validators.last_modified } : {};
-  return (await revisitEmit(ctx, g, g.fetch_id, fetchResultOf(res, failure), extra)).emits;
+  return revisitEmit(ctx, g, g.fetch_id, fetchResultOf(res, failure), extra);
 }
 
 /** By status class (a bounded label set); a failed request by its error code. */

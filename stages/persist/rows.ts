@@ -85,6 +85,8 @@ export function pageRows(p: FinalPage, crawlId: string): RowBatch {
         depth: p.depth,
         fetch_redirect: null,
         crawl_id: crawlId,
+        next_due_at: p.next_due_at ?? null,
+        change_rate: p.change_rate ?? null,
       },
     ],
   };
@@ -116,6 +118,8 @@ export function outcomeRows(o: UrlOutcome, crawlId: string): RowBatch {
         depth: o.depth,
         fetch_redirect: o.fetch_redirect ?? null,
         crawl_id: crawlId,
+        next_due_at: o.next_due_at ?? null,
+        change_rate: o.change_rate ?? null,
       },
     ],
   };

@@ -1,4 +1,4 @@
-import { decodeAdmitted, encodeGrant, type AdmittedUrl } from '../../schemas/index.js';
+import { decodeAdmitted, encodeGrant, type AdmittedUrl, type RevisitSchedule } from '../../schemas/index.js';
 import { hostQueueSubject, subjectFor } from '../../pipeline/partition.js';
 import type { BackgroundContext, Emit, StageContext } from '../../pipeline/stage.js';
 import { EDGES } from '../../topology/index.js';
@@ -52,17 +52,18 @@ type SettledOutcome = 'robots_disallowed' | 'network_error' | 'http_error' | 're
  * reached in this crawl): its outcome is recorded and the queue moves past it. `also`:
  * what goes out with it (a job's next revisit); `status`: the status its row records.
  */
-async function settleQueued(ctx: BackgroundContext, m: AdmittedUrl, seq: number, reason: string, outcome: SettledOutcome, lane: string, also: Emit[] = [], status: number | null = null): Promise<void> {
-  await ctx.publisher.publish([settledOutcome(ctx, m, reason, outcome, status), ...also]);
+async function settleQueued(ctx: BackgroundContext, m: AdmittedUrl, seq: number, reason: string, outcome: SettledOutcome, lane: string, also: Emit[] = [], status: number | null = null, schedule?: RevisitSchedule): Promise<void> {
+  await ctx.publisher.publish([settledOutcome(ctx, m, reason, outcome, status, schedule), ...also]);
   await skipQueued(ctx.kv.hosts, m.host, seq, lane);
   // its outcome is out and its lane has moved past it: it waits no more
   await removeServed(ctx, 'politeness-gate', seq, m.host);
 }
 
-function settledOutcome(ctx: StageContext, m: AdmittedUrl, reason: string, outcome: SettledOutcome, status: number | null = null): Emit {
+function settledOutcome(ctx: StageContext, m: AdmittedUrl, reason: string, outcome: SettledOutcome, status: number | null = null, schedule?: RevisitSchedule): Emit {
   ctx.metrics.count('politeness-gate', 'urls', outcome);
   // one terminal outcome per fetch id, whichever the gate settled it with
-  return outcomeEmit(ctx, `robots:${m.fetch_id}`, urlOutcome(m, { event_id: stableId('robots', m.fetch_id), outcome, reason, fetch_status: status, fetch_time: ctx.clock.now() }));
+  const row = urlOutcome(m, { event_id: stableId('robots', m.fetch_id), outcome, reason, fetch_status: status, fetch_time: ctx.clock.now() });
+  return outcomeEmit(ctx, `robots:${m.fetch_id}`, { ...row, ...schedule });
 }
 
 /** Ends the queued URL at `seq` if its host's pause means it need not wait (failing-host.ts). */
@@ -71,7 +72,7 @@ async function endFailingHead(ctx: BackgroundContext, slot: HostSlot, m: Admitte
   if (!ends) return false;
   // a job's URL is tried again at its next revisit, as after a failed fetch
   const revisit = await revisitEmit(ctx, m, m.fetch_id, { kind: 'failed' });
-  await settleQueued(ctx, m, seq, ends.reason, ends.outcome, lane, revisit.emits, ends.status);
+  await settleQueued(ctx, m, seq, ends.reason, ends.outcome, lane, revisit.emits, ends.status, revisit.schedule);
   return true;
 }
 

@@ -40,7 +40,7 @@ export async function handleSimhash(input: StageInput<SimhashInput>, ctx: StageC
     lastModified: p.validators?.last_modified ?? null,
     lastModifiedAt: p.last_modified,
   });
-  const verdict = { near_duplicate_of: nearDuplicateOf, ...(revisit.note ? { revisit_note: revisit.note } : {}) };
+  const verdict = { near_duplicate_of: nearDuplicateOf, ...(revisit.note ? { revisit_note: revisit.note } : {}), ...revisit.schedule };
   return emit(
     {
       subject: subjectFor('pages', p.host, ctx.settings.partitions),

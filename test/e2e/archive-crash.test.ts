@@ -9,6 +9,7 @@ import { runCli, type CliRun } from '../support/crawl-cli.js';
 import { startWorkers, useWorkerCrawl, waitUntilIdle } from '../support/worker-crawl.js';
 import { E2E, crawlArgs, expectedUrls, storedPages } from '../support/e2e-web.js';
 import { auditArchive } from '../support/archive-checks.js';
+import { assertUrlsAgreeWithFetchLog } from '../support/urls-checks.js';
 import { OPEN_SUFFIX } from '../../pipeline/adapters/warc/file-sink.js';
 import { completeLength } from '../../pipeline/adapters/warc/repair.js';
 
@@ -86,6 +87,11 @@ describe('end to end: persist and archive workers SIGKILLed 20 times at random m
     const stored = await storedPages(out);
     assert.deepEqual(stored.urls, expectedUrls(web));
     assert.deepEqual(stored.storedTwice, [], 'pages stored more than once');
+    // the per-URL view tells the same story as the log it is made from, whatever the kills left twice
+    const checkStart = Date.now();
+    const urlCount = await assertUrlsAgreeWithFetchLog(out);
+    console.log(`urls: ${urlCount} URLs agree with fetch_log (checked in ${Date.now() - checkStart} ms)`);
+    assert.ok(urlCount >= stored.urls.length);
 
     // WARC: every file whole and readable by warcio; every captures row leads to its record
     const audit = await auditArchive(out);

@@ -8,6 +8,7 @@ import { startTestWeb, type TestWeb } from '../../testweb/index.js';
 import { assertPolite } from '../support/politeness-audit.js';
 import { killOrphanServer, runCli, startCli } from '../support/crawl-cli.js';
 import { E2E, crawlArgs, expectedUrls, storedPages } from '../support/e2e-web.js';
+import { assertUrlsAgreeWithFetchLog } from '../support/urls-checks.js';
 
 describe('end to end: crawl run killed with SIGKILL midway, then started again on the same directory', () => {
   let web: TestWeb;
@@ -42,6 +43,11 @@ describe('end to end: crawl run killed with SIGKILL midway, then started again o
     const stored = await storedPages(out);
     assert.deepEqual(stored.urls, expectedUrls(web));
     assert.deepEqual(stored.storedTwice, [], 'pages stored more than once');
+    // the per-URL view tells the same story as the log it is made from
+    const checkStart = Date.now();
+    const urlCount = await assertUrlsAgreeWithFetchLog(out);
+    console.log(`urls: ${urlCount} URLs agree with fetch_log (checked in ${Date.now() - checkStart} ms)`);
+    assert.ok(urlCount >= stored.urls.length);
 
     assertPolite(web.requestLog(), web.model, E2E.token, E2E.minDelayMs);
   });

@@ -15,6 +15,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { expectedCrawl, startTestWeb, type TestWeb } from '../../testweb/index.js';
 import { connectNats } from '../../pipeline/adapters/nats-connection.js';
 import { openOutputDatabase } from '../../pipeline/adapters/duckdb-views.js';
+import { assertUrlsAgreeWithFetchLog } from '../support/urls-checks.js';
 import type { JobRecord } from '../../schemas/index.js';
 import type { JobStatus } from '../../app/service/job-status.js';
 import { startCli, type CliRun, serveApiUrl } from '../support/crawl-cli.js';
@@ -139,9 +140,26 @@ describe('crawl serve: jobs over HTTP and NATS, adaptive revisits, a service kil
         for (const r of rows) console.log(`  ${r.join('  ')}`);
       }
       assert.deepEqual(missed, [], 'every page of job A revisited after the restart');
+
+      // the urls view: every page of job A is due again after its last fetch, and pages that
+      // change every 3 s are estimated to change more often than pages that never change
+      const state = new Map((await q(`SELECT url, epoch_ms(next_due_at), epoch_ms(last_fetched), change_rate FROM urls WHERE crawl_id = '${jobA.id}'`)).map((r) => [String(r[0]), r.slice(1)]));
+      for (const u of pages) {
+        const [due, fetched] = state.get(u) ?? [];
+        assert.ok(due !== null && due !== undefined && Number(due) > Number(fetched), `${u} is scheduled after its last fetch: ${JSON.stringify(state.get(u))}`);
+      }
+      const rate = (urls: string[]) => urls.map((u) => state.get(u)?.[2]).filter((x) => x !== null && x !== undefined).map(Number);
+      const meanRate = (xs: number[]) => xs.reduce((n, x) => n + x, 0) / xs.length;
+      const [rateChanging, rateNever] = [rate(changing), rate(never)];
+      console.log(`change_rate (per day): every 3 s ${meanRate(rateChanging).toFixed(0)} over ${rateChanging.length} pages, never ${meanRate(rateNever).toFixed(0)} over ${rateNever.length}`);
+      assert.ok(rateChanging.length > 0 && rateNever.length > 0, 'revisits that compared two copies have a change estimate');
+      assert.ok(meanRate(rateChanging) > meanRate(rateNever), 'pages that change have the higher estimate');
     } finally {
       await db.close();
     }
+    // the per-URL view tells the same story as the log, after the service was killed and started again
+    const urlCount = await assertUrlsAgreeWithFetchLog(out);
+    console.log(`urls: ${urlCount} URLs agree with fetch_log`);
 
     // politeness, from the server's side, for both jobs at once (one request in flight per host, the delay)
     assertRequestLogPolite(web.requestLog(), { token: E2E.token, minDelayMs: MIN_DELAY_MS, perIpCap: 4 });

@@ -31,6 +31,7 @@ describe('defineStage and what a handler returns (pipeline/custom-stage.ts)', ()
       [{ name: 'x', input: 'frontier', handle: () => emit() }, /input must be one of fetched, extracted, pages, outcomes/],
       [{ name: 'x', input: 'pages' }, /handle must be a function/],
       [{ name: 'x', input: 'pages', table: { name: 'pages', columns: { a: 'VARCHAR' } }, handle: () => emit() }, /table name "pages" is not allowed/],
+      [{ name: 'x', input: 'pages', table: { name: 'urls', columns: { a: 'VARCHAR' } }, handle: () => emit() }, /table name "urls" is not allowed/],
       [{ name: 'x', input: 'pages', table: { columns: { source_url: 'VARCHAR' } }, handle: () => emit() }, /added by the crawler/],
       [{ name: 'x', input: 'pages', table: { columns: { a: 'TEXT' } }, handle: () => emit() }, /column a has type "TEXT"/],
       [{ name: 'x', input: 'pages', ackWaitMs: 10, handle: () => emit() }, /ackWaitMs/],

@@ -19,7 +19,7 @@ import { jsonValue, parseJsonValue } from '../../pipeline/kv-store.js';
 import { jobKey } from '../../stages/shared/jobs/job-records.js';
 import { parseSettings } from '../../pipeline/settings.js';
 import { HttpFetchError, type HttpRequest } from '../../ports/http.js';
-import { decodeAdmittedBatch, decodeFetched, decodeGrant, decodeOutcome, JobSpec, type AdmittedUrl, type JobRecord, type LastFailure, type UrlOutcome } from '../../schemas/index.js';
+import { decodeAdmittedBatch, decodeFetched, decodeGrant, decodeOutcome, decodeRevisit, JobSpec, type AdmittedUrl, type JobRecord, type LastFailure, type UrlOutcome } from '../../schemas/index.js';
 import { createFakeContext, htmlResponse, httpResponse, settleLikeRunner, stageInput, type FakeContext } from '../support/fake-context.js';
 
 const T = 1_700_000_000_000;
@@ -185,6 +185,9 @@ describe('the gate and a paused host', () => {
       ],
     );
     assert.equal(ctx.streams.on('crawl.revisit').length, 1, "the job's URL is revisited later");
+    // and its row says when (no change estimate: no copy was compared)
+    const scheduled = decodeRevisit(ctx.streams.on('crawl.revisit')[0]!.data).state;
+    assert.deepEqual(outcomesOf(ctx).map((o) => [o.next_due_at, o.change_rate]), [[undefined, undefined], [scheduled.due_at, null]]);
     assert.equal(ctx.http.requests.length, 0, 'nothing is asked of a paused host');
   });
 

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { RevisitPolicy, type RevisitState } from '../../schemas/index.js';
-import { estimatedInterval, nextRevisit, sitemapHintMs } from '../../stages/shared/revisits/revisit-policy.js';
+import { changeRatePerDay, estimatedInterval, nextRevisit, sitemapHintMs } from '../../stages/shared/revisits/revisit-policy.js';
 import { revisitNote } from '../../stages/shared/revisits/revisit-emit.js';
 
 const policy = RevisitPolicy.parse({ strategy: 'multiplicative', initial: '10s', min: '2s', max: '60s', increase: 0.5, decrease: 0.5 });
@@ -112,5 +112,18 @@ describe('adaptive revisits (estimate, the default)', () => {
     assert.deepEqual([failed.checks, failed.changes], [1.9, 1]);
     assert.equal(failed.interval_ms, Math.round(third.interval_ms * 1.5));
     assert.equal(estimatedInterval({}, 7000), 7000, 'no evidence: the reference');
+  });
+
+  test('the change estimate rows record is the same rate, per day; none without evidence', () => {
+    assert.equal(changeRatePerDay({}), null);
+    assert.equal(changeRatePerDay({ checks: 0, changes: 0, observed_ms: 0 }), null);
+    // one change in two daily checks: -ln(1 - 1.5 / 3) per day
+    assert.ok(Math.abs(changeRatePerDay({ checks: 2, changes: 1, observed_ms: 2 * 86_400_000 })! - Math.LN2) < 1e-9);
+    // the interval the schedule asks for follows from that rate (reference 1 d: the cube root of 1 / rate days)
+    const rate = changeRatePerDay({ checks: 2, changes: 1, observed_ms: 2 * 86_400_000 })!;
+    assert.ok(Math.abs(estimatedInterval({ checks: 2, changes: 1, observed_ms: 2 * 86_400_000 }, 86_400_000) - 86_400_000 * Math.cbrt(1 / rate)) < 1);
+    // never changed in ten checks: small, above zero
+    const still = changeRatePerDay({ checks: 10, changes: 0, observed_ms: 10 * 86_400_000 })!;
+    assert.ok(still > 0 && still < 0.1, String(still));
   });
 });

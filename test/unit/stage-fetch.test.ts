@@ -7,7 +7,6 @@ import { pacingOf } from '../../stages/shared/politeness/host-pacing.js';
 import { acquireSlot, confirmLease, type HostSlot } from '../../stages/shared/politeness/host-slot.js';
 import { acquireIp } from '../../stages/shared/politeness/ip-slot.js';
 import { storeValidators } from '../../stages/shared/conditional-get.js';
-import { parseJsonValue } from '../../pipeline/kv-store.js';
 import { hostQueueSubject, partitionOf } from '../../pipeline/partition.js';
 import { HttpFetchError } from '../../ports/http.js';
 import {
@@ -16,9 +15,15 @@ import {
   decodeExchange,
   decodeFetched,
   decodeOutcome,
+  decodeRevisit,
+  JobSpec,
   type FetchGrant,
+  type JobRecord,
   type OutcomeKind,
 } from '../../schemas/index.js';
+import { jsonValue, parseJsonValue } from '../../pipeline/kv-store.js';
+import { jobKey } from '../../stages/shared/jobs/job-records.js';
+import { changeRatePerDay } from '../../stages/shared/revisits/revisit-policy.js';
 import {
   createFakeContext,
   decodedOn,
@@ -588,6 +593,30 @@ describe('fetch: conditional GET', () => {
     const out = await fetch(again, g);
     assert.equal(again.http.requests[0]!.headers?.['if-none-match'], undefined, 'no conditional GET against its own first answer');
     assert.equal(onlyOn(out, 'crawl.fetched', decodeFetched).fetch_id, g.fetch_id);
+  });
+
+  test("a job's revisit answered 304: its outcome row carries the next due time and the change estimate the revisit record has", async () => {
+    const ctx = await granted(() => httpResponse(304));
+    const record: JobRecord = { id: 'j1', spec: JobSpec.parse({ seeds: [`https://${HOST}/`], revisit: { strategy: 'estimate' } }), state: 'active', created_at: 1, runs: 1, last_run_at: null, next_run_at: null, via: 'http', scope_domains: [HOST], min_delay_ms: 0 };
+    await ctx.kv.jobs.put(jobKey('j1'), jsonValue(record));
+    const now = ctx.clock.now();
+    // two checks seen before this one, one of them a change, over two hours
+    const revisit = { interval_ms: 3_600_000, digest: 'sha1:A', simhash: '0000000000000000', fetched_at: now - 3_600_000, due_at: now, etag: '"v1"', checks: 2, changes: 1, observed_ms: 7_200_000 };
+    const out = await fetch(ctx, grantFor('/a', { job: 'j1', revisit }));
+    const o = onlyOn(out, 'crawl.outcomes', decodeOutcome);
+    const scheduled = onlyOn(out, 'crawl.revisit', decodeRevisit).state;
+    assert.equal(o.outcome, 'not_modified');
+    assert.equal(o.next_due_at, scheduled.due_at);
+    assert.ok(o.next_due_at! > now);
+    assert.equal(o.change_rate, changeRatePerDay(scheduled));
+    assert.ok(o.change_rate! > 0 && o.change_rate! < 24, `about one change in a few hours: ${o.change_rate}`);
+
+    // a page that is gone ends its revisits: nothing scheduled, nothing on its row
+    const gone = await granted(() => httpResponse(404), { kv: { jobs: ctx.kv.jobs } });
+    const goneOut = await fetch(gone, grantFor('/b', { job: 'j1', revisit }));
+    const row = onlyOn(goneOut, 'crawl.outcomes', decodeOutcome);
+    assert.deepEqual([row.outcome, row.next_due_at, row.change_rate], ['http_error', undefined, undefined]);
+    assert.equal(subjectsOf(goneOut).filter((s) => s.startsWith('crawl.revisit')).length, 0);
   });
 
   test('a 304 the crawler did not ask for stays an http_error', async () => {

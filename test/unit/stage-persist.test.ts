@@ -293,6 +293,8 @@ describe('persist', () => {
         depth: 2,
         fetch_redirect: null,
         crawl_id: 'test',
+        next_due_at: null,
+        change_rate: null,
       },
     ]);
   });
@@ -313,6 +315,20 @@ describe('persist', () => {
         'stored; rendered (--render pattern): settled after 500 ms; revisit: changed since the fetch of x; next in 1h',
       ],
     );
+  });
+
+  test("a job's URL scheduled for revisit: its fetch_log row says when it is due and how often it changes", async () => {
+    const { writer, handle } = setup({ maxRows: 1, maxDelayMs: 60_000 });
+    const due = 1_700_000_600_000;
+    await handle(pageIn(finalPage(1, { revisit_note: 'next revisit in 10 min', next_due_at: due, change_rate: null })));
+    await handle(outcomeIn(urlOutcome(2, { outcome: 'not_modified', reason: 'not modified', fetch_status: 304, next_due_at: due + 1, change_rate: 0.25 })));
+    await handle(outcomeIn(urlOutcome(3)));
+    const rows = writer.batches.flatMap((b) => b.fetch_log).map((r) => [r.outcome, r.next_due_at, r.change_rate]);
+    assert.deepEqual(rows, [
+      ['fetched', due, null],
+      ['not_modified', due + 1, 0.25],
+      ['http_error', null, null],
+    ]);
   });
 
   test('a page reached through redirects records where it came from', async () => {
@@ -366,6 +382,8 @@ describe('persist', () => {
               depth: o.depth,
               fetch_redirect: null,
               crawl_id: 'test',
+              next_due_at: null,
+              change_rate: null,
             },
           ],
         },

@@ -4,7 +4,9 @@ import { handleSimhash } from '../../stages/simhash/handle.js';
 import { hammingDistance, simhash64, simhashToHex } from '../../stages/shared/content-identity/simhash.js';
 import { contentDigest } from '../../stages/shared/content-identity/content-digest.js';
 import { partitionOf } from '../../pipeline/partition.js';
-import { decodeExtracted, decodeFinal, encodeExtracted, encodeFinal, type ExtractedPage } from '../../schemas/index.js';
+import { decodeExtracted, decodeFinal, decodeRevisit, encodeExtracted, encodeFinal, JobSpec, type ExtractedPage, type JobRecord } from '../../schemas/index.js';
+import { jsonValue } from '../../pipeline/kv-store.js';
+import { jobKey } from '../../stages/shared/jobs/job-records.js';
 import { simhashStage } from '../../stages/simhash/index.js';
 import { createFakeContext, emitted, onlyOn, stageInput, subjectsOf, type FakeContext } from '../support/fake-context.js';
 
@@ -126,6 +128,19 @@ describe('simhash', () => {
     assert.deepEqual(final, { ...decodeExtracted(bytes), near_duplicate_of: 'https://one.example.com/a' });
     // the same bytes as the page decoded whole and encoded again would give, but for the order of keys
     assert.deepEqual(decodeFinal(encodeFinal(final)), final);
+  });
+
+  test("a job's page carries its next revisit on to persist: the due time the revisit record has, and no change estimate at the first fetch", async () => {
+    const ctx = createFakeContext();
+    const record: JobRecord = { id: 'j1', spec: JobSpec.parse({ seeds: ['https://a.example/'], revisit: {} }), state: 'active', created_at: 1, runs: 1, last_run_at: null, next_run_at: null, via: 'http', scope_domains: ['a.example'], min_delay_ms: 0 };
+    await ctx.kv.jobs.put(jobKey('j1'), jsonValue(record));
+    const page = { ...extracted('https://a.example/p', LONG, 1), job: 'j1', simhash: simhashToHex(simhash64(LONG)), text_words: 400 };
+    const out = await handleSimhash(stageInput(simhashStage.decode('crawl.extracted.0', encodeExtracted(page))), ctx);
+    const final = onlyOn(out, 'crawl.pages', decodeFinal);
+    const scheduled = onlyOn(out, 'crawl.revisit', decodeRevisit).state;
+    assert.equal(final.next_due_at, scheduled.due_at);
+    assert.equal(final.change_rate, null);
+    assert.match(final.revisit_note ?? '', /^next revisit in /);
   });
 
   test('an extracted message without its fingerprint (an older stream) is decoded whole and fingerprinted here', async () => {

@@ -67,6 +67,13 @@ const COLUMN_TYPES: Record<DuckDBColumnType, ColumnType<Exclude<Appendable, null
     },
     append: (a, v) => a.appendBigInt(v),
   }),
+  DOUBLE: columnType<number>({
+    convert: (v) => {
+      if (typeof v !== 'number' || !Number.isFinite(v)) throw new Error(`expected finite number, got ${String(v)}`);
+      return v;
+    },
+    append: (a, v) => a.appendDouble(v),
+  }),
   TIMESTAMP: columnType<DuckDBTimestampValue>({
     convert: (v) => {
       if (typeof v !== 'number' || !Number.isFinite(v)) throw new Error(`expected epoch ms number, got ${String(v)}`);

@@ -1,4 +1,5 @@
-import { encodeOutcome, type OutcomeKind, type UrlOutcome } from '../../../schemas/index.js';
+import { decodeOutcome, encodeOutcome, type OutcomeKind, type RevisitSchedule, type UrlOutcome } from '../../../schemas/index.js';
+import { isSubjectOf } from '../../../topology/index.js';
 import { jobFieldsOf, type JobFields } from '../jobs/job-fields.js';
 import { subjectFor } from '../../../pipeline/partition.js';
 import type { Emit, StageContext } from '../../../pipeline/stage.js';
@@ -21,6 +22,16 @@ export function outcomeEmitFor(partitions: number, msgId: string, outcome: Omit<
     // a reason quoting hostile input is recorded, but not whole
     data: encodeOutcome({ v: 1, ...outcome, reason: cutToBytes(outcome.reason, MAX_RECORDED_BYTES) }),
   };
+}
+
+/**
+ * The outcome rows among `emits` with the revisit schedule decided after them (the fetch stage
+ * knows whether a URL is revisited only once it knows what the attempt ended in); the other
+ * messages as they are.
+ */
+export function withSchedule(emits: readonly Emit[], schedule: RevisitSchedule | undefined): Emit[] {
+  if (!schedule) return [...emits];
+  return emits.map((e) => (isSubjectOf('outcomes', e.subject) ? { ...e, data: encodeOutcome({ ...decodeOutcome(e.data), ...schedule }) } : e));
 }
 
 /** The longest reason a fetch_log row keeps. */

@@ -1,9 +1,9 @@
-import { encodeRevisit, type RevisitState } from '../../../schemas/index.js';
+import { encodeRevisit, type RevisitSchedule, type RevisitState } from '../../../schemas/index.js';
 import type { Emit, StageContext } from '../../../pipeline/stage.js';
 import { SUBJECTS } from '../../../topology/index.js';
 import { JobRecordCache } from '../jobs/job-records.js';
 import { oncePerObject } from '../once-per-object.js';
-import { nextRevisit, type FetchResult } from './revisit-policy.js';
+import { changeRatePerDay, nextRevisit, type FetchResult } from './revisit-policy.js';
 
 const jobRecordsOf = oncePerObject((ctx: StageContext) => new JobRecordCache(ctx.kv.jobs));
 
@@ -17,7 +17,8 @@ export const revisitSubject = (slot: number, job: string) => `${SUBJECTS.revisit
  * The revisit record of a job's URL after a fetch (fetch for 304s and failures, simhash for
  * pages), or nothing: a URL outside any job, a job without revisits, or nothing to revisit.
  * The msgId makes a redelivered fetch schedule its revisit once. `note` says what the fetch
- * found and when the URL is due again, for its fetch_log row.
+ * found and when the URL is due again, and `schedule` when and how often it is thought to
+ * change, for its fetch_log row.
  */
 export async function revisitEmit(
   ctx: StageContext,
@@ -25,7 +26,7 @@ export async function revisitEmit(
   fetchId: string,
   result: FetchResult,
   extra: { etag?: string | null; lastModified?: string | null; lastModifiedAt?: number | undefined } = {},
-): Promise<{ emits: Emit[]; note?: string }> {
+): Promise<{ emits: Emit[]; note?: string; schedule?: RevisitSchedule }> {
   if (m.job === undefined) return { emits: [] };
   const job = await jobRecordsOf(ctx).get(m.job, ctx.clock.now());
   if (!job?.spec.revisit || job.state === 'cancelled') return { emits: [] };
@@ -42,7 +43,7 @@ export async function revisitEmit(
       data: encodeRevisit({ v: 1, job: m.job, url: m.url, host: m.host, depth: m.depth, state }),
     },
   ];
-  return { emits, note: revisitNote(m.revisit, state) };
+  return { emits, note: revisitNote(m.revisit, state), schedule: { next_due_at: state.due_at, change_rate: changeRatePerDay(state) } };
 }
 
 /** `revisit: changed since the fetch of <time>; next in 12 s`, or for a first fetch `next revisit in 1 d`. */

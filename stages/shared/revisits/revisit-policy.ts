@@ -103,13 +103,33 @@ function addEvidence(prev: RevisitState, changed: boolean, sinceMs: number): Req
  * lowest for a number of requests gives each page an interval growing with the cube root of
  * its change period; `reference` (the policy's `initial`) is where the two are equal.
  */
-export function estimatedInterval(e: Pick<RevisitState, 'checks' | 'changes' | 'observed_ms'>, referenceMs: number): number {
+export function estimatedInterval(e: ChangeEvidence, referenceMs: number): number {
+  const rate = changesPerMs(e);
+  if (rate === null) return referenceMs;
+  return Math.cbrt(referenceMs * referenceMs / rate);
+}
+
+type ChangeEvidence = Pick<RevisitState, 'checks' | 'changes' | 'observed_ms'>;
+
+/** The estimated change rate (changes per ms, the formula of {@link estimatedInterval}), or null without evidence. */
+function changesPerMs(e: ChangeEvidence): number | null {
   const n = e.checks ?? 0;
   const x = e.changes ?? 0;
-  if (n <= 0) return referenceMs;
+  if (n <= 0) return null;
   const meanInterval = (e.observed_ms ?? 0) / n;
-  const rate = -Math.log(1 - (x + 0.5) / (n + 1)) / meanInterval;
-  return Math.cbrt(referenceMs * referenceMs / rate);
+  return -Math.log(1 - (x + 0.5) / (n + 1)) / meanInterval;
+}
+
+const DAY_MS = 86_400_000;
+
+/**
+ * The change estimate a URL's rows record (fetch_log and urls' `change_rate`): the estimated
+ * changes per day the schedule works from, or null while there is no evidence (the first
+ * fetches, before two copies were compared, and the multiplicative strategy, which keeps none).
+ */
+export function changeRatePerDay(e: ChangeEvidence): number | null {
+  const rate = changesPerMs(e);
+  return rate === null ? null : rate * DAY_MS;
 }
 
 /** Hamming distance of two 16-hex-digit SimHashes within the threshold (unknown: not similar). */
