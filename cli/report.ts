@@ -8,6 +8,8 @@ import { httpfsMissing } from './sql.js';
 import { resolveOut } from './output-location.js';
 import { UsageError } from './usage-error.js';
 
+const counted = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
+
 export interface ReportFlags {
   out: string;
   /** the HTML file to write (default: report.html in --out) */
@@ -41,7 +43,7 @@ export async function runReport(o: ReportFlags): Promise<number> {
   await fsp.rename(tmp, file);
   const f = report.figures;
   process.stdout.write(
-    `wrote ${file} (${formatBytes(Buffer.byteLength(report.html))}): ${f.pages} pages, ${f.hostsWithPages} hosts, ${f.domains} registrable domains, ${f.errors} errors in ${formatDuration(f.durationMs)}\n`,
+    `wrote ${file} (${formatBytes(Buffer.byteLength(report.html))}): ${counted(f.pages, 'page')}, ${counted(f.hostsWithPages, 'host')}, ${counted(f.domains, 'registrable domain')}, ${counted(f.errors, 'error')} in ${formatDuration(f.durationMs)}\n`,
   );
   return 0;
 }

@@ -5,7 +5,7 @@
  * a heading, a sentence on what it shows, and its numbers as a table in a <details>.
  */
 import type { Count, ReportFigures, Timeline } from './figures.js';
-import { barChart, niceCeilBytes, timeChart, type BarRow, type PatternName } from './svg-charts.js';
+import { barChart, niceCeilBytes, niceCeilCount, timeChart, type BarRow, type PatternName } from './svg-charts.js';
 import { esc, formatBytes, formatCount, formatDuration, formatElapsed, formatRate, formatShare, formatTime } from './format.js';
 import { REPORT_CSS } from './report-css.js';
 
@@ -218,6 +218,7 @@ function domainsCovered(f: ReportFigures): Section {
             kind: 'line',
             yLabel: 'registrable domains',
             formatValue: (n) => formatCount(n),
+            axisTop: niceCeilCount,
             describe: (i) => `by ${formatElapsed((i + 1) * t.bucketMs)}: ${formatCount(t.domainsCovered[i]!)} domains`,
           })
         : null,

@@ -84,6 +84,12 @@ export function niceCeil(n: number): number {
   return 10 * p;
 }
 
+/** An axis top for counts: an even whole number, so that the half-way tick is a whole number too. */
+export function niceCeilCount(n: number): number {
+  const top = Math.max(2, Math.ceil(niceCeil(n)));
+  return top % 2 === 0 ? top : top + 1;
+}
+
 /** niceCeil in the binary unit of the value (KiB, MiB…), so that a bytes axis reads 2 MiB, not 1.9 MiB. */
 export function niceCeilBytes(n: number): number {
   let unit = 1;

@@ -6,7 +6,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { bucketWidthMs, reportHtml, type ReportFigures } from '../../app/report/index.js';
 import { formatBytes, formatDuration, formatElapsed, formatShare } from '../../app/report/format.js';
-import { niceCeil, niceCeilBytes } from '../../app/report/svg-charts.js';
+import { niceCeil, niceCeilBytes, niceCeilCount } from '../../app/report/svg-charts.js';
 
 const T = Date.UTC(2026, 0, 2, 3, 4, 5);
 
@@ -84,6 +84,7 @@ describe('crawl report page', () => {
     assert.equal(bucketWidthMs(365 * 86_400_000), 7 * 86_400_000);
     assert.deepEqual([0, 0.3, 1, 1.2, 2.2, 3, 7, 42, 101].map(niceCeil), [1, 0.5, 1, 2, 2.5, 5, 10, 50, 200]);
     assert.equal(niceCeilBytes(2.8 * 1024 * 1024), 5 * 1024 * 1024);
+    assert.deepEqual([0, 1, 2, 3, 5, 42].map(niceCeilCount), [2, 2, 2, 6, 6, 50]);
   });
 
   it('numbers as a reader says them', () => {
