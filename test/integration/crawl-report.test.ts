@@ -14,6 +14,8 @@ import { openOutputDatabase } from '../../pipeline/adapters/duckdb-views.js';
 import { crawlReport, readReportFigures } from '../../app/report/index.js';
 import { T0, capture, logRow, page } from '../../bench/support/output-rows.js';
 import type { FetchLogRow, PageRow } from '../../schemas/output-tables.js';
+import { runCli } from '../support/crawl-cli.js';
+import { existsSync } from 'node:fs';
 
 const dirs: string[] = [];
 async function tempOut(): Promise<string> {
@@ -181,5 +183,40 @@ describe('crawl report figures', () => {
     assert.match(t.html, /1 pages\/s on average/);
     assert.doesNotMatch(t.html, /NaN|undefined|Infinity/);
     assert.match(t.html, /No URL ended in an error\./);
+  });
+
+  it('crawl report writes report.html in --out, or --file; a bad argument is one line and exit code 2, and writes nothing', async () => {
+    const out = await tempOut();
+    await writeCrawl(out);
+    const ok = await runCli(['report', '--out', out, '--crawl-id', 'c1']);
+    assert.equal(ok.code, 0, ok.stderr);
+    assert.equal(ok.stdout, `wrote ${path.join(out, 'report.html')} (${ok.stdout.match(/\(([^)]+)\)/)![1]}): 40 pages, 4 hosts, 3 registrable domains, 5 errors in 1 min 30 s\n`);
+    assert.match(await fsp.readFile(path.join(out, 'report.html'), 'utf8'), /^<!doctype html>[\s\S]*<\/html>\n$/);
+    const elsewhere = path.join(await tempOut(), 'r.html');
+    assert.equal((await runCli(['report', '--out', out, '--file', elsewhere])).code, 0);
+    assert.ok(existsSync(elsewhere));
+
+    const cases: Array<[string[], RegExp]> = [
+      [['--out', path.join(out, 'missing')], /^crawl: no crawl output at .*missing \(use --out DIR\)\n$/],
+      [['--out', out, '--crawl-id', 'nope', '--file', path.join(out, 'nope.html')], /^crawl: no rows of crawl id "nope" in /],
+      [['--out', out, '--file', path.join(out, 'no-such-dir', 'r.html')], /^crawl: --file .*r\.html: no directory /],
+      [['--out', 's3://bucket/prefix'], /^crawl: --out s3:\/\/bucket\/prefix is in object storage: give --file PATH for the report\n$/],
+      [['--out', 'ftp://x/y'], /^crawl: --out must be a directory or an s3:\/\/bucket\/prefix URL/],
+    ];
+    for (const [args, message] of cases) {
+      const r = await runCli(['report', ...args]);
+      assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
+      assert.match(r.stderr, message);
+    }
+    assert.ok(!existsSync(path.join(out, 'nope.html')));
+    // a bucket is read through DuckDB's httpfs, as crawl sql reads it: where it is missing the
+    // command says what to install (the endpoint is loopback, so nothing leaves the machine)
+    const s3 = await runCli(['report', '--out', 's3://bucket/prefix', '--file', path.join(out, 's3.html')], {
+      AWS_ENDPOINT_URL: 'http://127.0.0.1:1',
+      AWS_ACCESS_KEY_ID: 'x',
+      AWS_SECRET_ACCESS_KEY: 'y',
+    });
+    assert.equal(s3.code, 1, s3.stderr);
+    assert.match(s3.stderr, /needs DuckDB's httpfs extension[\s\S]*crawl report --install-httpfs|crawl: reading s3:\/\/bucket\/prefix: /);
   });
 });
