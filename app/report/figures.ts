@@ -19,6 +19,9 @@ const MAX_BUCKETS = 60;
 /** Bucket widths a reader can count in (ms): 1 s up to a day. */
 const NICE_BUCKETS_MS = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400].map((s) => s * 1000);
 const TOP_ROWS = 10;
+/** this report's copies of the columns it reads (temporary tables of the report's connection) */
+const PAGES = '_report_pages';
+const LOG = '_report_log';
 
 export interface Count {
   label: string;
@@ -106,50 +109,62 @@ export function bucketWidthMs(spanMs: number): number {
 export async function readReportFigures(db: OutputDatabase, options: FigureOptions = {}): Promise<ReportFigures> {
   const where = options.crawlId === undefined ? 'TRUE' : `crawl_id = ${sqlString(options.crawlId)}`;
   const q = async (sql: string): Promise<unknown[][]> => (await db.run(sql)).rows;
+  // the views deduplicate every row of every file: read the columns the figures need once
+  await q(`CREATE OR REPLACE TEMP TABLE ${PAGES} AS SELECT crawl_id, url_host_name, url_host_registered_domain, fetch_time, content_length FROM pages WHERE ${where}`);
+  await q(`CREATE OR REPLACE TEMP TABLE ${LOG} AS SELECT crawl_id, url_host_name, outcome, reason, fetch_status, fetch_time FROM fetch_log WHERE ${where}`);
+  try {
+    return await figuresFrom(q, where);
+  } finally {
+    await q(`DROP TABLE IF EXISTS ${PAGES}`);
+    await q(`DROP TABLE IF EXISTS ${LOG}`);
+  }
+}
 
-  const crawlIds = (await q(`SELECT DISTINCT crawl_id FROM (SELECT crawl_id FROM fetch_log WHERE ${where} UNION SELECT crawl_id FROM pages WHERE ${where}) ORDER BY 1`)).map((r) => String(r[0]));
+async function figuresFrom(q: (sql: string) => Promise<unknown[][]>, where: string): Promise<ReportFigures> {
+
+  const crawlIds = (await q(`SELECT DISTINCT crawl_id FROM (SELECT crawl_id FROM ${LOG} UNION SELECT crawl_id FROM ${PAGES}) ORDER BY 1`)).map((r) => String(r[0]));
   const [span] = await q(
-    `SELECT min(t), max(t) FROM (SELECT epoch_ms(fetch_time) AS t FROM fetch_log WHERE ${where} UNION ALL SELECT epoch_ms(fetch_time) FROM pages WHERE ${where})`,
+    `SELECT min(t), max(t) FROM (SELECT epoch_ms(fetch_time) AS t FROM ${LOG} UNION ALL SELECT epoch_ms(fetch_time) FROM ${PAGES})`,
   );
   const firstEventMs = span?.[0] === null || span?.[0] === undefined ? null : Number(span[0]);
   const lastEventMs = span?.[1] === null || span?.[1] === undefined ? null : Number(span[1]);
 
   const [pageTotals] = await q(
-    `SELECT count(*), count(DISTINCT url_host_name), count(DISTINCT url_host_registered_domain), coalesce(sum(content_length), 0) FROM pages WHERE ${where}`,
+    `SELECT count(*), count(DISTINCT url_host_name), count(DISTINCT url_host_registered_domain), coalesce(sum(content_length), 0) FROM ${PAGES}`,
   );
   const [logTotals] = await q(
     `SELECT count(*) FILTER (WHERE outcome IN (${list(ERROR_OUTCOMES)})),
             count(*) FILTER (WHERE outcome IN (${list(REQUEST_OUTCOMES)})),
             count(*) FILTER (WHERE outcome IN (${list(FAILED_REQUEST_OUTCOMES)}))
-     FROM fetch_log WHERE ${where}`,
+     FROM ${LOG}`,
   );
   const [hostsSeen] = await q(
-    `SELECT count(DISTINCT h) FROM (SELECT url_host_name AS h FROM fetch_log WHERE ${where} AND url_host_name <> '' UNION SELECT url_host_name FROM pages WHERE ${where})`,
+    `SELECT count(DISTINCT h) FROM (SELECT url_host_name AS h FROM ${LOG} WHERE url_host_name <> '' UNION SELECT url_host_name FROM ${PAGES})`,
   );
   const [warc] = await q(`SELECT coalesce(sum(warc_record_length), 0) FROM captures WHERE ${where}`);
 
-  const outcomes = (await q(`SELECT outcome, count(*) FROM fetch_log WHERE ${where} GROUP BY 1 ORDER BY 2 DESC, 1`)).map((r) => ({ label: String(r[0]), count: num(r[1]) }));
+  const outcomes = (await q(`SELECT outcome, count(*) FROM ${LOG} GROUP BY 1 ORDER BY 2 DESC, 1`)).map((r) => ({ label: String(r[0]), count: num(r[1]) }));
   const errorReasons = (
     await q(
-      `SELECT ${REASON_KIND_SQL} AS kind, outcome, count(*) FROM fetch_log WHERE ${where} AND outcome IN (${list(ERROR_OUTCOMES)}) GROUP BY 1, 2 ORDER BY 3 DESC, 1, 2`,
+      `SELECT ${REASON_KIND_SQL} AS kind, outcome, count(*) FROM ${LOG} WHERE outcome IN (${list(ERROR_OUTCOMES)}) GROUP BY 1, 2 ORDER BY 3 DESC, 1, 2`,
     )
   ).map((r) => ({ label: String(r[0]), outcome: String(r[1]), count: num(r[2]) }));
   const errorHosts = (
     await q(
-      `WITH e AS (SELECT url_host_name AS host, count(*) AS errors FROM fetch_log WHERE ${where} AND outcome IN (${list(ERROR_OUTCOMES)}) GROUP BY 1),
-            p AS (SELECT url_host_name AS host, count(*) AS pages FROM pages WHERE ${where} GROUP BY 1)
+      `WITH e AS (SELECT url_host_name AS host, count(*) AS errors FROM ${LOG} WHERE outcome IN (${list(ERROR_OUTCOMES)}) GROUP BY 1),
+            p AS (SELECT url_host_name AS host, count(*) AS pages FROM ${PAGES} GROUP BY 1)
        SELECT e.host, e.errors, coalesce(p.pages, 0) FROM e LEFT JOIN p USING (host) ORDER BY 2 DESC, 1 LIMIT ${TOP_ROWS}`,
     )
   ).map((r) => ({ host: String(r[0]), errors: num(r[1]), pages: num(r[2]) }));
   const statusClasses = (
     await q(
       `SELECT CASE WHEN fetch_status IS NULL THEN 'no response' ELSE (fetch_status // 100)::VARCHAR || 'xx' END AS class, count(*)
-       FROM fetch_log WHERE ${where} AND (fetch_status IS NOT NULL OR outcome IN (${list(FAILED_REQUEST_OUTCOMES)}))
+       FROM ${LOG} WHERE (fetch_status IS NOT NULL OR outcome IN (${list(FAILED_REQUEST_OUTCOMES)}))
        GROUP BY 1 ORDER BY (class = 'no response'), 1`,
     )
   ).map((r) => ({ label: String(r[0]), count: num(r[1]) }));
 
-  const timeline = firstEventMs === null || lastEventMs === null ? null : await readTimeline(q, where, firstEventMs, lastEventMs);
+  const timeline = firstEventMs === null || lastEventMs === null ? null : await readTimeline(q, firstEventMs, lastEventMs);
 
   return {
     crawlIds,
@@ -173,7 +188,7 @@ export async function readReportFigures(db: OutputDatabase, options: FigureOptio
   };
 }
 
-async function readTimeline(q: (sql: string) => Promise<unknown[][]>, where: string, startMs: number, endMs: number): Promise<Timeline> {
+async function readTimeline(q: (sql: string) => Promise<unknown[][]>, startMs: number, endMs: number): Promise<Timeline> {
   const bucketMs = bucketWidthMs(endMs - startMs);
   const n = Math.floor((endMs - startMs) / bucketMs) + 1;
   const bucket = (col: string) => `((epoch_ms(${col}) - ${startMs}) // ${bucketMs})`;
@@ -186,15 +201,15 @@ async function readTimeline(q: (sql: string) => Promise<unknown[][]>, where: str
     let sum = 0;
     return xs.map((x) => (sum += x));
   };
-  const pages = fill(await q(`SELECT ${bucket('fetch_time')} AS b, count(*) FROM pages WHERE ${where} GROUP BY 1`));
-  const bytes = fill(await q(`SELECT ${bucket('fetch_time')} AS b, sum(content_length) FROM pages WHERE ${where} GROUP BY 1`));
+  const pages = fill(await q(`SELECT ${bucket('fetch_time')} AS b, count(*) FROM ${PAGES} GROUP BY 1`));
+  const bytes = fill(await q(`SELECT ${bucket('fetch_time')} AS b, sum(content_length) FROM ${PAGES} GROUP BY 1`));
   const failed = fill(
-    await q(`SELECT ${bucket('fetch_time')} AS b, count(*) FROM fetch_log WHERE ${where} AND outcome IN (${list(FAILED_REQUEST_OUTCOMES)}) GROUP BY 1`),
+    await q(`SELECT ${bucket('fetch_time')} AS b, count(*) FROM ${LOG} WHERE outcome IN (${list(FAILED_REQUEST_OUTCOMES)}) GROUP BY 1`),
   );
   // a domain counts from its first stored page
   const newDomains = fill(
     await q(
-      `SELECT ${bucket('first')} AS b, count(*) FROM (SELECT url_host_registered_domain, min(fetch_time) AS first FROM pages WHERE ${where} GROUP BY 1) GROUP BY 1`,
+      `SELECT ${bucket('first')} AS b, count(*) FROM (SELECT url_host_registered_domain, min(fetch_time) AS first FROM ${PAGES} GROUP BY 1) GROUP BY 1`,
     ),
   );
   return { startMs, bucketMs, pages, failedRequests: failed, domainsCovered: cumulative(newDomains), bytesStored: cumulative(bytes) };
