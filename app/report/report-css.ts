@@ -35,10 +35,11 @@ svg.chart text { fill: var(--fg); font: 13px system-ui, -apple-system, "Segoe UI
 svg.chart .axis-name { fill: var(--muted); }
 svg.chart .grid { stroke: var(--line); stroke-dasharray: 3 3; }
 svg.chart .baseline, svg.chart .tick { stroke: var(--muted); }
-svg.chart .bar { fill: var(--bar); }
+/* a patterned bar names its pattern in its fill attribute, which a class rule would override */
+svg.chart .bar:not([fill]) { fill: var(--bar); }
 svg.chart .line { stroke: var(--bar); stroke-width: 2.5; }
 svg.chart .marker { fill: var(--bg); stroke: var(--bar); stroke-width: 2; }
-svg.chart .bar-solid { fill: var(--ok); }
+svg.chart .bar.bar-solid { fill: var(--ok); }
 svg.chart .pattern-ground { fill: var(--ground); }
 svg.chart .pattern-hatch .pattern-ink { stroke: var(--redirect); }
 svg.chart .pattern-dots .pattern-ink { fill: var(--client); }

@@ -3,8 +3,8 @@
  * to the output, and the file opened in Debian's Chromium from a file:// URL with every
  * request watched. The page asks for nothing (any request but the file itself fails the test),
  * logs no error, draws every chart, reads well to axe-core (no serious or critical violation,
- * with its tables open too) and can be walked with the keyboard. A screenshot goes to a temp
- * dir, and to docs/images/report.png with UPDATE_SCREENSHOTS=1.
+ * with its tables open too, in light and dark colours) and can be walked with the keyboard.
+ * A screenshot goes to a temp dir, and to docs/images/report.png with UPDATE_SCREENSHOTS=1.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -89,6 +89,11 @@ describe('browser: crawl report opens from disk in Chromium, draws every chart a
       });
     }, CHARTS);
     for (const d of drawn) assert.ok(d.marks > 0 && (d.box ?? 0) > 20, `${d.id} is drawn: ${JSON.stringify(d)}`);
+    // the status classes other than 2xx are told apart by a pattern, not by colour alone
+    const fills = await page.$$eval('#status-classes rect.bar', (rs) => rs.map((r) => [r.getAttribute('class') ?? '', getComputedStyle(r).fill]));
+    const patterned = fills.filter(([cls]) => !cls.includes('bar-solid'));
+    assert.ok(patterned.length > 0, JSON.stringify(fills));
+    for (const [cls, fill] of patterned) assert.match(fill!, /^url\(/, `${cls} is filled with its pattern`);
     const headline = await page.locator('.headline').innerText();
     assert.match(headline, new RegExp(`Pages stored\\s+${Number(pages).toLocaleString('en-US')}\\b`));
     assert.match(headline, new RegExp(`Errors\\s+${Number(errorsSql)}\\b`));
@@ -103,7 +108,7 @@ describe('browser: crawl report opens from disk in Chromium, draws every chart a
     await page.close();
   });
 
-  it('axe-core finds no serious or critical violation, with the tables closed and open', async () => {
+  it('axe-core finds no serious or critical violation, with the tables closed and open, in light and dark colours', async () => {
     const { page, requests } = await openReport();
     // evaluated through the browser's protocol, which the page's policy (no script) does not govern
     await page.evaluate(AXE_SOURCE);
@@ -116,6 +121,10 @@ describe('browser: crawl report opens from disk in Chromium, draws every chart a
     await page.evaluate(() => document.querySelectorAll('details').forEach((d) => (d.open = true)));
     const open = await audit();
     assert.deepEqual(open.map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`), []);
+    // and in the reader's dark colours
+    await page.emulateMedia({ colorScheme: 'dark' });
+    const dark = await audit();
+    assert.deepEqual(dark.map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`), []);
     assert.deepEqual(requests, [reportUrl]);
     await page.close();
   });
