@@ -129,7 +129,7 @@ function pagesPerSecond(f: ReportFigures): Section {
   return {
     id: 'pages-per-second',
     heading: 'Pages per second',
-    about: `Pages stored in each interval of ${t ? formatDuration(t.bucketMs) : 'time'}, per second, from the crawl's first event to its last; the bars hide nothing that the table below does not list.`,
+    about: `Pages stored in each interval of ${t ? formatDuration(t.bucketMs) : 'time'}, per second, from the crawl's first event to its last; the table also has each interval's failed requests.`,
     chart:
       t && f.pages > 0
         ? timeChart('chart-pages-per-second', title, desc, {
