@@ -86,6 +86,15 @@ function program(): Command {
     .action(async (sql: string | undefined, o) => exitWhenDrained(await (await import('./sql.js')).runSql(sql, o)));
 
   cli
+    .command('report')
+    .description('one self-contained HTML file of charts about the crawl output: pages/s, outcomes, errors by reason and host, domains covered, bytes, status classes')
+    .option('--out <dir>', 'output directory, or s3://bucket/prefix (read through DuckDB httpfs, as crawl sql)', DEFAULT_OUT)
+    .option('--file <path>', 'the HTML file to write (default: report.html in --out; needed with an s3:// --out)')
+    .option('--crawl-id <id>', 'only this crawl id (default: every crawl in the output)')
+    .option('--install-httpfs', "with --out s3://…: first download DuckDB's httpfs extension, as crawl sql", false)
+    .action(async (o) => exitWhenDrained(await (await import('./report.js')).runReport(o)));
+
+  cli
     .command('compact')
     .description('merge the small Parquet files of each output partition into bigger ones (crash-safe; safe beside running writers)')
     .option('--out <dir>', 'output directory', DEFAULT_OUT)
