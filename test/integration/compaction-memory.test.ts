@@ -4,6 +4,9 @@
  * limit ("Out of Memory Error: failed to allocate data of size 70.0 MiB (418.9 MiB/488.2 MiB
  * used)" at the end of a 3,300-page crawl). Scaled down here: 2,500 such pages under a
  * 128 MB limit failed the same way before merges were bounded by uncompressed size.
+ * Strings stored with a dictionary are counted as the sort holds them, one copy a row: 200,000
+ * pages sharing one 2 KB text looked like 25 MB in the Parquet footers, went into one merge
+ * and ran out of the default 512 MB; scaled down in the last test.
  */
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -14,6 +17,7 @@ import { compactOutput } from '../../pipeline/adapters/duckdb-compact.js';
 import { mergeBudget } from '../../pipeline/adapters/compact-budget.js';
 import { ParquetTableWriter } from '../../pipeline/adapters/parquet/row-sink.js';
 import { pageWithText } from '../../bench/support/large-pages.js';
+import { page } from '../../bench/support/output-rows.js';
 import { runCli } from '../support/crawl-cli.js';
 import { queryOutput } from '../support/e2e-web.js';
 
@@ -84,5 +88,26 @@ describe('compaction memory', () => {
     assert.ok(files.length >= 3, `${files.length} merged files: the 128 MB limit bounded the merges`);
     for (const [name, raw] of files) assert.ok(Number(raw) <= budget.inputBytes, `${String(name)}: ${String(raw)} bytes uncompressed`);
     assert.deepEqual(await queryOutput(out, 'SELECT count(*) FROM pages'), [[1100]]);
+  });
+
+  test('pages whose text a dictionary holds once are merged in groups the sort can hold (crawl compact --memory-mb 64)', async () => {
+    const out = await fsp.mkdtemp(path.join(os.tmpdir(), 'compact-memory-dict-'));
+    dirs.push(out);
+    const w = await ParquetTableWriter.open(out, { threads: 1, memoryLimit: '256MB' });
+    // 1,500 pages sharing one 20 KB text: 60 MB of strings in memory, ~280 KB on disk
+    const text = 'lorem ipsum dolor sit amet '.repeat(760);
+    for (let i = 0; i < 1500; i += 50) await w.write({ pages: Array.from({ length: 50 }, (_, j) => page(i + j, { text, text_full: text })) });
+    await w.close();
+    const checksum = 'SELECT count(*), sum(hash(fetch_id, url, fetch_time, title))::VARCHAR, sum(strlen(text) + strlen(text_full)) FROM pages';
+    const before = await queryOutput(out, checksum);
+
+    const run = await runCli(['compact', '--out', out, '--min-age-ms', '0', '--memory-mb', '64']);
+    assert.equal(run.code, 0, run.stderr);
+    assert.deepEqual(await queryOutput(out, checksum), before);
+    const perFile = await queryOutput(out, `SELECT filename, sum(strlen(text) + strlen(text_full)) FROM read_parquet('${out}/pages/*/*/*/*.parquet', filename = true) GROUP BY ALL`);
+    assert.ok(perFile.length > 1 && perFile.length < 30, `${perFile.length} files: merged, in more than one group`);
+    // what a merge held of the text alone stays within its share of the limit
+    const budget = mergeBudget(64_000_000);
+    for (const [name, bytes] of perFile) assert.ok(Number(bytes) <= budget.inputBytes, `${String(name)}: ${String(bytes)} bytes of text`);
   });
 });
