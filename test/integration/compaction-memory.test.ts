@@ -14,7 +14,8 @@ import { promises as fsp } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { compactOutput } from '../../pipeline/adapters/duckdb-compact.js';
-import { mergeBudget } from '../../pipeline/adapters/compact-budget.js';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { mergeBudget, uncompressedSizes } from '../../pipeline/adapters/compact-budget.js';
 import { ParquetTableWriter } from '../../pipeline/adapters/parquet/row-sink.js';
 import { pageWithText } from '../../bench/support/large-pages.js';
 import { page } from '../../bench/support/output-rows.js';
@@ -109,5 +110,31 @@ describe('compaction memory', () => {
     // what a merge held of the text alone stays within its share of the limit
     const budget = mergeBudget(64_000_000);
     for (const [name, bytes] of perFile) assert.ok(Number(bytes) <= budget.inputBytes, `${String(name)}: ${String(bytes)} bytes of text`);
+  });
+
+  test('a file is sized by its rows as read: a dictionary-encoded string once a row, a plain one by its footer', async () => {
+    const dir = await fsp.mkdtemp(path.join(os.tmpdir(), 'compact-memory-sizes-'));
+    dirs.push(dir);
+    const db = await DuckDBInstance.create(':memory:');
+    const conn = await db.connect();
+    try {
+      const shared = path.join(dir, 'shared.parquet');
+      const distinct = path.join(dir, 'distinct.parquet');
+      // 2,000 rows of one 1,000-byte string (stored once, in a dictionary) and of 2,000 different ones
+      await conn.run(`COPY (SELECT repeat('a', 1000) AS s, i FROM range(2000) t(i)) TO '${shared}'`);
+      await conn.run(`COPY (SELECT printf('%04d', i) || repeat('b', 996) AS s, i FROM range(2000) t(i)) TO '${distinct}'`);
+      const footer = new Map(
+        (await conn.runAndReadAll(`SELECT file_name, sum(total_uncompressed_size) FROM parquet_metadata(['${shared}', '${distinct}']) GROUP BY ALL`))
+          .getRows()
+          .map(([f, n]) => [String(f), Number(n)]),
+      );
+      assert.ok(footer.get(shared)! < 100_000, 'the footer counts the shared string once');
+      const sizes = await uncompressedSizes(conn, [shared, distinct]);
+      assert.equal(sizes.get(shared), footer.get(shared)! + 2_000_000);
+      assert.equal(sizes.get(distinct), footer.get(distinct));
+    } finally {
+      conn.closeSync();
+      db.closeSync();
+    }
   });
 });
