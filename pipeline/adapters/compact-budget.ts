@@ -86,6 +86,7 @@ export async function uncompressedSizes(conn: DuckDBConnection, files: readonly 
   for (const [name, ...lengths] of decoded.getRows()) {
     const file = String(name);
     // only the columns stored with a dictionary in this file: a plain one is in its footer size already
+    // (one plain in some row groups and not in others is counted twice there: smaller merges, still safe)
     const inFile = dictStrings.get(file) ?? new Set<string>();
     const extra = columns.reduce((n, c, i) => n + (inFile.has(c) ? Number(lengths[i]) : 0), 0);
     sizes.set(file, (sizes.get(file) ?? 0) + extra);
