@@ -8,15 +8,15 @@
  * and a row group is at least 2,048 rows, so the bound has to be on the merge's input: a
  * sixth of the memory limit, which the measurements in docs/performance.md#compaction-memory (from
  * scripts/compact-memory-repro.ts) show keeps clear of failing. The input is measured as the
- * uncompressed size the Parquet footers record (about the rows in memory), since zstd
- * shrinks text about threefold and a bound on file size alone lets far more into one sort.
+ * rows take in memory (`uncompressedSizes`), not as file size: zstd shrinks text about
+ * threefold and a dictionary far more, so a bound on file size alone lets far more into one sort.
  */
 import { randomBytes } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { sqlString } from './sql-quote.js';
+import { sqlIdent, sqlString } from './sql-quote.js';
 import { processAlive } from '../process-alive.js';
 import { RETURN_FREED_MEMORY } from './duckdb-writer-instance.js';
 
@@ -51,14 +51,46 @@ export function compactSettings(memoryLimitBytes: number, spillDir: string): Rec
   };
 }
 
-/** Uncompressed size of each file's row groups, from the Parquet footers (the data is not read). */
+/**
+ * What each file's rows take once read: the uncompressed size of its row groups from the
+ * Parquet footers, plus, for every string column chunk stored with a dictionary, the bytes of
+ * its values. A footer counts such a chunk as its dictionary and the indices into it, but a
+ * sort holds each row's own copy of the string: 10,000 pages sharing one 2 KB text are 40 KB
+ * in the footer and 20 MB in the sort. Only those columns are read; plain-encoded ones (most
+ * page text) are sized by their footer.
+ */
 export async function uncompressedSizes(conn: DuckDBConnection, files: readonly string[]): Promise<Map<string, number>> {
   const sizes = new Map<string, number>();
   if (files.length === 0) return sizes;
   const r = await conn.runAndReadAll(
-    `SELECT file_name, sum(total_uncompressed_size) FROM parquet_metadata([${files.map(sqlString).join(', ')}]) GROUP BY file_name`,
+    `SELECT file_name, path_in_schema, type = 'BYTE_ARRAY' AND encodings LIKE '%DICTIONARY%', sum(total_uncompressed_size)
+       FROM parquet_metadata([${files.map(sqlString).join(', ')}]) GROUP BY ALL`,
   );
-  for (const [name, bytes] of r.getRows()) sizes.set(String(name), Number(bytes));
+  const dictStrings = new Map<string, Set<string>>();
+  for (const [name, column, dictString, bytes] of r.getRows()) {
+    const file = String(name);
+    sizes.set(file, (sizes.get(file) ?? 0) + Number(bytes));
+    // a nested column's path has several parts; none of the output tables has one
+    if (dictString === true && !/[.,]/.test(String(column))) {
+      if (!dictStrings.has(file)) dictStrings.set(file, new Set());
+      dictStrings.get(file)!.add(String(column));
+    }
+  }
+  if (dictStrings.size === 0) return sizes;
+  const columns = [...new Set([...dictStrings.values()].flatMap((s) => [...s]))];
+  const decoded = await conn.runAndReadAll(
+    `SELECT _file, ${columns.map((c) => `coalesce(sum(strlen(CAST(${sqlIdent(c)} AS VARCHAR))), 0)`).join(', ')}
+       FROM read_parquet([${[...dictStrings.keys()].map(sqlString).join(', ')}], union_by_name = true, hive_partitioning = false, filename = '_file')
+       GROUP BY _file`,
+  );
+  for (const [name, ...lengths] of decoded.getRows()) {
+    const file = String(name);
+    // only the columns stored with a dictionary in this file: a plain one is in its footer size already
+    // (one plain in some row groups and not in others is counted twice there: smaller merges, still safe)
+    const inFile = dictStrings.get(file) ?? new Set<string>();
+    const extra = columns.reduce((n, c, i) => n + (inFile.has(c) ? Number(lengths[i]) : 0), 0);
+    sizes.set(file, (sizes.get(file) ?? 0) + extra);
+  }
   return sizes;
 }
 
