@@ -47,7 +47,7 @@ export interface BlockContext {
 }
 
 export interface RecordedTable {
-  /** cells hold block elements or tables, or one column only: the table lays out a page, it is not data */
+  /** cells hold more than a paragraph each (several, lists, headings, tables …), or one column only: the table lays out a page, it is not data */
   layout: boolean;
   /** cells in each row */
   rows: number[];
@@ -70,6 +70,8 @@ interface OpenTable {
   row: number;
   col: number;
   inCell: number;
+  /** block elements opened in the current cell */
+  cellBlocks: number;
 }
 
 const LIST = 1;
@@ -107,7 +109,11 @@ export class MarkdownMarks {
   open(el: Element, block: boolean, at: number): boolean {
     const tag = el.tagName;
     const table = this.openTables[this.openTables.length - 1];
-    if (block && table !== undefined && table.inCell > 0 && !TABLE_PARTS.has(tag)) this.tables[table.index]!.layout = true;
+    if (block && table !== undefined && table.inCell > 0 && !TABLE_PARTS.has(tag)) {
+      // one paragraph in a cell is how word processors write every cell; more is a page's column
+      if ((tag === 'p' || tag === 'div') && table.cellBlocks === 0) table.cellBlocks++;
+      else this.tables[table.index]!.layout = true;
+    }
     switch (tag) {
       case 'ul':
       case 'ol':
@@ -137,7 +143,7 @@ export class MarkdownMarks {
       case 'table':
         if (table !== undefined && table.inCell > 0) this.tables[table.index]!.layout = true;
         this.tables.push({ layout: false, rows: [] });
-        this.openTables.push({ index: this.tables.length - 1, row: -1, col: -1, inCell: 0 });
+        this.openTables.push({ index: this.tables.length - 1, row: -1, col: -1, inCell: 0, cellBlocks: 0 });
         return this.push(TABLE);
       case 'tr':
         if (table !== undefined) {
@@ -152,6 +158,7 @@ export class MarkdownMarks {
         table.col++;
         this.tables[table.index]!.rows[table.row] = table.col + 1;
         table.inCell++;
+        table.cellBlocks = 0;
         return this.push(CELL);
       default: {
         if (!INLINE_CODE.has(tag)) return false;

@@ -83,8 +83,17 @@ describe('markdown of the main text: one construct at a time', () => {
     );
   });
 
-  it('a table that lays out the page (cells holding paragraphs) gives paragraphs', () => {
-    assert.equal(markdownOf('<table><tr><td><p>Left column text.</p></td><td><p>Right column text.</p></td></tr></table>'), 'Left column text.\n\nRight column text.');
+  it('a cell of one paragraph (as word processors write them) is still a data cell', () => {
+    assert.equal(markdownOf('<table><tr><td><p>Key</p></td><td><p>Value</p></td></tr><tr><td><p>a</p></td><td><div>1</div></td></tr></table>'), '| Key | Value |\n| --- | --- |\n| a | 1 |');
+  });
+
+  it('a table that lays out the page (cells of several paragraphs, lists, tables; one column) gives paragraphs', () => {
+    assert.equal(
+      markdownOf('<table><tr><td><p>Left column.</p><p>More of it.</p></td><td><p>Right column text.</p></td></tr></table>'),
+      'Left column.\n\nMore of it.\n\nRight column text.',
+    );
+    assert.equal(markdownOf('<table><tr><td><ul><li>Menu</li></ul></td><td>Body</td></tr></table>'), '- Menu\n\nBody');
+    assert.equal(markdownOf('<table><tr><td>Only</td></tr><tr><td>one column</td></tr></table>'), 'Only\n\none column');
   });
 
   it('blockquotes: > before each line, nested quotes and lists inside them', () => {
