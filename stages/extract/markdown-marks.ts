@@ -82,6 +82,15 @@ const CODE = 5;
 const TABLE = 6;
 const CELL = 7;
 
+/**
+ * Quotes and lists deeper than this render at this depth: the markers of every level would
+ * make each line as long as the nesting is deep (100k nested lists in a 1 MB page), and no
+ * reader follows a twentieth level. Real pages nest lists three or four deep.
+ */
+export const MAX_NESTING = 8;
+/** A table of more columns is not read as a table (and its rows are not padded to that width). */
+const MAX_COLUMNS = 64;
+
 const INLINE_CODE = new Set(['code', 'kbd', 'samp', 'tt']);
 /** Table-internal block elements, which do not make a table a layout. */
 const TABLE_PARTS = new Set(['table', 'tbody', 'thead', 'tfoot', 'tr', 'caption']);
@@ -200,7 +209,7 @@ export class MarkdownMarks {
         const rec = this.tables[t.index]!;
         let columns = 0;
         for (const cells of rec.rows) if (cells > columns) columns = cells;
-        if (columns <= 1) rec.layout = true;
+        if (columns <= 1 || columns > MAX_COLUMNS) rec.layout = true;
         break;
       }
       case CELL:
@@ -228,7 +237,9 @@ export class MarkdownMarks {
     if (this.contexts[index] !== undefined) return;
     let listPrefix = '';
     let item = false;
-    for (const level of this.lists) {
+    const lists = this.lists;
+    for (let i = Math.max(0, lists.length - MAX_NESTING); i < lists.length; i++) {
+      const level = lists[i]!;
       if (level.pending) {
         listPrefix += level.marker;
         level.pending = false;
@@ -239,7 +250,7 @@ export class MarkdownMarks {
     }
     const table = this.openTables[this.openTables.length - 1];
     this.contexts[index] = {
-      quote: this.quote,
+      quote: Math.min(this.quote, MAX_NESTING),
       listPrefix,
       item,
       pre: this.pres[this.pres.length - 1] ?? 0,

@@ -118,6 +118,27 @@ describe('markdown of the main text: one construct at a time', () => {
   });
 });
 
+describe('markdown of the main text: pathological markup', () => {
+  it('thousands of nested lists and quotes, and a table of thousands of columns, give markdown a small multiple of the text', () => {
+    const n = 5_000;
+    const cases: Array<[string, string]> = [
+      ['<ul><li>item text ', '</li></ul>'],
+      ['<ol><li>item ', '</li></ol>'],
+      ['<blockquote>quoted text ', '</blockquote>'],
+      ['<table><tr><td>a</td><td>', '</td></tr></table>'],
+    ];
+    const pages = cases.map(([open, close]) => open.repeat(n) + close.repeat(n));
+    pages.push(`<table><tr>${'<td>x</td>'.repeat(n)}</tr>${'<tr><td>y</td></tr>'.repeat(n)}</table>`);
+    for (const html of pages) {
+      const doc = extractHtml(html, PAGE);
+      assert.ok(doc.mainText.length > n, html.slice(0, 30));
+      // markers of every level on every line would make it thousands of times the text; at
+      // most MAX_NESTING levels of markers make it a few times a short word's
+      assert.ok(doc.markdown.length < 10 * doc.mainText.length, `${html.slice(0, 30)}: ${doc.markdown.length} characters of markdown for ${doc.mainText.length} of text`);
+    }
+  });
+});
+
 describe('markdown of the main text: the shared article benchmark', () => {
   const pages = loadBenchmarkPages();
 
