@@ -88,6 +88,8 @@ export const TABLES = {
     col('robots_directives', 'VARCHAR', true),
     /** links the crawl had seen to the page's registrable domain from other domains when its URL was admitted (the importance estimate) */
     col('importance', 'INTEGER'),
+    /** `text` as markdown: headings, lists, links (absolute URLs), GFM tables, fenced code blocks, quotes; NULL for pages extracted before it existed */
+    col('text_markdown', 'VARCHAR', true),
   ],
   links: [
     col('fetch_id', 'VARCHAR'),
@@ -233,6 +235,7 @@ export interface PageRow {
   rendered: boolean;
   robots_directives: string | null;
   importance: number;
+  text_markdown: string | null;
 }
 
 /** One outgoing link found in a page. */

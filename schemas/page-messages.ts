@@ -120,6 +120,9 @@ export const ExtractedPage = FetchedPage.omit({ body: true, body_ref: true, head
   // Added with X-Robots-Tag, optional for the same reason.
   /** the robots rules addressed to the crawler, by source: `x-robots-tag: noindex; meta robots: nofollow` (null: none) */
   robots_directives: z.string().nullable().optional(),
+  // Added with markdown, optional for the same reason.
+  /** `text` as markdown (stages/extract/markdown-render.ts) */
+  text_markdown: z.string().optional(),
 });
 export type ExtractedPage = z.infer<typeof ExtractedPage>;
 
@@ -177,6 +180,7 @@ export const ExtractedHead = ExtractedPage.omit({
   description: true,
   links: true,
   text_full: true,
+  text_markdown: true,
   headings: true,
   opengraph: true,
   json_ld: true,

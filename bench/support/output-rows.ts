@@ -44,6 +44,7 @@ export function page(i: number, over: Partial<PageRow> = {}): PageRow {
     rendered: false,
     robots_directives: null,
     importance: i % 3,
+    text_markdown: `## Page ${i}\n\ntext of page ${i}`,
     ...over,
   };
 }

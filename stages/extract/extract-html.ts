@@ -29,6 +29,8 @@ export interface ExtractedHtml {
   mainText: string;
   /** `main`, or `fallback_full` when no main text was found and `mainText` is the full text */
   textSource: TextSource;
+  /** The main text's blocks as markdown (markdown-render.ts): headings, lists, links, tables, code blocks, quotes. */
+  markdown: string;
   links: ExtractedLink[];
   canonicalUrl: string | null;
   /** noindex/nofollow from the meta robots tags addressed to the crawler (unavailable_after not judged: extract-page does, at the fetch time) */
@@ -106,8 +108,13 @@ export function extractHtml(html: string, pageUrl: string, opts: ExtractHtmlOpti
   const markupLanguage = normalizeLanguage(root ? getAttr(root, 'lang') : null) ?? walker.metaLanguage ?? walker.ogLocale;
   const {
     text,
-    main: { text: mainText, source: textSource },
+    main: { text: mainText, source: textSource, blocks: mainBlocks },
   } = walker.texts();
+  const markdown = walker.markdown(mainBlocks, (href) => {
+    let url = resolved.get(href);
+    if (url === undefined) resolved.set(href, (url = resolveHref(href, base)));
+    return url;
+  });
   const article = articleMeta({
     jsonLd: walker.jsonLd.blocks,
     openGraph: walker.openGraph,
@@ -124,6 +131,7 @@ export function extractHtml(html: string, pageUrl: string, opts: ExtractHtmlOpti
     text,
     mainText,
     textSource,
+    markdown,
     links,
     canonicalUrl: walker.canonicalHref === null ? null : resolveCanonical(walker.canonicalHref, base),
     metaRobots: indexingVerdict(walker.robotsMeta),

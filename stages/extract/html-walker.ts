@@ -11,6 +11,8 @@ import { collapseChunks, collapseChunksAndRanges, collapseWhitespace, LINE_BREAK
 import { ArticleSignals } from './article-meta.js';
 import { elementHints } from './boilerplate-hints.js';
 import { selectMainText, type MainText } from './main-text.js';
+import { MarkdownMarks } from './markdown-marks.js';
+import { renderMarkdown } from './markdown-render.js';
 import { IN_CAPTION, IN_CHROME, IN_LINK, IN_UNLIKELY, PageLayout } from './page-layout.js';
 import { addJsonLd, MAX_OPENGRAPH_KEYS, MAX_OPENGRAPH_VALUE, openGraphKey, refreshTarget, type JsonLdState } from './structured-data.js';
 import type { Heading, LinkSource } from './page-parts.js';
@@ -62,7 +64,7 @@ export interface RawLink {
 /** Stack marker popped after an element's children, to close its scope. */
 class Marker {
   constructor(
-    readonly kind: 'block' | 'hidden' | 'anchor' | 'noscript' | 'within' | 'byline' | 'box' | 'cell' | 'heading',
+    readonly kind: 'block' | 'hidden' | 'anchor' | 'noscript' | 'within' | 'byline' | 'box' | 'cell' | 'heading' | 'markdown',
     readonly link: RawLink | null = null,
     /** anchor: first anchor piece; heading: first text piece; byline: what PageLayout.openByline said */
     readonly start = 0,
@@ -75,6 +77,7 @@ const HIDDEN_END = new Marker('hidden');
 const NOSCRIPT_END = new Marker('noscript');
 const BOX_END = new Marker('box');
 const CELL_END = new Marker('cell');
+const MARKDOWN_END = new Marker('markdown');
 
 const WITHIN_KINDS = [IN_CHROME, IN_UNLIKELY, IN_CAPTION];
 
@@ -118,6 +121,8 @@ export class Walker {
   private within = 0;
   /** text blocks and boxes for main-text selection */
   readonly layout = new PageLayout();
+  /** links, inline code and block structure for the main text's markdown */
+  private readonly marks = new MarkdownMarks();
   readonly headings: Heading[] = [];
   readonly openGraph: Record<string, string> = {};
   private openGraphKeys = 0;
@@ -152,9 +157,15 @@ export class Walker {
     return { text, main: selectMainText(this.layout, rangeTexts, this.title ?? '') };
   }
 
+  /** The main text's blocks (`MainText.blocks`) as markdown; `resolve` makes a link's href absolute (null: not a link). */
+  markdown(blocks: readonly number[], resolve: (href: string) => string | null): string {
+    return renderMarkdown(this.pieces, this.layout.blocks, this.marks, blocks, resolve);
+  }
+
   private addText(chunks: readonly string[]): void {
     this.pieces.push(chunks);
     this.layout.text(chunks, this.anchorDepth > 0 ? this.within | IN_LINK : this.within);
+    if (this.layout.hasText) this.marks.blockText(this.layout.blocks.length);
   }
 
   private lineBreak(): void {
@@ -198,7 +209,10 @@ export class Walker {
       // element's scopes; BLOCK_END is pushed last, so the last block closes inside them.
       const block = BLOCKS.has(el.tagName);
       if (block) this.lineBreak();
-      if (this.hidden === 0) this.openScopes(el, block || el.tagName === 'td' || el.tagName === 'th', stack);
+      if (this.hidden === 0) {
+        this.openScopes(el, block || el.tagName === 'td' || el.tagName === 'th', stack);
+        if (this.marks.open(el, block, this.pieces.length)) stack.push(MARKDOWN_END);
+      }
       if (block) stack.push(BLOCK_END);
       pushChildren(stack, el.childNodes);
     }
@@ -260,6 +274,9 @@ export class Walker {
       case 'block':
         this.lineBreak();
         break;
+      case 'markdown':
+        this.marks.close(this.pieces.length);
+        break;
       case 'hidden':
         this.hidden--;
         break;
@@ -274,6 +291,7 @@ export class Walker {
         const text = collapseChunks(p, false, m.start, to, MAX_ANCHOR_TEXT);
         m.link!.anchorText = truncate(text, MAX_ANCHOR_TEXT);
         if (--this.anchorDepth === 0) this.anchorPieces.length = 0;
+        this.marks.linkClose(this.pieces.length);
         break;
       }
     }
@@ -301,6 +319,7 @@ export class Walker {
         this.rawLinks.push(link);
         stack.push(new Marker('anchor', link, this.anchorPieces.length));
         this.anchorDepth++;
+        this.marks.linkOpen(link, this.pieces.length);
         if (this.hidden === 0) this.layout.linkStart();
         return true;
       }

@@ -33,6 +33,8 @@ export type TextSource = 'main' | 'fallback_full';
 export interface MainText {
   text: string;
   source: TextSource;
+  /** the blocks `text` is made of, one line each (indices into the layout's blocks, ascending) */
+  blocks: number[];
 }
 
 interface Attempt {
@@ -90,13 +92,14 @@ export function selectMainText(layout: PageLayout, texts: readonly string[], tit
     const listing = measure(layout, selectBlocks(layout, texts, headline, LISTING));
     if (listingWins(listing, best)) best = listing;
   }
+  const blocks: number[] = [];
   if (best === null || best.chars === 0) {
-    const full = texts.filter((t) => t.length > 0).join('\n');
-    return { text: full, source: full === '' ? 'main' : 'fallback_full' };
+    texts.forEach((t, i) => t.length > 0 && blocks.push(i));
+    const full = blocks.map((i) => texts[i]!).join('\n');
+    return { text: full, source: full === '' ? 'main' : 'fallback_full', blocks };
   }
-  const lines: string[] = [];
-  best.kept.forEach((k, i) => k === 1 && texts[i]!.length > 0 && lines.push(texts[i]!));
-  return { text: lines.join('\n'), source: 'main' };
+  best.kept.forEach((k, i) => k === 1 && texts[i]!.length > 0 && blocks.push(i));
+  return { text: blocks.map((i) => texts[i]!).join('\n'), source: 'main', blocks };
 }
 
 function measure(layout: PageLayout, kept: Uint8Array): Selection {

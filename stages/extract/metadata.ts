@@ -20,7 +20,7 @@ export function normalizeLanguage(raw: string | null | undefined): string | null
 export const LINE_BREAK = '\u0000';
 
 /** JS `\s` plus all C0 controls (U+0000 included; collapseChunks may also treat it as a line break). */
-function isSpace(c: number): boolean {
+export function isSpace(c: number): boolean {
   if (c <= 32) return true;
   if (c < 0xa0) return false;
   return (

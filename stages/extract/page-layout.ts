@@ -175,6 +175,11 @@ export class PageLayout {
     if (within & IN_CAPTION) this.caption += n;
   }
 
+  /** Whether the current block has visible text yet. */
+  get hasText(): boolean {
+    return this.raw > 0;
+  }
+
   /** A link starts (in the current block). */
   linkStart(): void {
     this.links++;

@@ -68,6 +68,7 @@ export function pageRows(p: FinalPage, crawlId: string): RowBatch {
         rendered: p.rendered === true,
         robots_directives: p.robots_directives ?? null,
         importance: p.importance ?? 0,
+        text_markdown: p.text_markdown ?? null,
       },
     ],
     links: p.links.map((l) => ({ fetch_id: p.fetch_id, src_url: p.url, dst_url: l.url, anchor_text: l.anchor, rel: l.rel, crawl_id: crawlId, source: l.source ?? 'a' })),

@@ -273,6 +273,7 @@ describe('extract', () => {
     const e = onlyOn(out, 'crawl.extracted', decodeExtracted);
     assert.equal(e.text, `Headline\n${'Words of the article body. '.repeat(12).trim()}`);
     assert.match(e.text_full ?? '', /^We use cookies.*\nA B\nHeadline\n.*\nFooter text$/s);
+    assert.equal(e.text_markdown, `# Headline\n\n${'Words of the article body. '.repeat(12).trim()}`);
     assert.deepEqual(e.headings, [{ level: 1, text: 'Headline' }]);
     assert.deepEqual(e.opengraph, { 'og:title': 'OG' });
     assert.deepEqual(e.json_ld, [{ '@type': 'Article', headline: 'H' }]);
@@ -287,11 +288,12 @@ describe('extract', () => {
     assert.equal(followed.links.length, 4, 'every source is followed');
   });
 
-  test('noindex: neither text nor text_full is stored, nor headings, OpenGraph and JSON-LD; links and hreflang are', async () => {
+  test('noindex: neither text, text_full nor text_markdown is stored, nor headings, OpenGraph and JSON-LD; links and hreflang are', async () => {
     const e = onlyOn(await extract(ctxWith(), page(ARTICLE.replace('<title>', '<meta name="robots" content="noindex"><title>'))), 'crawl.extracted', decodeExtracted);
     assert.equal(e.noindex, true);
     assert.equal(e.text, '');
     assert.equal(e.text_full, '');
+    assert.equal(e.text_markdown, '');
     assert.deepEqual([e.headings, e.opengraph, e.json_ld], [[], {}, []]);
     assert.equal(e.hreflang?.length, 1);
     assert.equal(e.links.length, 4);

@@ -99,6 +99,7 @@ function finalPage(n: number, over: Partial<FinalPage> = {}): FinalPage {
     site_name: 'Example News',
     robots_directives: 'x-robots-tag: nofollow',
     importance: 12,
+    text_markdown: '# Title\n\nSome [text](https://www.example.com/a)',
     simhash: '0123456789abcdef',
     near_duplicate_of: 'https://mirror.example.org/p',
     ...over,
@@ -273,6 +274,7 @@ describe('persist', () => {
         rendered: false,
         robots_directives: 'x-robots-tag: nofollow',
         importance: 12,
+        text_markdown: '# Title\n\nSome [text](https://www.example.com/a)',
       },
     ]);
     assert.deepEqual(batch.links, [
@@ -339,12 +341,12 @@ describe('persist', () => {
     assert.deepEqual(JSON.parse(row.redirect_chain!), ['https://www.example.com/old', 'https://www.example.com/older']);
   });
 
-  test('a page extracted before text_source and the article fields existed gets NULLs there', async () => {
+  test('a page extracted before text_source, the article fields and markdown existed gets NULLs there', async () => {
     const { writer, handle } = setup({ maxRows: 1, maxDelayMs: 60_000 });
-    const { text_source: _s, author: _a, published_at: _p, site_name: _n, ...older } = finalPage(1);
+    const { text_source: _s, author: _a, published_at: _p, site_name: _n, text_markdown: _m, ...older } = finalPage(1);
     await handle(pageIn(older));
     const row = writer.batches[0]!.pages[0]!;
-    assert.deepEqual([row.text_source, row.author, row.published_at, row.site_name], [null, null, null, null]);
+    assert.deepEqual([row.text_source, row.author, row.published_at, row.site_name, row.text_markdown], [null, null, null, null, null]);
   });
 
   test('a truncated page is logged as such', async () => {
