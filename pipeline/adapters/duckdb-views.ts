@@ -34,6 +34,7 @@ import {
   DuckDBTimestampSecondsValue,
   DuckDBTimestampTZValue,
   DuckDBTimestampValue,
+  StatementType,
 } from '@duckdb/node-api';
 import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
 import { TABLE_NAMES, TABLES, type ColumnDef, type TableName } from '../../schemas/output-tables.js';
@@ -48,6 +49,8 @@ export interface QueryResult {
 
 export interface OutputDatabase {
   run(sql: string): Promise<QueryResult>;
+  /** What each statement of `sql` is (SELECT, COPY, CREATE, ...), as DuckDB parses and binds it; throws DuckDB's error when it does not. */
+  statementTypes(sql: string): Promise<string[]>;
   close(): Promise<void>;
 }
 
@@ -346,6 +349,16 @@ export async function openOutputDatabase(out: string, options: OutputDatabaseOpt
           columns: reader.columnNames(),
           rows: reader.getRows().map((r) => r.map(toPlain)),
         };
+      });
+    },
+    statementTypes(sql: string): Promise<string[]> {
+      if (closed) return Promise.reject(new Error('output database is closed'));
+      return serialized(async () => {
+        await refreshViews();
+        const statements = await conn.extractStatements(sql);
+        const types: string[] = [];
+        for (let i = 0; i < statements.count; i++) types.push(StatementType[(await statements.prepare(i)).statementType]);
+        return types;
       });
     },
     async close(): Promise<void> {
