@@ -30,7 +30,8 @@ const CONTENT_SECURITY_POLICY =
 export const SECURITY_HEADERS: Record<string, string> = {
   'content-security-policy': CONTENT_SECURITY_POLICY,
   'x-content-type-options': 'nosniff',
-  'referrer-policy': 'no-referrer',
+  // not no-referrer: with it, Chromium sends a form's post with Origin: null, which the cross-site check refuses
+  'referrer-policy': 'same-origin',
   'cache-control': 'no-store',
 };
 

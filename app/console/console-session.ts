@@ -51,7 +51,7 @@ const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt
 export function signInPage(message?: string): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Sign in · crawl console</title>
+<title>Sign in · crawl console</title><link rel="icon" href="data:,">
 <style>
 body{font:16px/1.5 system-ui,sans-serif;margin:0;background:#f6f7f9;color:#1b1f24}
 main{max-width:26rem;margin:10vh auto;background:#fff;border:1px solid #c9ced6;border-radius:6px;padding:1.5rem 2rem}

@@ -21,7 +21,7 @@ function el(tag, attrs = {}, ...children) {
     else if (k.startsWith('on')) node.addEventListener(k.slice(2), v);
     else node.setAttribute(k, v === true ? '' : String(v));
   }
-  for (const c of children.flat()) if (c !== null && c !== undefined && c !== false) node.append(c instanceof Node ? c : String(c));
+  for (const c of children.flat(Infinity)) if (c !== null && c !== undefined && c !== false) node.append(c instanceof Node ? c : String(c));
   return node;
 }
 
@@ -95,7 +95,7 @@ function setScreen(title, navKey, ...content) {
     if (a.dataset.nav === navKey) a.setAttribute('aria-current', 'page');
     else a.removeAttribute('aria-current');
   }
-  main.replaceChildren(...content);
+  main.replaceChildren(...content.filter(Boolean));
 }
 
 function stopPolling() {
@@ -308,7 +308,7 @@ function svg(tag, attrs = {}, ...children) {
 /** Pages per second of each series over the job's timeline, drawn as an inline SVG line chart. */
 function chart(activity) {
   const W = 800;
-  const H = 220;
+  const H = 260;
   const pad = { l: 48, r: 12, t: 10, b: 28 };
   const secs = activity.bucket_ms / 1000;
   const points = activity.timeline.map((p) => ({ t: p.t, ...seriesOf(p.outcomes) }));
@@ -323,7 +323,7 @@ function chart(activity) {
     : 'Nothing persisted yet.';
   const chartSvg = svg(
     'svg',
-    { class: 'chart', viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-label': summary, preserveAspectRatio: 'none' },
+    { class: 'chart', viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-label': summary },
     svg('line', { x1: pad.l, y1: H - pad.b, x2: W - pad.r, y2: H - pad.b, stroke: '#6b7380' }),
     svg('line', { x1: pad.l, y1: pad.t, x2: pad.l, y2: H - pad.b, stroke: '#6b7380' }),
     svg('text', { x: pad.l - 6, y: pad.t + 10, 'text-anchor': 'end' }, `${peak.toFixed(1)}/s`),
@@ -366,9 +366,8 @@ async function jobScreen(id) {
     head,
     el('p', { id: 'poll-status', class: 'note', role: 'status' }),
     stats,
-    panel('Pages per second and outcomes', 'job-chart', chartBox),
-    el('div', { class: 'grid' }, panel('Outcomes', 'job-outcomes', outcomes), panel('Queue depth per stage', 'job-lag', lag)),
-    panel('Hosts waiting', 'job-hosts', hosts),
+    el('div', { class: 'grid wide-first' }, panel('Pages per second and outcomes', 'job-chart', chartBox), panel('Outcomes', 'job-outcomes', outcomes)),
+    el('div', { class: 'grid wide-first' }, panel('Hosts waiting', 'job-hosts', hosts), panel('Queue depth per stage', 'job-lag', lag)),
     panel('Newest pages', 'job-pages', pages),
     panel('Newest failures', 'job-failures', failures),
   );
@@ -437,6 +436,7 @@ async function jobScreen(id) {
         el('p', { class: 'note', text: 'Messages the stage has not handled yet, crawl-wide (every job).' }),
       );
       hosts.replaceChildren(
+        ...[
         s.hosts.length === 0
           ? el('p', { class: 'note', text: 'No host of this job is waiting.' })
           : table(
@@ -446,6 +446,7 @@ async function jobScreen(id) {
               { numeric: ['Queued'] },
             ),
         s.hosts_total > s.hosts.length ? el('p', { class: 'note', text: `The ${s.hosts.length} hosts tried soonest of ${s.hosts_total}.` }) : null,
+        ].filter(Boolean),
       );
     }
   };
