@@ -98,8 +98,6 @@ describe('browser: the crawl console', () => {
   }
 
   it('creates a job in the form, shows it live to done, opens an archived page, runs and downloads a query', async () => {
-    const t0 = Date.now();
-    const mark = (what: string) => process.stderr.write(`${what} at ${((Date.now() - t0) / 1000).toFixed(1)} s\n`);
     const run = serve(path.join(dir, 'out'));
     const base = await serveApiUrl(run);
     const page = await newPage();
@@ -124,7 +122,6 @@ describe('browser: the crawl console', () => {
     await page.getByRole('button', { name: 'Create job' }).click();
     await page.waitForURL(/#\/jobs\/job-/);
     const jobId = /#\/jobs\/(job-[a-z0-9]+)/.exec(page.url())![1]!;
-    mark('created');
     const jobState = async () => ((await (await fetch(`${base}/api/v1/jobs/${jobId}`)).json()) as { state: string }).state;
 
     // pause and resume on the job's page: the badge and the API agree
@@ -135,7 +132,6 @@ describe('browser: the crawl console', () => {
     await page.locator('h1 .state-active').waitFor();
     assert.equal(await jobState(), 'active');
 
-    mark('resumed');
     // a host of the job waiting, with why and until when (host 2 keeps a 1 s Crawl-delay)
     const waiting = page.locator('#job-hosts tbody tr', { hasText: 'crawl delay' }).first();
     await waiting.waitFor({ timeout: 45_000 });
@@ -145,10 +141,8 @@ describe('browser: the crawl console', () => {
     await page.locator('#job-pages tbody tr').first().waitFor({ timeout: 45_000 });
     await screenshot(page, 'job-live', true);
 
-    mark('seen waiting');
     await page.locator('h1 .state-done').waitFor({ timeout: DONE_WITHIN_MS });
     assert.equal(await jobState(), 'done');
-    mark('done');
     await page.locator('#job-pages tbody tr').first().waitFor();
     await page.locator('#job-chart svg polyline').first().waitFor();
     const points = await page.locator('#job-chart svg.chart polyline').first().getAttribute('points');
