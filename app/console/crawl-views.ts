@@ -148,8 +148,8 @@ export class CrawlViews {
     };
   }
 
-  /** The output database, opened once a fetch_log file exists (null before). */
-  private async output(): Promise<OutputDatabase | null> {
+  /** The output database, opened once a fetch_log file exists (null before); kept open until close(). */
+  async output(): Promise<OutputDatabase | null> {
     const dir = this.src.outDir;
     if (!dir || !existsSync(path.join(dir, 'fetch_log'))) return null;
     this.db ??= openOutputDatabase(dir).catch((err: Error) => {

@@ -54,12 +54,18 @@ export async function startService(nc: NatsConnection, settings: CrawlSettings, 
   const kv = await openKvStores(nc);
   const admin = streamAdmin(nc);
   const store = new JobStore(kv.jobs);
-  const status: StatusSources = { admin, hosts: kv.hosts, partitions: settings.partitions, slotMs: settings.revisitSlotMs, ...(o.outDir ? { outDir: o.outDir } : {}) };
+  const views = new CrawlViews({ admin, hosts: kv.hosts, waits: hostWaitSources(kv, streamAccess(nc), settings), partitions: settings.partitions, ...(o.outDir ? { outDir: o.outDir } : {}) });
+  const status: StatusSources = {
+    admin,
+    hosts: kv.hosts,
+    partitions: settings.partitions,
+    slotMs: settings.revisitSlotMs,
+    ...(o.outDir ? { outDir: o.outDir, output: () => views.output() } : {}),
+  };
   const api = new JobApi({ store, settings, status, now: Date.now, seedGuard: seedGuard(settings) });
   let leader = false;
   const counted = o.metrics ? serviceMetrics(o.metrics, store, () => leader) : null;
   const onError = (err: Error) => o.log.error({ err: err.message }, 'API request failed');
-  const views = new CrawlViews({ admin, hosts: kv.hosts, waits: hostWaitSources(kv, streamAccess(nc), settings), partitions: settings.partitions, ...(o.outDir ? { outDir: o.outDir } : {}) });
   const http = await startHttpApi({ jobs: api, views, ...(o.outDir ? { outDir: o.outDir } : {}) }, o.host, o.port, onError, o.apiToken, (status) => counted?.answered('http', status));
   const natsApi = serveNatsApi(natsRequestServer(nc), api, onError, (status) => counted?.answered('nats', status));
   const publisher = connectionPublisher(nc);
