@@ -42,6 +42,19 @@ export function crossSite(req: IncomingMessage): boolean {
   }
 }
 
+/**
+ * Whether a request without a token names this machine in its Host header (127.0.0.0/8,
+ * [::1], localhost, or no Host at all). A page of another site whose name was made to
+ * resolve to 127.0.0.1 (DNS rebinding) sends its own name there, and its requests are
+ * same-origin to the browser: only the Host header tells them apart.
+ */
+export function loopbackHostHeader(req: IncomingMessage): boolean {
+  const host = req.headers.host;
+  if (host === undefined) return true;
+  const name = host.replace(/:\d+$/, '').replace(/^\[|\]$/g, '').toLowerCase();
+  return name === 'localhost' || name === '::1' || /^127\.\d+\.\d+\.\d+$/.test(name);
+}
+
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 /**

@@ -5,7 +5,7 @@ import type { ApiAnswer, JobApi } from './job-api.js';
 import type { CrawlViews } from '../console/crawl-views.js';
 import { CONSOLE_ROUTES } from '../console/console-routes.js';
 import { ConsoleFiles } from '../console/console-files.js';
-import { clearedSessionCookie, crossSite, sessionCookie, sessionMatches, signInPage } from '../console/console-session.js';
+import { clearedSessionCookie, crossSite, loopbackHostHeader, sessionCookie, sessionMatches, signInPage } from '../console/console-session.js';
 
 /** Request bodies past this are refused (413): a job's spec, seeds included, is far smaller. */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -138,7 +138,8 @@ function answerWith(res: ServerResponse, a: ApiAnswer): number {
  * request, on every path, must carry it as a Bearer token or the console's session cookie
  * (set by signing in with the token); others get 401 before anything is read, a browser
  * asking for the console the sign-in form. A request a browser sends from another site's
- * page is refused (403) with or without a token.
+ * page is refused (403) with or without a token, and so, without a token, is one whose Host
+ * header names something other than this machine.
  */
 export async function startHttpApi(
   ctx: ApiContext,
@@ -158,6 +159,8 @@ export async function startHttpApi(
       req.resume();
     };
     if (crossSite(req)) return refuse(problem(403, 'origin', `requests from pages of ${req.headers.origin} are refused`));
+    // without a token the service listens on loopback only (api-access.ts), and is asked for by a loopback name
+    if (token === undefined && !loopbackHostHeader(req)) return refuse(problem(403, 'host', `without an API token only requests to a loopback address or localhost are answered, not to ${req.headers.host}`));
     if (url.pathname === '/console/sign-in' && req.method === 'POST') {
       signIn(req, res, token).then(answered, (err: Error) => {
         onError(err);

@@ -11,6 +11,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { get } from 'node:http';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
@@ -100,9 +101,19 @@ describe('browser: the crawl console', () => {
   it('creates a job in the form, shows it live to done, opens an archived page, runs and downloads a query', async () => {
     const run = serve(path.join(dir, 'out'));
     const base = await serveApiUrl(run);
+    // no token: only requests addressed to this machine are answered (a rebound name of another site gets nothing)
+    const rebound = await new Promise<number>((resolve, reject) =>
+      get(`${base}/api/v1/jobs`, { headers: { host: 'rebound.example:80' } }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      }).on('error', reject),
+    );
+    assert.equal(rebound, 403);
     const page = await newPage();
     await page.goto(`${base}/`);
     await page.getByRole('heading', { name: 'New job' }).waitFor();
+    await page.keyboard.press('Tab');
+    assert.equal(await page.evaluate(() => document.activeElement?.textContent), 'Skip to content', 'the first Tab reaches the skip link');
 
     // a seed the crawl cannot take: the API's reason beside the seeds field, which gets the focus
     const seeds = page.getByLabel('Seeds');
@@ -125,10 +136,13 @@ describe('browser: the crawl console', () => {
     const jobState = async () => ((await (await fetch(`${base}/api/v1/jobs/${jobId}`)).json()) as { state: string }).state;
 
     // pause and resume on the job's page: the badge and the API agree
-    await page.getByRole('button', { name: 'Pause console demo' }).click();
+    // from the keyboard: the buttons take Enter
+    await page.getByRole('button', { name: 'Pause console demo' }).focus();
+    await page.keyboard.press('Enter');
     await page.locator('h1 .state-paused').waitFor();
     assert.equal(await jobState(), 'paused');
-    await page.getByRole('button', { name: 'Resume console demo' }).click();
+    await page.getByRole('button', { name: 'Resume console demo' }).focus();
+    await page.keyboard.press('Enter');
     await page.locator('h1 .state-active').waitFor();
     assert.equal(await jobState(), 'active');
 

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import type { IncomingMessage } from 'node:http';
 import { toCsv } from '../../app/console/console-query.js';
 import { ConsoleFiles } from '../../app/console/console-files.js';
-import { cookieOf, crossSite, sessionMatches, sessionValue } from '../../app/console/console-session.js';
+import { cookieOf, crossSite, loopbackHostHeader, sessionMatches, sessionValue } from '../../app/console/console-session.js';
 
 const request = (headers: Record<string, string>) => ({ headers }) as unknown as IncomingMessage;
 
@@ -44,5 +44,11 @@ describe('the console server', () => {
     assert.equal(crossSite(request({ host: '127.0.0.1:8080', origin: 'http://127.0.0.1:9090' })), true);
     assert.equal(crossSite(request({ host: '127.0.0.1:8080', origin: 'https://evil.example' })), true);
     assert.equal(crossSite(request({ host: '127.0.0.1:8080', origin: 'null' })), true, 'an opaque origin (a sandboxed frame, a file page)');
+  });
+
+  it('without a token, a Host header must name this machine (a rebound name of another site is refused)', () => {
+    for (const host of ['127.0.0.1:8080', '127.3.4.5', 'localhost:8080', 'LOCALHOST', '[::1]:8080']) assert.ok(loopbackHostHeader(request({ host })), host);
+    for (const host of ['evil.example:8080', '127.0.0.1.evil.example', '0.0.0.0:8080', '[::2]:8080']) assert.ok(!loopbackHostHeader(request({ host })), host);
+    assert.ok(loopbackHostHeader(request({})), 'HTTP/1.0 without Host');
   });
 });

@@ -581,7 +581,8 @@ async function recordScreen(params) {
 
 // ---- routing ---------------------------------------------------------------------
 
-function route() {
+/** `moved`: the user went to another screen, so the focus goes to its content (a screen reader starts there). */
+function route(moved) {
   stopPolling();
   screenToken++;
   const hash = location.hash.replace(/^#/, '') || '/jobs';
@@ -591,8 +592,8 @@ function route() {
   else if (pathPart === '/query') queryScreen();
   else if (pathPart === '/record') recordScreen(new URLSearchParams(search ?? ''));
   else jobsScreen();
-  main.focus({ preventScroll: true });
+  if (moved) main.focus({ preventScroll: true });
 }
 
-window.addEventListener('hashchange', route);
-route();
+window.addEventListener('hashchange', () => route(true));
+route(false);
