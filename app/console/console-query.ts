@@ -7,6 +7,11 @@ import { sqlString } from '../../pipeline/adapters/sql-quote.js';
 export const MAX_PAGE_ROWS = 1000;
 /** rows a CSV download holds at most: a bigger export is `crawl sql --format parquet`'s job */
 export const MAX_CSV_ROWS = 1_000_000;
+/** a console query is stopped past this: the service is not the place for hour-long scans (`crawl sql` is) */
+export const QUERY_TIME_LIMIT_MS = 60_000;
+/** console queries at once: each opens its own database, and the crawl shares the machine */
+const QUERIES_AT_ONCE = 2;
+let running = 0;
 /** statements the console runs: reads only (DESCRIBE, SHOW and PRAGMA read too, as SELECT) */
 const READ_STATEMENTS = new Set(['SELECT', 'EXPLAIN']);
 
@@ -42,10 +47,23 @@ async function refusal(db: OutputDatabase, sql: string): Promise<string | null> 
  * (the statement wrapped in LIMIT/OFFSET when DuckDB can take it as a subquery, else run
  * whole and sliced), or every row up to MAX_CSV_ROWS for a download.
  */
-export async function runConsoleQuery(outDir: string | undefined, sql: string, page: { offset: number; limit: number } | 'all'): Promise<QueryAnswer> {
+export async function runConsoleQuery(
+  outDir: string | undefined,
+  sql: string,
+  page: { offset: number; limit: number } | 'all',
+  timeLimitMs = QUERY_TIME_LIMIT_MS,
+): Promise<QueryAnswer> {
   if (!outDir || !existsSync(outDir)) return { ok: false, status: 409, field: 'sql', reason: 'no crawl output yet: nothing has been stored' };
-  const db = await openReadOnly(outDir);
+  if (running >= QUERIES_AT_ONCE) return { ok: false, status: 503, field: 'sql', reason: `${running} queries are running; try again when one has ended` };
+  running += 1;
+  let db: OutputDatabase | undefined;
+  let stopped = false;
+  const timer = setTimeout(() => {
+    stopped = true;
+    db?.interrupt();
+  }, timeLimitMs);
   try {
+    db = await openReadOnly(outDir);
     const body = sql.trim().replace(/;\s*$/, '');
     const refused = await refusal(db, body);
     if (refused) return { ok: false, status: 400, field: 'sql', reason: refused };
@@ -55,15 +73,19 @@ export async function runConsoleQuery(outDir: string | undefined, sql: string, p
     try {
       // the line break: a statement ending in a -- comment would swallow the parenthesis
       res = await db.run(`SELECT * FROM (${body}\n) LIMIT ${limit + 1} OFFSET ${offset}`);
-    } catch {
+    } catch (err) {
+      if (stopped) throw err;
       const whole = await db.run(body);
       res = { columns: whole.columns, rows: whole.rows.slice(offset, offset + limit + 1) };
     }
     return { ok: true, columns: res.columns, rows: res.rows.slice(0, limit), offset, has_more: res.rows.length > limit };
   } catch (err) {
+    if (stopped) return { ok: false, status: 400, field: 'sql', reason: `stopped after ${timeLimitMs / 1000} s (crawl sql has no time limit): ${duckdbMessage(err as Error)}` };
     return { ok: false, status: 400, field: 'sql', reason: duckdbMessage(err as Error) };
   } finally {
-    await db.close();
+    clearTimeout(timer);
+    running -= 1;
+    await db?.close();
   }
 }
 

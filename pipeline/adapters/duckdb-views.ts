@@ -51,6 +51,8 @@ export interface OutputDatabase {
   run(sql: string): Promise<QueryResult>;
   /** What each statement of `sql` is (SELECT, COPY, CREATE, ...), as DuckDB parses and binds it; throws DuckDB's error when it does not. */
   statementTypes(sql: string): Promise<string[]>;
+  /** Stops the statement running now: it fails with DuckDB's "Interrupted" error. */
+  interrupt(): void;
   close(): Promise<void>;
 }
 
@@ -360,6 +362,9 @@ export async function openOutputDatabase(out: string, options: OutputDatabaseOpt
         for (let i = 0; i < statements.count; i++) types.push(StatementType[(await statements.prepare(i)).statementType]);
         return types;
       });
+    },
+    interrupt(): void {
+      if (!closed) conn.interrupt();
     },
     async close(): Promise<void> {
       if (closed) return;

@@ -1,7 +1,10 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import type { IncomingMessage } from 'node:http';
-import { toCsv } from '../../app/console/console-query.js';
+import { runConsoleQuery, toCsv } from '../../app/console/console-query.js';
 import { ConsoleFiles } from '../../app/console/console-files.js';
 import { cookieOf, crossSite, loopbackHostHeader, sessionMatches, sessionValue } from '../../app/console/console-session.js';
 
@@ -50,5 +53,20 @@ describe('the console server', () => {
     for (const host of ['127.0.0.1:8080', '127.3.4.5', 'localhost:8080', 'LOCALHOST', '[::1]:8080']) assert.ok(loopbackHostHeader(request({ host })), host);
     for (const host of ['evil.example:8080', '127.0.0.1.evil.example', '0.0.0.0:8080', '[::2]:8080']) assert.ok(!loopbackHostHeader(request({ host })), host);
     assert.ok(loopbackHostHeader(request({})), 'HTTP/1.0 without Host');
+  });
+
+  it('a console query past its time limit is stopped, with the reason', async () => {
+    const out = mkdtempSync(path.join(os.tmpdir(), 'console-query-'));
+    try {
+      const started = Date.now();
+      const a = await runConsoleQuery(out, 'SELECT sum(hash(i)) FROM range(100000000000) t(i)', { offset: 0, limit: 10 }, 300);
+      assert.equal(a.ok, false);
+      assert.match(a.ok ? '' : a.reason, /^stopped after 0\.3 s \(crawl sql has no time limit\): .*Interrupt/i);
+      assert.ok(Date.now() - started < 10_000, 'stopped soon after the limit');
+      const ok = await runConsoleQuery(out, 'SELECT 42 AS answer', { offset: 0, limit: 10 });
+      assert.deepEqual(ok, { ok: true, columns: ['answer'], rows: [[42]], offset: 0, has_more: false });
+    } finally {
+      rmSync(out, { recursive: true, force: true });
+    }
   });
 });
