@@ -49,6 +49,12 @@ async function api(method, path, body) {
 const errorText = (body) => (body && body.error ? `${body.error.field}: ${body.error.reason}` : 'the service gave no reason');
 const num = (n) => (n === null || n === undefined ? '—' : Number(n).toLocaleString('en'));
 const when = (ms) => (ms === null || ms === undefined ? '—' : new Date(ms).toISOString().replace('T', ' ').slice(0, 19) + ' UTC');
+/** An instant ahead, as the clock reads it and how far off it is: `10:07:41 UTC (in 1.2 s)`. */
+function inTime(ms, now) {
+  const s = Math.max(0, (ms - now) / 1000);
+  const left = s < 60 ? `${s.toFixed(1)} s` : s < 3600 ? `${Math.round(s / 60)} min` : `${(s / 3600).toFixed(1)} h`;
+  return `${when(ms).slice(11)} (in ${left})`;
+}
 const bytes = (n) => (n === null || n === undefined ? '—' : n < 1024 ? `${n} B` : n < 1048576 ? `${(n / 1024).toFixed(1)} KB` : `${(n / 1048576).toFixed(1)} MB`);
 const FAILURES = ['http_error', 'network_error', 'robots_disallowed', 'unsupported_content', 'refused'];
 const errorsOf = (outcomes) => FAILURES.reduce((n, k) => n + (outcomes?.[k] ?? 0), 0);
@@ -442,7 +448,7 @@ async function jobScreen(id) {
           : table(
               'Hosts waiting',
               ['Host', 'Queued', 'Waits for', 'Until', 'Gives up', 'Detail'],
-              s.hosts.map((h) => [h.host, num(h.queued), h.reason, h.until === null ? 'now' : when(h.until), h.givesUpAt === null ? '—' : when(h.givesUpAt), h.detail]),
+              s.hosts.map((h) => [h.host, num(h.queued), h.reason, h.until === null ? 'now' : inTime(h.until, s.at), h.givesUpAt === null ? '—' : inTime(h.givesUpAt, s.at), h.detail]),
               { numeric: ['Queued'] },
             ),
         s.hosts_total > s.hosts.length ? el('p', { class: 'note', text: `The ${s.hosts.length} hosts tried soonest of ${s.hosts_total}.` }) : null,
