@@ -6,8 +6,9 @@
 const main = document.getElementById('main');
 const announcer = document.getElementById('announce');
 
-/** How often a screen that shows a running crawl asks again. */
+/** How often a job's page asks again; the jobs list (one status call per job) asks less often. */
 const POLL_MS = 2000;
+const LIST_POLL_MS = 5000;
 let poll = null;
 let screenToken = 0;
 
@@ -109,8 +110,8 @@ function stopPolling() {
   poll = null;
 }
 
-/** Calls `tick` now and every POLL_MS while this screen is shown. */
-function startPolling(tick) {
+/** Calls `tick` now and `every` ms after each call ends, while this screen is shown. */
+function startPolling(tick, every = POLL_MS) {
   const mine = screenToken;
   const run = async () => {
     if (mine !== screenToken) return;
@@ -120,7 +121,7 @@ function startPolling(tick) {
       const status = document.getElementById('poll-status');
       if (status) status.textContent = `Could not refresh: ${err.message}`;
     }
-    if (mine === screenToken) poll = setTimeout(run, POLL_MS);
+    if (mine === screenToken) poll = setTimeout(run, every);
   };
   run();
 }
@@ -284,7 +285,7 @@ async function jobsScreen() {
     list.querySelectorAll('tbody tr').forEach((tr, i) => (tr.dataset.job = jobs[i].id));
     if (focused) list.querySelector(`tr[data-job="${focused[0]}"] [data-action="${focused[1]}"]`)?.focus();
   };
-  startPolling(refresh);
+  startPolling(refresh, LIST_POLL_MS);
 }
 
 // ---- a job, live -------------------------------------------------------------
