@@ -58,12 +58,17 @@ export async function runConsoleQuery(
   running += 1;
   let db: OutputDatabase | undefined;
   let stopped = false;
-  const timer = setTimeout(() => {
-    stopped = true;
-    db?.interrupt();
-  }, timeLimitMs);
+  let timer: NodeJS.Timeout | undefined;
   try {
     db = await openReadOnly(outDir);
+    const open = db;
+    const deadline = Date.now() + timeLimitMs;
+    // past the deadline, interrupted again and again: one sent between two statements is lost
+    timer = setInterval(() => {
+      if (Date.now() < deadline) return;
+      stopped = true;
+      open.interrupt();
+    }, 100);
     const body = sql.trim().replace(/;\s*$/, '');
     const refused = await refusal(db, body);
     if (refused) return { ok: false, status: 400, field: 'sql', reason: refused };
@@ -83,7 +88,7 @@ export async function runConsoleQuery(
     if (stopped) return { ok: false, status: 400, field: 'sql', reason: `stopped after ${timeLimitMs / 1000} s (crawl sql has no time limit): ${duckdbMessage(err as Error)}` };
     return { ok: false, status: 400, field: 'sql', reason: duckdbMessage(err as Error) };
   } finally {
-    clearTimeout(timer);
+    if (timer) clearInterval(timer);
     running -= 1;
     await db?.close();
   }
