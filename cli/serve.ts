@@ -84,7 +84,7 @@ export async function runServe(o: ServeOptions): Promise<number> {
       });
     }
     service = await startService(conn.nc, settings, { log, host: o.host, port: o.port, outDir, metrics, ...(token !== undefined ? { apiToken: token } : {}) });
-    process.stderr.write(`crawl serve: jobs API on ${service.url}/api/v1/jobs and NATS ${API_SUBJECT}.<create|list|get|pause|resume|cancel> (${conn.url}); output in ${outDir}; ${token !== undefined ? 'requests need the API token' : 'no API token: loopback only'}\n`);
+    process.stderr.write(`crawl serve: console on ${service.url}/, jobs API on ${service.url}/api/v1/jobs and NATS ${API_SUBJECT}.<create|list|get|pause|resume|cancel> (${conn.url}); output in ${outDir}; ${token !== undefined ? 'requests need the API token' : 'no API token: loopback only'}\n`);
     log.info({ url: service.url, nats: conn.url, out: outDir, stages: o.stages, apiToken: token !== undefined }, 'service started');
     await stop.stopped();
   } finally {

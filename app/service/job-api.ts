@@ -9,6 +9,8 @@ import type { SeedGuard } from './seed-guard.js';
 export interface ApiAnswer {
   status: number;
   body: unknown;
+  /** over HTTP only: sent as it is instead of `body` as JSON (a CSV download, the console's files) */
+  raw?: { contentType: string; data: string | Buffer; headers?: Record<string, string> };
 }
 
 export interface JobApiDeps {

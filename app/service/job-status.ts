@@ -3,7 +3,7 @@ import path from 'node:path';
 import { EDGES, SUBJECTS } from '../../topology/index.js';
 import { parseJsonValue } from '../../pipeline/kv-store.js';
 import { hostQueueSubject } from '../../pipeline/partition.js';
-import { openOutputDatabase } from '../../pipeline/adapters/duckdb-views.js';
+import { openOutputDatabase, type OutputDatabase } from '../../pipeline/adapters/duckdb-views.js';
 import { sqlString } from '../../pipeline/adapters/sql-quote.js';
 import type { KvStore } from '../../ports/kv.js';
 import type { StreamAdmin } from '../../ports/stream-admin.js';
@@ -33,6 +33,8 @@ export interface StatusSources {
   slotMs: number;
   /** the output directory the persist stage writes (status reads the job's rows there) */
   outDir?: string;
+  /** a database over that output kept open by the caller (else one is opened per status) */
+  output?: () => Promise<OutputDatabase | null>;
 }
 
 /** The host-queue lanes of a job with URLs not handed out yet: each subject and the sequence its next URL is read from. */
@@ -81,18 +83,20 @@ export async function jobStatus(src: StatusSources, job: JobRecord, now: number)
     queued,
     due_for_revisit: slots.reduce((n, [, count]) => n + count, 0),
     next_revisit_at: slots.length > 0 ? Math.min(...slots.map(([s]) => Number(s.split('.')[2]))) * src.slotMs : null,
-    ...(await outputCounts(src.outDir, job.id)),
+    ...(await outputCounts(src, job.id)),
   };
 }
 
-async function outputCounts(outDir: string | undefined, crawlId: string): Promise<{ outcomes: Record<string, number>; pages: number }> {
+async function outputCounts(src: Pick<StatusSources, 'outDir' | 'output'>, crawlId: string): Promise<{ outcomes: Record<string, number>; pages: number }> {
+  const outDir = src.outDir;
   if (!outDir || !existsSync(path.join(outDir, 'fetch_log'))) return { outcomes: {}, pages: 0 };
-  const db = await openOutputDatabase(outDir);
+  const shared = src.output ? await src.output() : null;
+  const db = shared ?? (await openOutputDatabase(outDir));
   try {
     const outcomes = await db.run(`SELECT outcome, count(*)::BIGINT FROM fetch_log WHERE crawl_id = ${sqlString(crawlId)} GROUP BY 1 ORDER BY 1`);
     const pages = existsSync(path.join(outDir, 'pages')) ? await db.run(`SELECT count(*)::BIGINT FROM raw_pages WHERE crawl_id = ${sqlString(crawlId)}`) : { rows: [[0]] };
     return { outcomes: Object.fromEntries(outcomes.rows.map((r) => [String(r[0]), Number(r[1])])), pages: Number(pages.rows[0]?.[0] ?? 0) };
   } finally {
-    await db.close();
+    if (!shared) await db.close();
   }
 }

@@ -7,6 +7,8 @@ import type { Logger } from '../../pipeline/logger.js';
 import type { CrawlSettings } from '../../pipeline/settings.js';
 import type { JobRecord } from '../../schemas/index.js';
 import { startHttpApi } from './http-api.js';
+import { CrawlViews } from '../console/crawl-views.js';
+import { hostWaitSources } from '../../stages/politeness-gate/index.js';
 import { JobApi } from './job-api.js';
 import { JobScheduler } from './job-scheduler.js';
 import { jobInFlight, type StatusSources } from './job-status.js';
@@ -52,12 +54,19 @@ export async function startService(nc: NatsConnection, settings: CrawlSettings, 
   const kv = await openKvStores(nc);
   const admin = streamAdmin(nc);
   const store = new JobStore(kv.jobs);
-  const status: StatusSources = { admin, hosts: kv.hosts, partitions: settings.partitions, slotMs: settings.revisitSlotMs, ...(o.outDir ? { outDir: o.outDir } : {}) };
+  const views = new CrawlViews({ admin, hosts: kv.hosts, waits: hostWaitSources(kv, streamAccess(nc), settings), partitions: settings.partitions, ...(o.outDir ? { outDir: o.outDir } : {}) });
+  const status: StatusSources = {
+    admin,
+    hosts: kv.hosts,
+    partitions: settings.partitions,
+    slotMs: settings.revisitSlotMs,
+    ...(o.outDir ? { outDir: o.outDir, output: () => views.output() } : {}),
+  };
   const api = new JobApi({ store, settings, status, now: Date.now, seedGuard: seedGuard(settings) });
   let leader = false;
   const counted = o.metrics ? serviceMetrics(o.metrics, store, () => leader) : null;
   const onError = (err: Error) => o.log.error({ err: err.message }, 'API request failed');
-  const http = await startHttpApi(api, o.host, o.port, onError, o.apiToken, (status) => counted?.answered('http', status));
+  const http = await startHttpApi({ jobs: api, views, ...(o.outDir ? { outDir: o.outDir } : {}) }, o.host, o.port, onError, o.apiToken, (status) => counted?.answered('http', status));
   const natsApi = serveNatsApi(natsRequestServer(nc), api, onError, (status) => counted?.answered('nats', status));
   const publisher = connectionPublisher(nc);
   const lease = new ServiceLease(kv.jobs);
@@ -107,6 +116,7 @@ export async function startService(nc: NatsConnection, settings: CrawlSettings, 
       await loop;
       natsApi.unsubscribe();
       await new Promise<void>((resolve) => http.server.close(() => resolve()));
+      await views.close();
       if (leader) await lease.release().catch(() => undefined);
     },
   };

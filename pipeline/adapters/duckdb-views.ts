@@ -35,6 +35,7 @@ import {
   DuckDBTimestampSecondsValue,
   DuckDBTimestampTZValue,
   DuckDBTimestampValue,
+  StatementType,
 } from '@duckdb/node-api';
 import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
 import { TABLE_NAMES, TABLES, type ColumnDef, type TableName } from '../../schemas/output-tables.js';
@@ -50,6 +51,10 @@ export interface QueryResult {
 
 export interface OutputDatabase {
   run(sql: string): Promise<QueryResult>;
+  /** What each statement of `sql` is (SELECT, COPY, CREATE, ...), as DuckDB parses and binds it; throws DuckDB's error when it does not. */
+  statementTypes(sql: string): Promise<string[]>;
+  /** Stops the statement running now: it fails with DuckDB's "Interrupted" error. */
+  interrupt(): void;
   close(): Promise<void>;
 }
 
@@ -350,6 +355,19 @@ export async function openOutputDatabase(out: string, options: OutputDatabaseOpt
           rows: reader.getRows().map((r) => r.map(toPlain)),
         };
       });
+    },
+    statementTypes(sql: string): Promise<string[]> {
+      if (closed) return Promise.reject(new Error('output database is closed'));
+      return serialized(async () => {
+        await refreshViews();
+        const statements = await conn.extractStatements(sql);
+        const types: string[] = [];
+        for (let i = 0; i < statements.count; i++) types.push(StatementType[(await statements.prepare(i)).statementType]);
+        return types;
+      });
+    },
+    interrupt(): void {
+      if (!closed) conn.interrupt();
     },
     async close(): Promise<void> {
       if (closed) return;

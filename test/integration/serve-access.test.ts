@@ -87,6 +87,37 @@ describe('crawl serve: the API is guarded', () => {
     const id = ((await ok.json()) as { id: string }).id;
     assert.equal((await call(`/api/v1/jobs/${id}/pause`, { method: 'POST' })).status, 200, 'paused at once: nothing is fetched from outside in a test');
   });
+
+  it("the console: a sign-in form without the token, a session cookie (not the token) with it, no request from another site's page", async () => {
+    const page = await fetch(`${base}/`);
+    assert.equal(page.status, 401);
+    const form = await page.text();
+    assert.match(form, /<form method="post" action="\/console\/sign-in">/);
+    assert.doesNotMatch(form, /console\.js/, 'the console itself is not served');
+    const signIn = (token: string) =>
+      fetch(`${base}/console/sign-in`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ token }).toString() });
+    const wrong = await signIn('wrong-token-0000000000');
+    assert.equal(wrong.status, 401);
+    assert.equal(wrong.headers.get('set-cookie'), null);
+    assert.match(await wrong.text(), /that is not the API token/);
+    const right = await signIn(TOKEN);
+    assert.equal(right.status, 303);
+    assert.equal(right.headers.get('location'), '/');
+    const cookie = right.headers.get('set-cookie')!;
+    assert.match(cookie, /^crawl_console=[A-Za-z0-9_-]{43}; HttpOnly; SameSite=Strict; Path=\/$/);
+    assert.ok(!cookie.includes(TOKEN), 'the cookie does not hold the token');
+    const session = cookie.split(';')[0]!;
+    const consolePage = await fetch(`${base}/`, { headers: { cookie: session } });
+    assert.equal(consolePage.status, 200);
+    assert.match(consolePage.headers.get('content-security-policy')!, /script-src 'self'/);
+    assert.match(await consolePage.text(), /data-signed-in="yes"/);
+    assert.equal((await fetch(`${base}/api/v1/jobs`, { headers: { cookie: session } })).status, 200);
+    assert.equal((await fetch(`${base}/api/v1/jobs`, { headers: { cookie: `${session}x` } })).status, 401, 'another cookie value opens nothing');
+    for (const headers of [{ cookie: session }, { authorization: `Bearer ${TOKEN}` }] as Array<Record<string, string>>) {
+      const r = await fetch(`${base}/api/v1/jobs`, { method: 'POST', headers: { ...headers, origin: 'http://elsewhere.example' }, body: JSON.stringify({ seeds: ['http://93.184.216.34/'] }) });
+      assert.equal(r.status, 403, `a page of another site, with ${Object.keys(headers)[0]}`);
+    }
+  });
 });
 
 describe('crawl serve: outside loopback', () => {
