@@ -1,6 +1,7 @@
 import type { ApiAnswer } from '../service/job-api.js';
 import type { ApiContext } from '../service/http-api.js';
 import { MAX_PAGE_ROWS, runConsoleQuery, toCsv } from './console-query.js';
+import { renderCrawlReport } from '../report/index.js';
 
 const refused = (status: number, field: string, reason: string): ApiAnswer => ({ status, body: { error: { field, reason } } });
 
@@ -21,7 +22,8 @@ function queryBody(body: unknown): { sql: string; offset: number; limit: number 
 /**
  * The routes the console reads beside the jobs API (the same access rules, listed in
  * docs/api/openapi.json): the crawl's backlog and waiting hosts, a job's activity over
- * time, a stored record, and read-only queries over the crawl's views.
+ * time, a stored record, read-only queries over the crawl's views, and the crawl report
+ * (`crawl report`'s page, made from the output as it is now).
  */
 export const CONSOLE_ROUTES: ReadonlyArray<{ method: 'GET' | 'POST'; path: string; handle: (ctx: ApiContext, params: Record<string, string>, body: unknown, query: URLSearchParams) => Promise<ApiAnswer> }> = [
   {
@@ -67,6 +69,18 @@ export const CONSOLE_ROUTES: ReadonlyArray<{ method: 'GET' | 'POST'; path: strin
         status: 200,
         body: null,
         raw: { contentType: 'text/csv; charset=utf-8', data: toCsv(a.columns, a.rows), headers: { 'content-disposition': 'attachment; filename="query.csv"' } },
+      };
+    },
+  },
+  {
+    method: 'GET',
+    path: '/report',
+    handle: async (c) => {
+      if (!c.outDir) return refused(404, 'path', 'this service has no output directory to report on');
+      return {
+        status: 200,
+        body: null,
+        raw: { contentType: 'text/html; charset=utf-8', data: await renderCrawlReport(c.outDir), headers: { 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' } },
       };
     },
   },

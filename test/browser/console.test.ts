@@ -222,6 +222,11 @@ describe('browser: the crawl console', () => {
     assert.match(await error.innerText(), /^DuckDB: Binder Error: Referenced column "nope" not found/);
     await screenshot(page, 'query-error');
 
+    // the crawl report, from the nav: the page `crawl report` writes, made from the output now
+    await page.getByRole('link', { name: 'Report', exact: true }).click();
+    await page.getByRole('heading', { name: 'Crawl report', level: 1 }).waitFor();
+    assert.ok((await page.locator('svg[role="img"]').count()) >= 5, 'the report\'s charts are drawn');
+
     // Chromium logs each answer of 400 to the page's own requests (the bad seed, the bad column) as a failed load
     assert.deepEqual(browserErrors.filter((e) => !/status of 400 \(Bad Request\)/.test(e)), [], 'nothing logged as an error in the browser');
     await page.close();
