@@ -19,7 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { startTestWeb, type TestWeb } from '../../testweb/index.js';
 import { chromiumPath } from '../../pipeline/adapters/browser/chromium-launch.js';
-import { serveApiUrl, startCli, type CliRun } from '../support/crawl-cli.js';
+import { serveApiUrl, startCli, stopCli, type CliRun } from '../support/crawl-cli.js';
 import { E2E } from '../support/e2e-web.js';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -53,7 +53,8 @@ describe('browser: the crawl console', () => {
     browser = await chromium.launch({ executablePath: chromiumPath() });
   });
   after(async () => {
-    for (const s of serves) s.child.kill('SIGKILL');
+    // SIGTERM, not SIGKILL: a killed `crawl serve` leaves its embedded nats-server running
+    await Promise.all(serves.map((s) => stopCli(s)));
     await browser?.close();
     await web?.close();
     rmSync(dir, { recursive: true, force: true });

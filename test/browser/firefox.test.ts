@@ -16,7 +16,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
 import { startTestWeb, type TestWeb } from '../../testweb/index.js';
-import { runCli, serveApiUrl, startCli, type CliRun } from '../support/crawl-cli.js';
+import { runCli, serveApiUrl, startCli, stopCli, type CliRun } from '../support/crawl-cli.js';
 import { FAST_PACING, E2E, queryOutput } from '../support/e2e-web.js';
 
 const FIREFOX = process.env.FIREFOX_PATH || '/usr/bin/firefox-esr';
@@ -45,7 +45,8 @@ describe('browser: the crawl report and the console in Firefox', { skip: MISSING
     assert.equal(run.code, 0, run.stderr.slice(-2000));
   });
   after(async () => {
-    serve?.child.kill('SIGKILL');
+    // SIGTERM, not SIGKILL: a killed `crawl serve` leaves its embedded nats-server running
+    if (serve) await stopCli(serve);
     await browser?.close();
     await web?.close();
     rmSync(dir, { recursive: true, force: true });

@@ -14,6 +14,18 @@ export interface CliRun {
   done: Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>;
 }
 
+/**
+ * Stops a command as a person does (SIGTERM) and waits for it, so what it started (`crawl
+ * serve`'s embedded nats-server) stops with it; SIGKILL after `graceMs` if it does not end.
+ */
+export async function stopCli(run: CliRun, graceMs = 15_000): Promise<void> {
+  if (run.child.exitCode !== null || run.child.signalCode !== null) return;
+  run.child.kill('SIGTERM');
+  const timer = setTimeout(() => run.child.kill('SIGKILL'), graceMs);
+  await run.done;
+  clearTimeout(timer);
+}
+
 /** A word for bash: `it's` -> `'it'\''s'` (for tests that pipe the CLI into other tools). */
 export const shellQuote = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
 
