@@ -61,10 +61,7 @@ export function planLeases(input: LeasePlanInput): { acquire: number[]; release:
   for (let i = 0; i < input.partitions && held.length + acquire.length < target; i++) {
     const p = (start + i) % input.partitions;
     if (input.held.has(p)) continue;
-    // its own lease of a partition it stopped serving (given up as lost while the KV did not
-    // answer) names a live member, itself: free to take again, or no one ever would
-    const lease = input.leases[p] ?? null;
-    if (!leaseLive(lease, input.members, input.now) || lease.owner === input.self) acquire.push(p);
+    if (!leaseLive(input.leases[p] ?? null, input.members, input.now)) acquire.push(p);
   }
   return { acquire, release: [] };
 }
