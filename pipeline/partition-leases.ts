@@ -2,45 +2,35 @@ import { jsonValue, parseJsonValue } from './kv-store.js';
 import { KvConflictError, type KvStore } from '../ports/kv.js';
 
 /**
- * Partition leases. Members (`members.<stage>`: process id → expiry) are the processes that
- * share a partitioned stage's work; each renews its own entry every third of the lease time,
- * and each aims at ceil(P / members) partitions. A partition's key (`lease.<stage>.p<N>` =
- * {owner}) is written only to take or give it up, with compare-and-set, so at most one process
- * holds a partition at a time; it is held while its owner is a live member. One write a round
- * keeps all of a process's partitions, however many it holds: an idle crawl's leases cost one
- * request every few seconds, not one per partition.
- *
- * A member that stopped renewing is removed from the record (compare-and-set) by the next
- * process that sees it lapsed, before that process takes any of its partitions; the lapsed
- * process learns it was removed at its next write (its revision is stale, and the record no
- * longer names it), stops serving every partition and joins again under a new id, so its old
- * leases stay free. Expiry compares wall clocks of different machines: keep them in sync
- * (NTP) to well within the lease time.
+ * Partition leases: one KV key per partition, `lease.<stage>.p<N>` = {owner, expires_at},
+ * taken and renewed with compare-and-set, so at most one process holds a partition at a
+ * time. A dead owner stops renewing; its lease lapses and another process takes it.
+ * Members (`members.<stage>`: process id → expiry) say how many processes share the work,
+ * so each aims at ceil(P / members) partitions and gives up the extra ones.
+ * Expiry compares wall clocks of different machines: keep them in sync (NTP) to well within
+ * the lease time.
  */
 export interface Lease {
   owner: string;
+  expires_at: number;
 }
 
 export interface HeldLease {
   revision: number;
+  expiresAt: number;
 }
-
-/** Live members by id (each one's expiry), as the last heartbeat read or wrote them. */
-export type Members = Readonly<Record<string, number>>;
 
 export const leaseKey = (stage: string, partition: number) => `lease.${stage}.p${partition}`;
 const membersKey = (stage: string) => `members.${stage}`;
 
-/** Held: its owner is a live member (a lease of a process that left or lapsed is free). */
-export const leaseLive = (lease: Lease | null, members: Members, now: number): lease is Lease =>
-  lease !== null && lease.owner !== '' && (members[lease.owner] ?? 0) > now;
+export const leaseLive = (lease: Lease | null, now: number): lease is Lease => lease !== null && lease.owner !== '' && lease.expires_at > now;
 
 export interface LeasePlanInput {
   self: string;
   now: number;
   partitions: number;
   /** live members, this process included */
-  members: Members;
+  members: number;
   /** the lease read for each partition (null: never taken) */
   leases: Array<Lease | null>;
   /** partitions this process holds */
@@ -53,7 +43,7 @@ export interface LeasePlanInput {
  * process id, so processes starting together do not all race for partition 0.
  */
 export function planLeases(input: LeasePlanInput): { acquire: number[]; release: number[] } {
-  const target = Math.ceil(input.partitions / Math.max(1, Object.keys(input.members).length));
+  const target = Math.ceil(input.partitions / Math.max(1, input.members));
   const held = [...input.held].sort((a, b) => a - b);
   if (held.length > target) return { acquire: [], release: held.slice(target) };
   const acquire: number[] = [];
@@ -61,7 +51,7 @@ export function planLeases(input: LeasePlanInput): { acquire: number[]; release:
   for (let i = 0; i < input.partitions && held.length + acquire.length < target; i++) {
     const p = (start + i) % input.partitions;
     if (input.held.has(p)) continue;
-    if (!leaseLive(input.leases[p] ?? null, input.members, input.now)) acquire.push(p);
+    if (!leaseLive(input.leases[p] ?? null, input.now)) acquire.push(p);
   }
   return { acquire, release: [] };
 }
@@ -72,14 +62,8 @@ function startOffset(id: string, partitions: number): number {
   return h % partitions;
 }
 
-/** What a heartbeat found: the live members, or that this process had been removed. */
-export type Heartbeat = { members: Members; evicted: false } | { evicted: true };
-
 /** KV operations on leases and members; every write is compare-and-set. */
 export class LeaseTable {
-  /** the members record as this process last wrote it: a write at its revision needs no read first */
-  private written: { members: Record<string, number>; revision: number } | null = null;
-
   constructor(
     private readonly kv: KvStore,
     private readonly stage: string,
@@ -92,57 +76,46 @@ export class LeaseTable {
     return entry ? { lease: parseJsonValue<Lease>(entry.value), revision: entry.revision } : { lease: null, revision: null };
   }
 
-  /**
-   * Takes a free lease read at `revision` (its owner gone from the members this process just
-   * wrote); null when someone else was faster.
-   */
-  async acquire(partition: number, revision: number | null): Promise<HeldLease | null> {
-    const lease: Lease = { owner: this.self };
+  /** Takes a free or lapsed lease read at `revision`; null when someone else was faster. */
+  async acquire(partition: number, revision: number | null, now: number): Promise<HeldLease | null> {
+    const lease: Lease = { owner: this.self, expires_at: now + this.ttlMs };
     try {
       const key = leaseKey(this.stage, partition);
       const rev = revision === null ? await this.kv.create(key, jsonValue(lease)) : await this.kv.update(key, jsonValue(lease), revision);
-      return { revision: rev };
+      return { revision: rev, expiresAt: lease.expires_at };
     } catch (err) {
       if (err instanceof KvConflictError) return null;
       throw err;
     }
   }
 
+  /** Extends a held lease; null when it was taken over (this process must stop serving it). */
+  async renew(partition: number, held: HeldLease, now: number): Promise<HeldLease | null> {
+    return this.acquire(partition, held.revision, now);
+  }
+
   /** Gives a lease up at once, so the next owner need not wait for it to lapse. */
   async release(partition: number, held: HeldLease): Promise<void> {
-    await this.kv.update(leaseKey(this.stage, partition), jsonValue({ owner: '' } satisfies Lease), held.revision).catch((err) => {
+    await this.kv.update(leaseKey(this.stage, partition), jsonValue({ owner: '', expires_at: 0 } satisfies Lease), held.revision).catch((err) => {
       if (!(err instanceof KvConflictError)) throw err;
     });
   }
 
-  /**
-   * Renews this process's membership (every lease it holds with it), removing members that
-   * lapsed; with `leaving`, removes it. Evicted: another process removed this one after it
-   * lapsed and may hold its partitions now; it must stop serving them and join as a new member.
-   */
-  async heartbeat(now: number, leaving = false): Promise<Heartbeat> {
+  /** Records this process as alive (or, with `leaving`, as gone) and returns how many members are alive. */
+  async heartbeat(now: number, leaving = false): Promise<number> {
     const key = membersKey(this.stage);
-    let known = this.written;
     for (;;) {
-      if (!known) {
-        const entry = await this.kv.get(key);
-        known = { members: entry ? parseJsonValue(entry.value) : {}, revision: entry?.revision ?? 0 };
-        if (this.written && !(this.self in known.members)) {
-          this.written = null;
-          return { evicted: true };
-        }
-      }
-      const members = { ...known.members };
+      const entry = await this.kv.get(key);
+      const members: Record<string, number> = entry ? parseJsonValue(entry.value) : {};
       for (const [id, expires] of Object.entries(members)) if (expires <= now) delete members[id];
       if (leaving) delete members[this.self];
       else members[this.self] = now + this.ttlMs;
       try {
-        const revision = known.revision === 0 ? await this.kv.create(key, jsonValue(members)) : await this.kv.update(key, jsonValue(members), known.revision);
-        this.written = leaving ? null : { members, revision };
-        return { members, evicted: false };
+        if (entry) await this.kv.update(key, jsonValue(members), entry.revision);
+        else await this.kv.create(key, jsonValue(members));
+        return Object.keys(members).length;
       } catch (err) {
         if (!(err instanceof KvConflictError)) throw err;
-        known = null; // someone else wrote it: read it and decide again
       }
     }
   }

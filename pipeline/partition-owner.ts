@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { KvStore } from '../ports/kv.js';
-import { LeaseTable, planLeases, type HeldLease, type Members } from './partition-leases.js';
+import { LeaseTable, planLeases, type HeldLease } from './partition-leases.js';
 import { StageRunner } from './runner.js';
 import type { OpenPartition, PartitionedStage, StageContext } from './stage.js';
 
@@ -11,9 +11,9 @@ export interface PartitionOwnerOptions {
   /** where leases and members live (the stage's KV bucket) */
   leases: KvStore;
   /**
-   * A process's membership (and every lease it holds with it) lapses this long after its last
-   * renewal; renewed every third of it. The time a dead process's partitions wait for a new
-   * owner; too short and a slow KV round trip costs a process its partitions.
+   * A lease lapses this long after its last renewal; renewed every third of it. The time a
+   * dead process's partitions wait for a new owner; too short and a slow KV round trip
+   * costs a partition its owner.
    */
   leaseTtlMs?: number;
   /** a process id; random by default (a restarted process is a new member) */
@@ -21,8 +21,6 @@ export interface PartitionOwnerOptions {
 }
 
 export const DEFAULT_LEASE_TTL_MS = 15_000;
-
-const newMemberId = (stage: string) => `${stage}-${randomBytes(6).toString('hex')}`;
 
 interface HeldPartition<T> {
   lease: HeldLease;
@@ -41,15 +39,13 @@ interface HeldPartition<T> {
  * its state saved first). The StageRunner contract is unchanged: ack after publish.
  */
 export class PartitionOwner<T> {
-  private table: LeaseTable;
+  private readonly table: LeaseTable;
   private readonly ttlMs: number;
-  /** until when this process's membership surely holds (its last renewal + the lease time) */
-  private memberUntil = 0;
   private readonly held = new Map<number, HeldPartition<T>>();
   private timer: NodeJS.Timeout | undefined;
   private ticking: Promise<void> = Promise.resolve();
   private stopping: Promise<void> | undefined;
-  private member: string;
+  readonly memberId: string;
 
   constructor(
     private readonly nc: NatsConnection,
@@ -58,13 +54,8 @@ export class PartitionOwner<T> {
     private readonly opts: PartitionOwnerOptions,
   ) {
     this.ttlMs = opts.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS;
-    this.member = opts.memberId ?? newMemberId(def.name);
-    this.table = new LeaseTable(opts.leases, def.name, this.member, this.ttlMs);
-  }
-
-  /** this process's id among the members (a new one after it was removed for lapsing) */
-  get memberId(): string {
-    return this.member;
+    this.memberId = opts.memberId ?? `${def.name}-${randomBytes(6).toString('hex')}`;
+    this.table = new LeaseTable(opts.leases, def.name, this.memberId, this.ttlMs);
   }
 
   /** the partitions this process serves (opened and consuming) */
@@ -77,7 +68,7 @@ export class PartitionOwner<T> {
     this.timer = setInterval(() => void this.tick(), Math.max(100, Math.floor(this.ttlMs / 3)));
   }
 
-  /** One round: heartbeat (which renews every lease held), then give up or take partitions. Rounds never overlap. */
+  /** One round: heartbeat, renew, then give up or take partitions. Rounds never overlap. */
   tick(): Promise<void> {
     this.ticking = this.ticking.then(() => this.round()).catch((err: Error) => this.ctx.log.warn({ stage: this.def.name, err: err.message }, 'partition lease round failed'));
     return this.ticking;
@@ -86,44 +77,35 @@ export class PartitionOwner<T> {
   private async round(): Promise<void> {
     if (this.stopping) return;
     const now = this.ctx.clock.now();
-    const beat = await this.heartbeat(now);
-    if (!beat) return;
-    const members = beat.members;
+    const members = await this.table.heartbeat(now);
+    await this.renewAll(now);
     const partitions = this.ctx.settings.partitions;
-    const target = Math.ceil(partitions / Object.keys(members).length);
+    const target = Math.ceil(partitions / members);
     const holding = new Set([...this.held].filter(([, h]) => !h.dropping).map(([p]) => p));
     const reads = holding.size < target ? await Promise.all(Array.from({ length: partitions }, (_, p) => this.table.read(p))) : [];
     const plan = planLeases({ self: this.memberId, now, partitions, members, leases: reads.map((r) => r.lease), held: holding });
     for (const p of plan.release) this.drop(p, 'rebalance');
     for (const p of plan.acquire) {
-      if (this.held.has(p)) continue; // still being stopped (given up after a lapse): next round
-      const lease = await this.table.acquire(p, reads[p]!.revision);
+      const lease = await this.table.acquire(p, reads[p]!.revision, now);
       if (lease) this.take(p, lease);
     }
     for (const [p, h] of this.held) if (h.open && !h.dropping && !h.checkpointing) this.checkpoint(p, h);
   }
 
-  /**
-   * Renews this process's membership. Removed for lapsing: every partition is stopped as lost
-   * (another process may serve it already) and the process joins again under a new id, next
-   * round. Not answered: partitions are kept only while the membership surely holds.
-   */
-  private async heartbeat(now: number): Promise<{ members: Members } | null> {
-    try {
-      const beat = await this.table.heartbeat(now);
-      if (!beat.evicted) {
-        this.memberUntil = now + this.ttlMs;
-        return beat;
+  /** Renews every held lease at once: one round trip for all, not one after another (each its own key). */
+  private async renewAll(now: number): Promise<void> {
+    const renewals = [...this.held].filter(([, h]) => !h.dropping).map(async ([p, h]) => {
+      try {
+        const renewed = await this.table.renew(p, h.lease, now);
+        if (renewed) h.lease = renewed;
+        else this.drop(p, 'lost');
+      } catch (err) {
+        // KV unreachable: keep serving only while the lease surely has not lapsed
+        this.ctx.log.warn({ stage: this.def.name, partition: p, err: (err as Error).message }, 'renewing a partition lease failed');
+        if (now >= h.lease.expiresAt - this.ttlMs / 3) this.drop(p, 'lost');
       }
-      this.ctx.log.warn({ stage: this.def.name, member: this.member }, 'this process lapsed and was removed from the members; its partitions are given up and it joins again');
-      for (const p of this.held.keys()) void this.drop(p, 'lost');
-      this.member = newMemberId(this.def.name);
-      this.table = new LeaseTable(this.opts.leases, this.def.name, this.member, this.ttlMs);
-    } catch (err) {
-      this.ctx.log.warn({ stage: this.def.name, err: (err as Error).message }, 'renewing the partition leases failed');
-      if (now >= this.memberUntil - this.ttlMs / 3) for (const p of this.held.keys()) void this.drop(p, 'lost');
-    }
-    return null;
+    });
+    await Promise.all(renewals);
   }
 
   private take(p: number, lease: HeldLease): void {
