@@ -17,7 +17,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { startTestWeb, type TestWeb } from '../../testweb/index.js';
 import { chromiumPath } from '../../pipeline/adapters/browser/chromium-launch.js';
 import { runCli } from '../support/crawl-cli.js';
-import { FAST_PACING, E2E, queryOutput } from '../support/e2e-web.js';
+import { E2E, queryOutput, runShortCrawl } from '../support/e2e-web.js';
 
 /** the repository (tests run from dist/test/browser) */
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -42,11 +42,7 @@ describe('browser: crawl report opens from disk in Chromium, draws every chart a
     dir = mkdtempSync(path.join(os.tmpdir(), 'crawl-report-browser-'));
     out = path.join(dir, 'out');
     web = await startTestWeb({ hosts: 2, pagesPerHost: 12, seed: E2E.seed });
-    const args = ['run', '--out', out, '--until-idle', '--crawl-id', 'report', ...FAST_PACING, '--max-depth', '3', '--user-agent', E2E.userAgent, '--no-compact'];
-    for (const rule of web.resolveRules) args.push('--resolve', rule);
-    for (const host of web.model.siteHostNames) args.push('--seed', `http://${host}/`);
-    const run = await runCli(args, {}, 120_000);
-    assert.equal(run.code, 0, run.stderr.slice(-2000));
+    await runShortCrawl(web, out, 'report', ['--max-depth', '3', '--no-compact']);
     const report = await runCli(['report', '--out', out]);
     assert.equal(report.code, 0, report.stderr);
     assert.match(report.stdout, /^wrote .*report\.html \([\d.]+ KiB\): \d+ pages, 2 hosts, 1 registrable domain, \d+ errors in \d+/);

@@ -17,7 +17,7 @@ import { pathToFileURL } from 'node:url';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
 import { startTestWeb, type TestWeb } from '../../testweb/index.js';
 import { runCli, serveApiUrl, startCli, stopCli, type CliRun } from '../support/crawl-cli.js';
-import { FAST_PACING, E2E, queryOutput } from '../support/e2e-web.js';
+import { E2E, queryOutput, runShortCrawl } from '../support/e2e-web.js';
 
 const FIREFOX = process.env.FIREFOX_PATH || '/usr/bin/firefox-esr';
 const MISSING = existsSync(FIREFOX) ? false : `Firefox is not at ${FIREFOX}: install Debian's firefox-esr (scripts/setup.sh does) or set FIREFOX_PATH`;
@@ -34,15 +34,11 @@ describe('browser: the crawl report and the console in Firefox', { skip: MISSING
     dir = mkdtempSync(path.join(os.tmpdir(), 'crawl-firefox-'));
     out = path.join(dir, 'out');
     web = await startTestWeb({ hosts: 2, pagesPerHost: 8, seed: E2E.seed });
-    const args = ['run', '--out', out, '--until-idle', '--crawl-id', 'firefox', ...FAST_PACING, '--max-depth', '3', '--user-agent', E2E.userAgent, '--no-compact'];
-    for (const rule of web.resolveRules) args.push('--resolve', rule);
-    for (const host of web.model.siteHostNames) args.push('--seed', `http://${host}/`);
-    const [run] = await Promise.all([
-      runCli(args, {}, 60_000),
+    await Promise.all([
+      runShortCrawl(web, out, 'firefox', ['--max-depth', '3', '--no-compact']),
       // Firefox starts (some 4 s) while the crawl runs
       puppeteer.launch({ browser: 'firefox', executablePath: FIREFOX, headless: true }).then((b) => (browser = b)),
     ]);
-    assert.equal(run.code, 0, run.stderr.slice(-2000));
   });
   after(async () => {
     // SIGTERM, not SIGKILL: a killed `crawl serve` leaves its embedded nats-server running

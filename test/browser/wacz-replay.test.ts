@@ -19,7 +19,7 @@ import { chromium, type Browser } from 'playwright-core';
 import { startTestWeb, type TestWeb } from '../../testweb/index.js';
 import { chromiumPath } from '../../pipeline/adapters/browser/chromium-launch.js';
 import { runCli } from '../support/crawl-cli.js';
-import { FAST_PACING, E2E, queryOutput } from '../support/e2e-web.js';
+import { E2E, queryOutput, runShortCrawl } from '../support/e2e-web.js';
 import { readWarcBytes, warcioCdxj } from '../support/warc-reader.js';
 
 /** the engine's service worker, built by the package beside its module entry (dist/) */
@@ -76,11 +76,7 @@ describe('browser: a crawl exported as WACZ replays in Chromium through Webrecor
     dir = mkdtempSync(path.join(os.tmpdir(), 'wacz-replay-'));
     out = path.join(dir, 'out');
     web = await startTestWeb({ hosts: 2, pagesPerHost: 12, seed: E2E.seed });
-    const args = ['run', '--out', out, '--until-idle', '--crawl-id', 'replay', ...FAST_PACING, '--max-depth', '2', '--user-agent', E2E.userAgent, '--no-compact'];
-    for (const rule of web.resolveRules) args.push('--resolve', rule);
-    for (const host of web.model.siteHostNames) args.push('--seed', `http://${host}/`);
-    const run = await runCli(args, {}, 120_000);
-    assert.equal(run.code, 0, run.stderr.slice(-2000));
+    await runShortCrawl(web, out, 'replay', ['--max-depth', '2', '--no-compact']);
     const exported = await runCli(['export', 'wacz', '--out', out, '--to', path.join(dir, 'crawl.wacz')]);
     assert.equal(exported.code, 0, exported.stderr);
     assert.match(exported.stdout, /^wrote .*crawl\.wacz: \d+ WARC files?, \d+ index lines, \d+ pages/);

@@ -15,7 +15,7 @@ import { cdxjPathOf } from '../../pipeline/adapters/warc/cdxj-file.js';
 import { OPEN_SUFFIX } from '../../pipeline/adapters/warc/file-sink.js';
 import { unzipSync } from 'fflate';
 import { runCli } from '../support/crawl-cli.js';
-import { E2E, FAST_PACING, queryOutput } from '../support/e2e-web.js';
+import { E2E, queryOutput, runShortCrawl } from '../support/e2e-web.js';
 import { readWarcFile, warcFiles } from '../support/warc-reader.js';
 import { iso6393OfTag } from '../../stages/shared/language-codes.js';
 
@@ -29,11 +29,7 @@ describe('end to end: the archive indexed and exported as CDXJ, WET and WAT', ()
     out = path.join(dir, 'out');
     web = await startTestWeb({ hosts: 2, pagesPerHost: 12, seed: E2E.seed });
     // small WARC files: several of them, so the exports cross file boundaries
-    const args = ['run', '--out', out, '--until-idle', '--crawl-id', 'exports', ...FAST_PACING, '--max-depth', '2', '--user-agent', E2E.userAgent, '--no-compact', '--warc-max-bytes', String(96 * 1024)];
-    for (const rule of web.resolveRules) args.push('--resolve', rule);
-    for (const host of web.model.siteHostNames) args.push('--seed', `http://${host}/`);
-    const run = await runCli(args, {}, 120_000);
-    assert.equal(run.code, 0, run.stderr.slice(-2000));
+    await runShortCrawl(web, out, 'exports', ['--max-depth', '2', '--no-compact', '--warc-max-bytes', String(96 * 1024)]);
   });
   after(async () => {
     await web?.close();

@@ -38,10 +38,11 @@ export const FAST_PACING = ['--min-delay-ms', '50', '--max-crawl-delay-ms', '50'
 
 /**
  * A short `crawl run --until-idle` of every site host (depth 4, FAST_PACING), as the recrawl,
- * replay and example-query checks need it: under one crawl id, with extra flags.
+ * replay, export and report checks need it: under one crawl id, with extra flags (last, so
+ * they can set another depth).
  */
 export async function runShortCrawl(web: TestWeb, out: string, crawlId: string, extra: string[] = []): Promise<void> {
-  const args = ['run', '--out', out, '--until-idle', ...extra, '--crawl-id', crawlId, ...FAST_PACING, '--max-depth', '4', '--user-agent', E2E.userAgent];
+  const args = ['run', '--out', out, '--until-idle', '--crawl-id', crawlId, ...FAST_PACING, '--max-depth', '4', '--user-agent', E2E.userAgent, ...extra];
   for (const rule of web.resolveRules) args.push('--resolve', rule);
   for (const host of web.model.siteHostNames) args.push('--seed', `http://${host}/`);
   const run = await runCli(args, {}, 180_000);
