@@ -99,7 +99,18 @@ describe('browser: the crawl console', () => {
     if (process.env.UPDATE_SCREENSHOTS === '1') copyFileSync(file, path.join(REPO, 'docs', 'images', `console-${name}.png`));
   }
 
-  it('creates a job in the form, shows it live to done, opens an archived page, runs and downloads a query', async () => {
+  /** what the service said when the job's page did not show what it should: the job, its activity and hosts as the API gives them, and serve's log */
+  let failureContext: (() => Promise<string>) | null = null;
+  const explained = (body: () => Promise<void>) => async () => {
+    try {
+      await body();
+    } catch (err) {
+      if (failureContext) (err as Error).message += `\n${await failureContext()}`;
+      throw err;
+    }
+  };
+
+  it('creates a job in the form, shows it live to done, opens an archived page, runs and downloads a query', explained(async () => {
     const run = serve(path.join(dir, 'out'));
     const base = await serveApiUrl(run);
     // no token: only requests addressed to this machine are answered (a rebound name of another site gets nothing)
@@ -135,6 +146,13 @@ describe('browser: the crawl console', () => {
     await page.waitForURL(/#\/jobs\/job-/);
     const jobId = /#\/jobs\/(job-[a-z0-9]+)/.exec(page.url())![1]!;
     const jobState = async () => ((await (await fetch(`${base}/api/v1/jobs/${jobId}`)).json()) as { state: string }).state;
+    failureContext = async () => {
+      const answers = await Promise.all(
+        [`/api/v1/jobs/${jobId}`, `/api/v1/jobs/${jobId}/activity`, `/api/v1/crawl/status?job=${jobId}`].map(async (p) => `${p}: ${await (await fetch(`${base}${p}`, { signal: AbortSignal.timeout(10_000) })).text()}`.slice(0, 3000)),
+      ).catch((e: Error) => [`the API did not answer: ${e.message}`]);
+      const shown = await page.locator('#poll-status').innerText({ timeout: 2000 }).catch((e: Error) => e.message);
+      return [`the page's refresh line: ${shown}`, ...answers, `crawl serve's stderr (tail): ${run.stderrSoFar().slice(-6000)}`].join('\n');
+    };
 
     // pause and resume on the job's page: the badge and the API agree
     // from the keyboard: the buttons take Enter
@@ -231,7 +249,7 @@ describe('browser: the crawl console', () => {
     // Chromium logs each answer of 400 to the page's own requests (the bad seed, the bad column) as a failed load
     assert.deepEqual(browserErrors.filter((e) => !/status of 400 \(Bad Request\)/.test(e)), [], 'nothing logged as an error in the browser');
     await page.close();
-  });
+  }));
 
   it('with a token, asks for it, and answers nothing without it', async () => {
     const run = serve(path.join(dir, 'out-token'), { CRAWL_API_TOKEN: TOKEN }, ['--stages', 'none']);

@@ -32,12 +32,18 @@ function announce(text) {
 }
 
 /** A call of the API: {status, body}. A 401 means the session ended: reloading shows the sign-in form. */
+/** a read the service has not answered by then fails (and the screen's next refresh asks again) rather than freezing the screen */
+const READ_TIMEOUT_MS = 20_000;
+
 async function api(method, path, body) {
   const res = await fetch(path, {
     method,
     headers: body === undefined ? {} : { 'content-type': 'application/json' },
     body: body === undefined ? undefined : JSON.stringify(body),
     credentials: 'same-origin',
+    signal: method === 'GET' ? AbortSignal.timeout(READ_TIMEOUT_MS) : undefined,
+  }).catch((err) => {
+    throw err.name === 'TimeoutError' ? new Error(`the service did not answer ${path} within ${READ_TIMEOUT_MS / 1000} s`) : err;
   });
   if (res.status === 401) {
     location.reload();
