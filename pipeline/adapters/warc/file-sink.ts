@@ -25,8 +25,12 @@ import { cdxjPathOf, writeCdxjFile } from './cdxj-file.js';
 
 export const OPEN_SUFFIX = '.open';
 
-/** Records a WARC file holds at most, whatever its size: bounds the open file's index in memory (~20 MB). */
-export const MAX_RECORDS_A_FILE = 60_000;
+/**
+ * Records a WARC file holds at most, whatever its size: bounds the open file's index in memory
+ * (~7 MB). A crawl of small pages gets files of ~10,000 pages rather than 1 GiB ones; at 60,000
+ * records it took ~30 MB of the crawl's peak (docs/performance.md#stages-on-two-threads).
+ */
+export const MAX_RECORDS_A_FILE = 20_000;
 
 export interface WriterMarker {
   pid: number;
