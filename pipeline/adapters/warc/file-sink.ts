@@ -27,8 +27,9 @@ export const OPEN_SUFFIX = '.open';
 
 /**
  * Records a WARC file holds at most, whatever its size: bounds the open file's index in memory
- * (~7 MB). A crawl of small pages gets files of ~10,000 pages rather than 1 GiB ones; at 60,000
- * records it took ~30 MB of the crawl's peak (docs/performance.md#stages-on-two-threads).
+ * (a few hundred bytes a record) within the archive thread's share of a crawl's memory
+ * budget. A crawl of small pages then gets more, smaller files rather than ones near
+ * `--warc-max-bytes` (docs/performance.md#stages-on-two-threads has the measurement).
  */
 export const MAX_RECORDS_A_FILE = 20_000;
 
