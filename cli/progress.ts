@@ -20,16 +20,19 @@ export interface ProgressFigures {
 const TTY_READ_MS = 1000;
 const LOG_READ_MS = 10_000;
 /**
- * While a crawl only waits (nothing fetched or stored since the last read, nothing queued in
- * the stages) each read comes twice as long after the last, up to this. A read asks the
- * server for every consumer's backlog and scans the busy hosts: a few dozen requests, most
- * of what a crawl waiting on politeness would otherwise do.
+ * While a crawl mostly waits (nothing queued in the stages, fewer than
+ * {@link MOVING_PAGES_PER_SECOND} fetched since the last read) each read comes twice as long
+ * after the last, up to this. A read asks the server for every consumer's backlog and scans
+ * the busy hosts: a few dozen requests, most of what a crawl waiting on politeness would
+ * otherwise do between its pages.
  */
 const WAITING_READ_MAX_MS = 60_000;
+/** Below this rate, with the stages empty, a crawl is waiting on its hosts' delays, not moving. */
+const MOVING_PAGES_PER_SECOND = 1;
 
 /**
  * Live progress on stderr: rewritten in place on a terminal, a log line every 10 s otherwise
- * (up to a minute apart while the crawl only waits). Figures come from this process's counters
+ * (up to a minute apart while the crawl mostly waits). Figures come from this process's counters
  * and the consumers' backlog on the server; when the consumers are empty, `waits` says which
  * hosts still hold queued URLs and why, so a crawl that only waits (for a robots.txt to come
  * back, a backoff, a long Crawl-delay) says so instead of showing nothing queued.
@@ -60,7 +63,7 @@ export function startProgress(
     const now = Date.now();
     const rate = ((fetched - lastFetched) * 1000) / Math.max(1, now - lastAt);
     const stored = metrics.total('persist', 'rows', 'page');
-    const moved = fetched !== lastFetched || stored !== latest.stored || backlog === null || backlog.total > 0;
+    const moved = rate >= MOVING_PAGES_PER_SECOND || backlog === null || backlog.total > 0;
     readEveryMs = moved ? baseReadMs : Math.min(WAITING_READ_MAX_MS, readEveryMs * 2);
     nextReadAt = now + readEveryMs;
     lastFetched = fetched;

@@ -37,7 +37,7 @@ async function advance(t: { mock: { timers: { tick(ms: number): void } } }, ms: 
 }
 
 describe('the progress line', () => {
-  it('is written every 10 s while pages are fetched, and ever less often, up to a minute, while the crawl only waits', async (t) => {
+  it('is written every 10 s while pages are fetched, and ever less often, up to a minute, while the crawl mostly waits', async (t) => {
     t.mock.timers.enable({ apis: ['setTimeout', 'Date'] });
     const { admin, asked } = emptyServer();
     const { stream, lines } = logStream();
@@ -48,13 +48,13 @@ describe('the progress line', () => {
       return oneHostWaiting();
     });
     try {
-      // moving: a page fetched before every read
+      // moving: 20 pages fetched before every read
       for (let i = 0; i < 3; i++) {
-        metrics.count('fetch', 'responses', '2xx', 1);
+        metrics.count('fetch', 'responses', '2xx', 20);
         await advance(t, 10_000);
       }
       assert.equal(lines.length, 3, 'one line per 10 s while it fetches');
-      assert.match(lines[2]!, /^progress: 30s .*fetched 3/);
+      assert.match(lines[2]!, /^progress: 30s .*fetched 60/);
 
       // waiting: nothing fetched, nothing queued; reads at +20, +40, +60, +60 s ...
       const before = lines.length;
@@ -67,11 +67,32 @@ describe('the progress line', () => {
       assert.match(lines.at(-1)!, /waiting: 1 host/);
 
       // fetching again: seen at the next read (a minute at most), then a line every 10 s
-      const fetchOne = () => metrics.count('fetch', 'responses', '2xx', 1);
-      await advance(t, 60_000, fetchOne);
+      const fetchTwo = () => metrics.count('fetch', 'responses', '2xx', 2);
+      await advance(t, 60_000, fetchTwo);
       const after = lines.length;
-      await advance(t, 30_000, fetchOne);
+      await advance(t, 30_000, fetchTwo);
       assert.equal(lines.length - after, 3, 'moving again: a line every 10 s');
+    } finally {
+      progress.stop();
+    }
+  });
+
+  it('backs off while a polite crawl trickles: a page every 10 s with nothing queued in the stages is waiting, not moving', async (t) => {
+    t.mock.timers.enable({ apis: ['setTimeout', 'Date'] });
+    const { admin, asked } = emptyServer();
+    const { stream, lines } = logStream();
+    const metrics = new StageMetrics();
+    const progress = startProgress(admin, metrics, stream, async () => oneHostWaiting());
+    try {
+      let second = 0;
+      await advance(t, 300_000, () => {
+        if (++second % 10 === 0) metrics.count('fetch', 'responses', '2xx', 1);
+      });
+      assert.ok(lines.length >= 5 && lines.length <= 8, `5 to 8 lines in 5 min, not 30 (got ${lines.length})`);
+      assert.ok(asked.backlog < 30 * 5, 'the backlog is read less often too');
+      // each line still counts every page fetched up to its read
+      const [, at, fetched] = /^progress: (\d+)s .*fetched (\d+) /.exec(lines.at(-1)!) ?? [];
+      assert.ok(Math.abs(Number(fetched) - Number(at) / 10) <= 1, lines.at(-1));
     } finally {
       progress.stop();
     }
