@@ -197,6 +197,25 @@ describe('crawl traps: the tally in KV', () => {
     assert.equal((await store.get(tallyKey(HOST)))!.revision, 1, 'nothing admitted: nothing written');
   });
 
+  test('a batch past the table of patterns evicts as one URL after another would, and leaves the tally it was given as it was', async () => {
+    const store = new MemoryKvStore();
+    const limits = { ...OFF, maxUrlsPerPattern: 1000 };
+    const patterns = Array.from({ length: MAX_PATTERNS_PER_HOST + 60 }, (_, i) => `${HOST}/p${i % 3}/${i}`);
+    // a few patterns with more URLs, so the eviction has an order to keep
+    const batch = [...patterns, ...patterns.slice(0, 20)].map(listed);
+    await countNewUrls(store, OWNER, batch, limits);
+    const stored = parseJsonValue<TrapTally>((await store.get(tallyKey(HOST)))!.value);
+    let oneByOne: TrapTally | null = null;
+    for (const url of batch) oneByOne = decideNewUrl(oneByOne, OWNER, url, limits).next ?? oneByOne;
+    assert.deepEqual(stored, oneByOne);
+    assert.equal(Object.keys(stored.patterns).length, MAX_PATTERNS_PER_HOST);
+
+    const before = structuredClone(oneByOne);
+    decideNewUrl(oneByOne, OWNER, listed(`${HOST}/new/pattern`), limits);
+    addPage(oneByOne, OWNER, `${HOST}/another/pattern`, true);
+    assert.deepEqual(oneByOne, before, 'the pure functions copy before they change');
+  });
+
   test('concurrent writers lose no count', async () => {
     const store = new MemoryKvStore();
     await Promise.all(Array.from({ length: 40 }, (_, i) => (i % 2 ? countNewUrl(store, OWNER, P, OFF) : notePage(store, OWNER, P, false))));

@@ -100,20 +100,29 @@ export interface TallyOwner {
 const tallyFor = (current: TrapTally | null, owner: TallyOwner): TrapTally =>
   current && current.crawl === owner.crawl ? current : { crawl: owner.crawl, host: owner.host, urls: 0, patterns: {} };
 
-/** The patterns with room for `key`: the one with the fewest URLs (then pages) leaves when full. */
-function withRoomFor(patterns: Record<string, PatternTally>, key: string): Record<string, PatternTally> {
-  if (key in patterns) return patterns;
+/**
+ * Makes room for `key` in `patterns`, in place: when full, the pattern with the fewest URLs
+ * (then pages) leaves. In place because a page's batch of links is judged against one tally:
+ * copying a full table of patterns for every URL cost more than the rest of the judgement.
+ */
+function makeRoomFor(patterns: Record<string, PatternTally>, key: string): void {
+  if (key in patterns) return;
   const keys = Object.keys(patterns);
-  if (keys.length < MAX_PATTERNS_PER_HOST) return patterns;
+  if (keys.length < MAX_PATTERNS_PER_HOST) return;
   let smallest = keys[0]!;
   for (const k of keys) {
     const [u, p] = patterns[k]!;
     const [su, sp] = patterns[smallest]!;
     if (u < su || (u === su && p < sp)) smallest = k;
   }
-  const { [smallest]: _gone, ...rest } = patterns;
-  return rest;
+  delete patterns[smallest];
 }
+
+/** A copy of the owner's tally that {@link judgeNewUrl} and {@link makeRoomFor} may change. */
+const draftOf = (current: TrapTally | null, owner: TallyOwner): TrapTally => {
+  const tally = tallyFor(current, owner);
+  return { ...tally, patterns: { ...tally.patterns } };
+};
 
 const lowNovelty = ([, pages, dups]: PatternTally, l: TrapLimits) => l.noveltyMinPages > 0 && pages >= l.noveltyMinPages && dups >= l.noveltyDuplicateShare * pages;
 const lowNoveltyDetail = (pattern: string, [, pages, dups]: PatternTally) => `pattern ${pattern}: ${dups} of its ${pages} pages were near-duplicates`;
@@ -126,28 +135,32 @@ const lowNoveltyDetail = (pattern: string, [, pages, dups]: PatternTally) => `pa
  * of new pages from a trap's).
  */
 export function decideNewUrl(current: TrapTally | null, owner: TallyOwner, url: NewUrl, limits: TrapLimits): { next?: TrapTally; verdict: TrapVerdict } {
-  const tally = tallyFor(current, owner);
-  const { host } = owner;
+  const draft = draftOf(current, owner);
+  const verdict = judgeNewUrl(draft, owner.host, url, limits);
+  return verdict.admit ? { next: draft, verdict } : { verdict };
+}
+
+/** {@link decideNewUrl} on a draft tally: an admitted URL is counted in it. */
+function judgeNewUrl(tally: TrapTally, host: string, url: NewUrl, limits: TrapLimits): TrapVerdict {
   const { pattern } = url;
   const key = patternKey(pattern);
   const counts = tally.patterns[key] ?? [0, 0, 0];
   const [urls, pages, dups] = counts;
   if (limits.maxPagesPerHost > 0 && tally.urls >= limits.maxPagesPerHost) {
-    return { verdict: { admit: false, defence: 'trap_host_budget', detail: `host ${host} reached its budget of ${limits.maxPagesPerHost} pages` } };
+    return { admit: false, defence: 'trap_host_budget', detail: `host ${host} reached its budget of ${limits.maxPagesPerHost} pages` };
   }
   if (lowNovelty(counts, limits)) {
-    return { verdict: { admit: false, defence: 'trap_low_novelty', detail: lowNoveltyDetail(pattern, counts) } };
+    return { admit: false, defence: 'trap_low_novelty', detail: lowNoveltyDetail(pattern, counts) };
   }
   const pastBudget = limits.maxUrlsPerPattern > 0 && urls >= limits.maxUrlsPerPattern;
   if (pastBudget && (url.fromOwnPattern || limits.noveltyMinPages === 0)) {
-    return { verdict: { admit: false, defence: 'trap_pattern_budget', detail: `pattern ${pattern} produced ${urls} URLs` } };
+    return { admit: false, defence: 'trap_pattern_budget', detail: `pattern ${pattern} produced ${urls} URLs` };
   }
-  const patterns = withRoomFor(tally.patterns, key);
+  makeRoomFor(tally.patterns, key);
+  tally.patterns[key] = [urls + 1, pages, dups];
+  tally.urls += 1;
   const check = limits.noveltyMinPages > 0 && (pastBudget || dups > 0);
-  return {
-    next: { ...tally, urls: tally.urls + 1, patterns: { ...patterns, [key]: [urls + 1, pages, dups] } },
-    verdict: check ? { admit: true, checkBeforeFetch: true } : { admit: true },
-  };
+  return check ? { admit: true, checkBeforeFetch: true } : { admit: true };
 }
 
 /**
@@ -156,23 +169,21 @@ export function decideNewUrl(current: TrapTally | null, owner: TallyOwner, url: 
  */
 export async function countNewUrls(store: KvStore, owner: TallyOwner, urls: readonly NewUrl[], limits: TrapLimits): Promise<TrapVerdict[]> {
   return casUpdate<TrapTally, TrapVerdict[]>(store, tallyKey(owner.host), (current) => {
-    let tally: TrapTally | undefined;
-    const verdicts = urls.map((url) => {
-      const { next, verdict } = decideNewUrl(tally ?? current, owner, url, limits);
-      if (next) tally = next;
-      return verdict;
-    });
-    return { value: tally, result: verdicts };
+    // one copy a try (a compare-and-set that lost runs this again on the newer tally)
+    const draft = draftOf(current, owner);
+    const verdicts = urls.map((url) => judgeNewUrl(draft, owner.host, url, limits));
+    return { value: verdicts.some((v) => v.admit) ? draft : undefined, result: verdicts };
   });
 }
 
 /** Pure: the tally after simhash saw one more page of `pattern`. */
 export function addPage(current: TrapTally | null, owner: TallyOwner, pattern: string, nearDuplicate: boolean): TrapTally {
-  const tally = tallyFor(current, owner);
+  const tally = draftOf(current, owner);
   const key = patternKey(pattern);
   const [urls, pages, dups] = tally.patterns[key] ?? [0, 0, 0];
-  const patterns = withRoomFor(tally.patterns, key);
-  return { ...tally, patterns: { ...patterns, [key]: [urls, pages + 1, dups + (nearDuplicate ? 1 : 0)] } };
+  makeRoomFor(tally.patterns, key);
+  tally.patterns[key] = [urls, pages + 1, dups + (nearDuplicate ? 1 : 0)];
+  return tally;
 }
 
 /** Simhash's feedback: one more page of `pattern`, a near-duplicate or not. */
