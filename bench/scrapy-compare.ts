@@ -50,6 +50,8 @@ interface Run {
   seconds: number;
   cpu: number;
   rssMb: number;
+  /** the crawler's: how its peak divides, crawl process + nats-server */
+  rssParts?: [number, number];
 }
 
 function docsDir(): string {
@@ -85,7 +87,8 @@ async function crawlOnce(site: StaticSite, caFile: string): Promise<Run> {
     const pages = Number((await db.run('SELECT count(*) FROM pages')).rows[0]![0]);
     const responses = Number((await db.run('SELECT count(*) FROM fetch_log WHERE fetch_status > 0')).rows[0]![0]);
     await db.close();
-    return { pages, responses, seconds, cpu: usage.cpuSeconds + nats, rssMb: usage.peakRssMb + peakRssMb(server.pid) };
+    const natsRss = peakRssMb(server.pid);
+    return { pages, responses, seconds, cpu: usage.cpuSeconds + nats, rssMb: usage.peakRssMb + natsRss, rssParts: [usage.peakRssMb, natsRss] };
   } finally {
     await server.stop();
     rmSync(out, { recursive: true, force: true });
@@ -127,7 +130,7 @@ async function scrapyOnce(site: StaticSite): Promise<Run> {
 
 const perPageMs = (r: Run) => (1000 * r.cpu) / r.pages;
 const line = (name: string, r: Run) =>
-  `${name.padEnd(8)} ${String(r.pages).padStart(6)} ${String(r.responses).padStart(9)} ${r.seconds.toFixed(1).padStart(8)} ${(r.pages / r.seconds).toFixed(1).padStart(7)} ${r.cpu.toFixed(1).padStart(7)} ${perPageMs(r).toFixed(1).padStart(9)} ${r.rssMb.toFixed(0).padStart(8)}`;
+  `${name.padEnd(8)} ${String(r.pages).padStart(6)} ${String(r.responses).padStart(9)} ${r.seconds.toFixed(1).padStart(8)} ${(r.pages / r.seconds).toFixed(1).padStart(7)} ${r.cpu.toFixed(1).padStart(7)} ${perPageMs(r).toFixed(1).padStart(9)} ${r.rssMb.toFixed(0).padStart(8)}` + (r.rssParts ? ` (${r.rssParts.map((m) => m.toFixed(0)).join(' + ')})` : '');
 
 async function main() {
   if (!existsSync(SCRAPY)) {
@@ -142,7 +145,7 @@ async function main() {
   const site = await serveStaticSite(root, pki.web);
   const probe = startMachineProbe();
   console.log(`bench:scrapy: ${root} over HTTPS, ${PAIRS} pairs (crawler first, then Scrapy, in turn)`);
-  console.log('run       pages responses  seconds pages/s  CPU s  CPU ms/page  peak MB');
+  console.log('run       pages responses  seconds pages/s  CPU s  CPU ms/page  peak MB (crawl + nats-server)');
   const crawls: Run[] = [];
   const scrapies: Run[] = [];
   try {
