@@ -7,8 +7,10 @@
  * buckets' and the other streams' bytes, the pages stored and the requests made. At the end:
  * a table, each KV bucket's growth, and a verdict over the samples after the warm-up (the
  * first window): RSS, handles and KV bytes are flat when the peak of the later half of those
- * samples is within 15 % of the earlier half's. Peaks, because a burst of revisits raises
- * memory and sockets for a while and a leak raises them for good. The streams keep what
+ * samples is within 15 % of the earlier half's. Handles are read every 10 s and a sample
+ * keeps the fewest seen since the last (the most beside it): a wave of revisits opens a
+ * connection to every host at once for a minute or so, while a leaked handle stays, so the
+ * floor climbs only with a leak. The streams keep what
  * passed through them for replay (14 days), so their bytes grow with the work by design:
  * they are reported (and what each request added), not judged.
  *
@@ -52,7 +54,10 @@ interface Sample {
   minute: number;
   rssMb: number;
   natsRssMb: number;
+  /** the fewest open file descriptors seen since the last sample (read every 10 s) */
   fds: number;
+  /** the most seen since the last sample */
+  fdsPeak: number;
   kvBytes: number;
   streamBytes: number;
   pagesStored: number;
@@ -136,7 +141,7 @@ function row(s: Sample, prev: Sample | undefined): string {
     String(s.minute.toFixed(1)).padStart(6),
     s.rssMb.toFixed(0).padStart(7),
     s.natsRssMb.toFixed(0).padStart(8),
-    String(s.fds).padStart(5),
+    `${s.fds}/${s.fdsPeak}`.padStart(7),
     mb(s.kvBytes).toFixed(2).padStart(7),
     mb(s.streamBytes).toFixed(1).padStart(10),
     perFetch.padStart(13),
@@ -146,7 +151,7 @@ function row(s: Sample, prev: Sample | undefined): string {
   ].join(' ');
 }
 
-const HEADER = `${'minute'.padStart(6)} ${'RSS MB'.padStart(7)} ${'nats MB'.padStart(8)} ${'fds'.padStart(5)} ${'KV MB'.padStart(7)} ${'streams MB'.padStart(10)} ${'KB/request'.padStart(13)} ${'requests'.padStart(9)} ${'pages'.padStart(7)} ${'out MB'.padStart(8)}`;
+const HEADER = `${'minute'.padStart(6)} ${'RSS MB'.padStart(7)} ${'nats MB'.padStart(8)} ${'fds'.padStart(7)} ${'KV MB'.padStart(7)} ${'streams MB'.padStart(10)} ${'KB/request'.padStart(13)} ${'requests'.padStart(9)} ${'pages'.padStart(7)} ${'out MB'.padStart(8)}`;
 
 /** How many samples the warm-up takes: the first at least. */
 const warmupSamples = () => Math.max(1, Math.round(WARMUP_S / EVERY_S));
@@ -181,6 +186,8 @@ function verdict(samples: Sample[]): boolean {
   const last = after.at(-1)!;
   const hours = (last.minute - first.minute) / 60;
   if (hours > 0) console.log(`  KV grew ${((last.kvBytes - first.kvBytes) / 1024 / hours).toFixed(0)} KB an hour; the streams ${(mb(last.streamBytes - first.streamBytes) / hours).toFixed(1)} MB an hour (kept for replay: they grow with the work)`);
+  const peaks = climb(after.map((s) => s.fdsPeak));
+  console.log(`  (open file handles at their most between samples: the later half's ${peaks >= 0 ? '+' : ''}${(100 * peaks).toFixed(1)} % on the earlier's, not judged: bursts of connections)`);
   console.log(`verdict: ${flat ? 'FLAT' : 'NOT FLAT'} after warm-up (samples from minute ${first.minute.toFixed(1)}; within ${100 * FLAT} %)`);
   return flat;
 }
@@ -210,27 +217,38 @@ async function main() {
     const samples: Sample[] = [];
     console.log(HEADER);
     let dnsFigures = '';
+    // handles between samples: the floor and the high-water mark since the last sample
+    let fdRange = { min: Infinity, max: 0 };
+    const readFds = () => {
+      const n = openFds(pid);
+      fdRange = { min: Math.min(fdRange.min, n), max: Math.max(fdRange.max, n) };
+    };
+    const fdTimer = setInterval(readFds, 10_000).unref();
     const bucketsAt: Array<Map<string, { bytes: number; keys: number }>> = [];
     for (let i = 1; i * EVERY_S <= MINUTES * 60; i++) {
       await sleep(Math.max(0, started + i * EVERY_S * 1000 - Date.now()));
       if (serve.exitCode !== null) throw new Error(`crawl serve exited ${serve.exitCode} at minute ${((Date.now() - started) / 60_000).toFixed(1)}`);
       const [store, progress] = await Promise.all([storeBytes(nats.url), scrape(metricsPort)]);
+      readFds();
       dnsFigures = progress.dns;
       bucketsAt.push(store.buckets);
       const s: Sample = {
         minute: (Date.now() - started) / 60_000,
         rssMb: rssMb(pid),
         natsRssMb: rssMb(nats.pid),
-        fds: openFds(pid),
+        fds: fdRange.min,
+        fdsPeak: fdRange.max,
         kvBytes: store.kv,
         streamBytes: store.streams,
         pagesStored: progress.pages,
         fetched: progress.fetched,
         outputBytes: dirBytes(out),
       };
+      fdRange = { min: Infinity, max: 0 };
       console.log(row(s, samples.at(-1)));
       samples.push(s);
     }
+    clearInterval(fdTimer);
     const status = (await (await fetch(`${api}/api/v1/jobs/${job.id}`)).json()) as { state?: string };
     console.log(`job ${job.id}: ${status.state ?? 'unknown'}; DNS lookups in crawl serve: ${dnsFigures}; queries at the DNS server: ${dns.queries().length}`);
     const warm = warmupSamples();
