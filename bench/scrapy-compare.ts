@@ -1,7 +1,7 @@
 /**
  * `npm run bench:scrapy`: the crawler against Scrapy on real HTML, in interleaved pairs.
  * Both crawl the same site, a real documentation site nobody here wrote (the Python 3.11
- * manual from Debian's python3.11-doc: ~530 HTML pages up to ~1 MB, and their ~500 `.txt`
+ * manual from Debian's python3.11-doc: 530 HTML pages, the largest 2.5 MB, and their `.txt`
  * sources), served over HTTPS from this machine by bench/support/static-site.ts:
  * - `crawl run --until-idle` as the throughput bench runs it (politeness delays off, robots.txt
  *   read, every stage in one process, WARC + Parquet written, the end-of-crawl merge
